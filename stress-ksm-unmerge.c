@@ -1,0 +1,2523 @@
+/*
+ * Copyright (C) 2026 stress-ksm-unmerge authors
+ *
+ * This program is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU General Public License
+ * as published by the Free Software Foundation; either version 2
+ * of the License, or (at your option) any later version.
+ *
+ * This program is distributed in the hope that it will be useful,
+ * but WITHOUT ANY WARRANTY; without even the implied warranty of
+ * MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+ * GNU General Public License for more details.
+ *
+ * stress-ksm-unmerge: merge anonymous memory with KSM, unmerge it
+ * (break_ksm() via MADV_UNMERGEABLE or PR_SET_MEMORY_MERGE 0), race
+ * other kernel paths against the unmerge, and verify every step.
+ */
+#include "stress-ng.h"
+#include "core-builtin.h"
+#include "core-killpid.h"
+#include "core-out-of-memory.h"
+
+#if defined(HAVE_SYS_PRCTL_H)
+#include <sys/prctl.h>
+#endif
+
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/uio.h>
+#include <math.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <pthread.h>
+#include <time.h>
+
+#if defined(HAVE_LINUX_USERFAULTFD_H)
+#include <linux/userfaultfd.h>
+#endif
+
+#define MIN_KSM_UNMERGE_BYTES		(64 * KB)
+#define MAX_KSM_UNMERGE_BYTES		(MAX_MEM_LIMIT)
+#define DEFAULT_KSM_UNMERGE_BYTES	(64 * MB)
+
+#define KSM_UNMERGE_METHOD_MADVISE	STRESS_BIT_ULL(0)
+#define KSM_UNMERGE_METHOD_PRCTL	STRESS_BIT_ULL(1)
+#define KSM_UNMERGE_METHOD_SWITCHES	(KSM_UNMERGE_METHOD_MADVISE | \
+					 KSM_UNMERGE_METHOD_PRCTL)
+#define KSM_UNMERGE_RACER_SHIFT		(8)
+#define KSM_UNMERGE_METHOD_ALL		(~0ULL)
+
+static const stress_help_t help[] = {
+	{ NULL,	"ksm-unmerge N",	"start N workers merging and unmerging KSM pages" },
+	{ NULL,	"ksm-unmerge-bytes N",	"memory to merge/unmerge in total (K, M, G or % of available)" },
+	{ NULL,	"ksm-unmerge-method M",	"merge switch and racers: madvise, prctl, vmsplice, gup, uffd-wp, mrelease, fork, mprotect, dontneed, sparse, thp or all (comma list)" },
+	{ NULL,	"ksm-unmerge-no-klog",	"do not watch the kernel log for warnings" },
+	{ NULL,	"ksm-unmerge-ops N",	"stop after N verified merge/unmerge cycles" },
+	{ NULL,	"ksm-unmerge-pattern P", "page contents: same, few, zero, mixed or unique" },
+	{ NULL,	NULL,			NULL }
+};
+
+/*
+ *  Racer names, in method-bit order after the two merge switches;
+ *  the implementations and their table are further down.
+ */
+static const char * const stress_ksm_unmerge_racer_names[] = {
+	"vmsplice",
+	"gup",
+	"uffd-wp",
+	"mrelease",
+	"fork",
+	"mprotect",
+	"dontneed",
+	"sparse",
+	"thp",
+};
+
+#define KSM_UNMERGE_RACERS	(SIZEOF_ARRAY(stress_ksm_unmerge_racer_names))
+
+/* Racer indexes, in the order of the names above */
+enum {
+	KSM_RACER_IDX_VMSPLICE = 0,
+	KSM_RACER_IDX_GUP,
+	KSM_RACER_IDX_UFFD_WP,
+	KSM_RACER_IDX_MRELEASE,
+	KSM_RACER_IDX_FORK,
+	KSM_RACER_IDX_MPROTECT,
+	KSM_RACER_IDX_DONTNEED,
+	KSM_RACER_IDX_SPARSE,
+	KSM_RACER_IDX_THP,
+};
+
+/*
+ *  stress_ksm_unmerge_method_bit()
+ *	map one method name to its bit, 0 if unknown
+ */
+static uint64_t stress_ksm_unmerge_method_bit(const char *name)
+{
+	size_t i;
+
+	if (!strcmp(name, "all"))
+		return KSM_UNMERGE_METHOD_ALL;
+	if (!strcmp(name, "madvise"))
+		return KSM_UNMERGE_METHOD_MADVISE;
+	if (!strcmp(name, "prctl"))
+		return KSM_UNMERGE_METHOD_PRCTL;
+	for (i = 0; i < KSM_UNMERGE_RACERS; i++) {
+		if (!strcmp(name, stress_ksm_unmerge_racer_names[i]))
+			return STRESS_BIT_ULL(KSM_UNMERGE_RACER_SHIFT + i);
+	}
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_method_parse()
+ *	parse a comma separated method list into a bit mask, 0 on error
+ */
+static uint64_t stress_ksm_unmerge_method_parse(const char *str, const char **bad)
+{
+	char buf[256];
+	char *tok, *saveptr = NULL;
+	uint64_t mask = 0;
+
+	*bad = str;
+	if (!str || !*str || strlen(str) >= sizeof(buf))
+		return 0;
+	(void)strlcpy(buf, str, sizeof(buf));
+	for (tok = strtok_r(buf, ",", &saveptr); tok; tok = strtok_r(NULL, ",", &saveptr)) {
+		const uint64_t bit = stress_ksm_unmerge_method_bit(tok);
+
+		if (!bit) {
+			*bad = str + (tok - buf);
+			return 0;
+		}
+		mask |= bit;
+	}
+	/* "a,,b" or trailing commas leave empty tokens that strtok skips */
+	if (strstr(str, ",,") || str[0] == ',' || str[strlen(str) - 1] == ',')
+		return 0;
+	return mask;
+}
+
+/*
+ *  stress_ksm_unmerge_method_opt()
+ *	option callback for --ksm-unmerge-method: validates the list
+ */
+static void stress_ksm_unmerge_method_opt(const char *opt_name, const char *opt_arg,
+	stress_type_id_t *type_id, void *value)
+{
+	const char *bad = opt_arg;
+	const uint64_t mask = stress_ksm_unmerge_method_parse(opt_arg, &bad);
+	size_t i;
+
+	if (!mask) {
+		(void)fprintf(stderr, "%s: invalid method '%s', choose from madvise, prctl,", opt_name, opt_arg);
+		for (i = 0; i < KSM_UNMERGE_RACERS; i++)
+			(void)fprintf(stderr, " %s,", stress_ksm_unmerge_racer_names[i]);
+		(void)fprintf(stderr, " all (comma separated)\n");
+		longjmp(g_error_env, 1);
+	}
+	*type_id = TYPE_ID_UINT64;
+	*(uint64_t *)value = mask;
+}
+
+enum {
+	KSM_UNMERGE_PATTERN_SAME = 0,
+	KSM_UNMERGE_PATTERN_FEW,
+	KSM_UNMERGE_PATTERN_ZERO,
+	KSM_UNMERGE_PATTERN_MIXED,
+	KSM_UNMERGE_PATTERN_UNIQUE,
+};
+
+static const char * const stress_ksm_unmerge_patterns[] = {
+	"same", "few", "zero", "mixed", "unique",
+};
+
+/*
+ *  stress_ksm_unmerge_pattern()
+ *	return pattern name i, NULL when past the end
+ */
+static const char *stress_ksm_unmerge_pattern(const size_t i)
+{
+	return (i < SIZEOF_ARRAY(stress_ksm_unmerge_patterns)) ?
+		stress_ksm_unmerge_patterns[i] : NULL;
+}
+
+static const stress_opt_t opts[] = {
+	{ OPT_ksm_unmerge_bytes,   "ksm-unmerge-bytes",   TYPE_ID_SIZE_T_BYTES_VM, MIN_KSM_UNMERGE_BYTES, MAX_KSM_UNMERGE_BYTES, NULL },
+	{ OPT_ksm_unmerge_method,  "ksm-unmerge-method",  TYPE_ID_CALLBACK, 0, 0, stress_ksm_unmerge_method_opt },
+	{ OPT_ksm_unmerge_no_klog, "ksm-unmerge-no-klog", TYPE_ID_BOOL, 0, 1, NULL },
+	{ OPT_ksm_unmerge_pattern, "ksm-unmerge-pattern", TYPE_ID_SIZE_T_METHOD, 0, 0, stress_ksm_unmerge_pattern },
+	END_OPT,
+};
+
+#if defined(__linux__) &&		\
+    defined(HAVE_MADVISE) &&		\
+    defined(MADV_MERGEABLE) &&		\
+    defined(MADV_UNMERGEABLE)
+
+#if !defined(PR_SET_MEMORY_MERGE)
+#define PR_SET_MEMORY_MERGE		(67)
+#endif
+#if !defined(PR_GET_MEMORY_MERGE)
+#define PR_GET_MEMORY_MERGE		(68)
+#endif
+
+#define KSM_SYSFS			"/sys/kernel/mm/ksm"
+#define KSM_STATE_FILE			"/run/stress-ksm-unmerge.state"
+#define KSM_UNMERGE_MAX_FAILURES	(5)
+#define KSM_UNMERGE_LAT_SAMPLES		(4096)
+#define KSM_UNMERGE_FEW_TEMPLATES	(8)
+
+#define PM_PRESENT			STRESS_BIT_ULL(63)
+#define PM_PFN_MASK			((1ULL << 55) - 1)
+#define PM_UFFD_WP			STRESS_BIT_ULL(57)
+#define KPF_BIT_KSM			(21)
+#define KPF_BIT_ZERO_PAGE		(24)
+
+/* Phases of one cycle, seen by racers */
+enum {
+	KSM_PHASE_IDLE = 0,
+	KSM_PHASE_MERGING,
+	KSM_PHASE_MERGED,
+	KSM_PHASE_UNMERGING,
+	KSM_PHASE_VERIFY,
+};
+
+static const char * const stress_ksm_unmerge_phase_names[] = {
+	"idle", "merging", "merged", "unmerging", "verify",
+};
+
+/* KSM knobs the stressor saves, sets and restores */
+static const char * const stress_ksm_unmerge_knob_names[] = {
+	"run",
+	"pages_to_scan",
+	"sleep_millisecs",
+	"use_zero_pages",
+	"max_page_sharing",
+	"merge_across_nodes",
+	"smart_scan",
+};
+
+#define KSM_KNOBS	(SIZEOF_ARRAY(stress_ksm_unmerge_knob_names))
+
+typedef struct {
+	char value[KSM_KNOBS][32];	/* saved value per knob, "" = absent */
+} stress_ksm_unmerge_knobs_t;
+
+/* Ring of the most recent latency samples, in shared memory */
+typedef struct {
+	uint32_t count;			/* samples held */
+	uint64_t total;			/* samples taken */
+	double ms[KSM_UNMERGE_LAT_SAMPLES];
+} stress_ksm_unmerge_lat_t;
+
+/* Per racer figures, in shared memory so they survive a killed child */
+typedef struct {
+	uint64_t ops;			/* racer operations */
+	uint64_t evidence;		/* kernel-side evidence it reached its path */
+	uint64_t failures;		/* verification failures */
+	uint64_t aux;			/* racer specific second counter */
+	bool active;			/* racer was started */
+	bool skipped;			/* racer could not run here */
+	char reason[96];		/* why skipped or not reached */
+} stress_ksm_unmerge_racer_stats_t;
+
+/* Per instance figures, in shared memory */
+typedef struct {
+	uint64_t cycles;		/* verified cycles */
+	uint64_t merge_timeouts;	/* merges that did not complete in time */
+	uint64_t partial_merges;	/* merges short of the prediction */
+	uint64_t pages_merged;		/* pages seen merged before unmerge */
+	uint64_t pages_zero;		/* of which KSM zero pages */
+	uint64_t pages_unmerged;	/* pages unshared by the timed unmerge */
+	uint64_t cow_ksm;		/* cow_ksm delta over timed unmerges */
+	uint64_t failures;		/* verification failures */
+	uint64_t method_cycles[2];	/* cycles per merge switch */
+	double unmerge_secs;		/* time inside the timed unmerge calls */
+	double merge_wait_secs;		/* time waiting for ksmd */
+	stress_ksm_unmerge_lat_t unmerge_lat;	/* timed unmerge call, ms */
+	stress_ksm_unmerge_lat_t mrelease_lat;	/* mrelease racer kill-to-reaped, ms */
+	volatile int phase;		/* current phase, for the kernel-log context */
+	stress_ksm_unmerge_racer_stats_t racer[KSM_UNMERGE_RACERS];
+} stress_ksm_unmerge_instance_t;
+
+/* State shared between the parent (init/deinit) and all instances */
+typedef struct {
+	uint32_t instances;
+	bool knobs_ok;			/* knobs were set for the run */
+	char knob_error[128];		/* why not */
+	int pattern;
+	uint64_t methods;
+	double start_time;
+	stress_ksm_unmerge_knobs_t saved;
+	stress_ksm_unmerge_instance_t inst[];
+} stress_ksm_unmerge_shared_t;
+
+static stress_ksm_unmerge_shared_t *stress_ksm_unmerge_shared;
+static size_t stress_ksm_unmerge_shared_size;
+static int stress_ksm_unmerge_lock_fd = -1;
+
+struct stress_ksm_unmerge_ctx;
+
+/* One racer: started before the first cycle, stopped after the last */
+typedef struct {
+	const char *name;
+	const char *path;		/* kernel path it covers */
+	const char *evidence;		/* what its evidence counter counts */
+	int (*supported)(char *reason, const size_t len);
+	int (*start)(struct stress_ksm_unmerge_ctx *ctx, const size_t idx);
+	void (*stop)(struct stress_ksm_unmerge_ctx *ctx, const size_t idx);
+	void (*cycle)(struct stress_ksm_unmerge_ctx *ctx, const size_t idx, const int phase);
+} stress_ksm_unmerge_racer_t;
+
+/* Per racer private run state inside an instance */
+typedef struct {
+	pthread_t thread;		/* racer thread, if any */
+	bool thread_running;
+	pid_t pid;			/* racer child, if any */
+	void *priv;			/* racer private data */
+	volatile uint64_t quiesced;	/* last cycle the racer parked for */
+} stress_ksm_unmerge_racer_run_t;
+
+/* Per instance context */
+typedef struct stress_ksm_unmerge_ctx {
+	stress_args_t *args;
+	stress_ksm_unmerge_instance_t *st;	/* this instance's shared figures */
+	uint8_t *region;		/* the merged/unmerged region */
+	size_t region_size;
+	size_t npages;
+	size_t page_size;
+	int pattern;
+	uint64_t methods;
+	uint64_t seed;			/* per instance seed for unique pages */
+	uint8_t *templates;		/* template pages for same/few */
+	uint64_t *pagemap;		/* pagemap scratch, one entry per page */
+	uint64_t *pfns;			/* sort scratch */
+	int pagemap_fd;
+	int kpageflags_fd;
+	int ksm_stat_fd;		/* /proc/self/ksm_stat, -1 if missing */
+	int merging_pages_fd;		/* /proc/self/ksm_merging_pages, -1 if missing */
+	int full_scans_fd;
+	int vmstat_fd;
+	uint64_t zero_pfn;		/* pfn of the shared zero page, 0 unknown */
+	bool have_pfns;			/* pagemap gives real PFNs (root) */
+	bool verify;			/* --verify: check every page */
+	uint64_t expect_merged;		/* predicted KSM pages (not zero pages) */
+	uint64_t expect_zero;		/* predicted KSM zero pages */
+	char vmflags_before[256];
+	volatile int phase;		/* KSM_PHASE_* */
+	volatile uint64_t cycle;	/* cycle number */
+	volatile uint64_t quiesce;	/* cycle for which racers must park */
+	volatile bool racers_stop;	/* racers must exit */
+	uint64_t racers_mask;		/* racers started */
+	char racers_str[128];		/* their names, for the kernel-log context */
+	bool racers_disturb_counts;	/* racers can block or break merges */
+	bool racers_disturb_layout;	/* racers change VMAs or discard pages */
+	stress_ksm_unmerge_racer_run_t run[KSM_UNMERGE_RACERS];
+} stress_ksm_unmerge_ctx_t;
+
+/*
+ *  stress_ksm_unmerge_knob_path()
+ *	full sysfs path of a KSM knob
+ */
+static void stress_ksm_unmerge_knob_path(char *path, const size_t len, const char *knob)
+{
+	(void)snprintf(path, len, "%s/%s", KSM_SYSFS, knob);
+}
+
+/*
+ *  stress_ksm_unmerge_knob_read()
+ *	read a KSM knob into buf (newline stripped), -1 on error
+ */
+static int stress_ksm_unmerge_knob_read(const char *knob, char *buf, const size_t len)
+{
+	char path[PATH_MAX];
+	ssize_t n;
+	char *nl;
+
+	stress_ksm_unmerge_knob_path(path, sizeof(path), knob);
+	n = stress_fs_file_read(path, buf, len);
+	if (n < 0)
+		return -1;
+	buf[(size_t)n < len ? (size_t)n : len - 1] = '\0';
+	nl = strchr(buf, '\n');
+	if (nl)
+		*nl = '\0';
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_knob_u64()
+ *	read a numeric KSM knob or counter, 0 on error
+ */
+static uint64_t stress_ksm_unmerge_knob_u64(const char *knob)
+{
+	char buf[64];
+
+	if (stress_ksm_unmerge_knob_read(knob, buf, sizeof(buf)) < 0)
+		return 0;
+	return strtoull(buf, NULL, 10);
+}
+
+/*
+ *  stress_ksm_unmerge_knob_write()
+ *	write a KSM knob, returns 0 or -errno
+ */
+static int stress_ksm_unmerge_knob_write(const char *knob, const char *value)
+{
+	char path[PATH_MAX];
+	int fd;
+	ssize_t n;
+
+	stress_ksm_unmerge_knob_path(path, sizeof(path), knob);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, value, strlen(value));
+	if (n < 0) {
+		const int err = errno;
+
+		(void)close(fd);
+		return -err;
+	}
+	(void)close(fd);
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_knobs_save()
+ *	snapshot every KSM knob the stressor may change
+ */
+static void stress_ksm_unmerge_knobs_save(stress_ksm_unmerge_knobs_t *knobs)
+{
+	size_t i;
+
+	for (i = 0; i < KSM_KNOBS; i++) {
+		if (stress_ksm_unmerge_knob_read(stress_ksm_unmerge_knob_names[i],
+				knobs->value[i], sizeof(knobs->value[i])) < 0)
+			knobs->value[i][0] = '\0';
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_knobs_restore()
+ *	write saved knobs back where they differ, returns failures
+ */
+static int stress_ksm_unmerge_knobs_restore(const stress_ksm_unmerge_knobs_t *knobs)
+{
+	size_t i;
+	int failures = 0;
+
+	for (i = 0; i < KSM_KNOBS; i++) {
+		const char *name = stress_ksm_unmerge_knob_names[i];
+		char now[32];
+		int ret;
+
+		if (!knobs->value[i][0])
+			continue;
+		if ((stress_ksm_unmerge_knob_read(name, now, sizeof(now)) == 0) &&
+		    !strcmp(now, knobs->value[i]))
+			continue;
+		ret = stress_ksm_unmerge_knob_write(name, knobs->value[i]);
+		if (ret < 0) {
+			pr_err("ksm-unmerge: cannot restore %s/%s to %s, errno=%d (%s)\n",
+				KSM_SYSFS, name, knobs->value[i], -ret, strerror(-ret));
+			failures++;
+		}
+	}
+	return failures;
+}
+
+/*
+ *  stress_ksm_unmerge_state_write()
+ *	record the saved knobs and owner pid so a SIGKILLed run can be repaired
+ */
+static int stress_ksm_unmerge_state_write(const stress_ksm_unmerge_knobs_t *knobs)
+{
+	char buf[1024];
+	size_t i, off;
+	int fd;
+
+	off = (size_t)snprintf(buf, sizeof(buf), "pid %d\n", (int)getpid());
+	for (i = 0; i < KSM_KNOBS && off < sizeof(buf); i++) {
+		if (knobs->value[i][0])
+			off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%s %s\n",
+				stress_ksm_unmerge_knob_names[i], knobs->value[i]);
+	}
+	fd = open(KSM_STATE_FILE ".tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	if ((write(fd, buf, off) != (ssize_t)off) || (fsync(fd) < 0)) {
+		const int err = errno;
+
+		(void)close(fd);
+		(void)shim_unlink(KSM_STATE_FILE ".tmp");
+		return -err;
+	}
+	(void)close(fd);
+	if (rename(KSM_STATE_FILE ".tmp", KSM_STATE_FILE) < 0)
+		return -errno;
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_state_read()
+ *	parse a state file into knobs and owner pid, -1 if absent or corrupt
+ */
+static int stress_ksm_unmerge_state_read(const char *path, stress_ksm_unmerge_knobs_t *knobs, pid_t *pid)
+{
+	char line[128];
+	FILE *fp;
+	int found = 0;
+
+	(void)memset(knobs, 0, sizeof(*knobs));
+	*pid = 0;
+	fp = fopen(path, "re");
+	if (!fp)
+		return -1;
+	while (fgets(line, sizeof(line), fp)) {
+		char name[64], value[32];
+		size_t i;
+		int p;
+
+		if (sscanf(line, "pid %d", &p) == 1) {
+			*pid = (pid_t)p;
+			continue;
+		}
+		if (sscanf(line, "%63s %31s", name, value) != 2)
+			continue;
+		for (i = 0; i < KSM_KNOBS; i++) {
+			if (!strcmp(name, stress_ksm_unmerge_knob_names[i])) {
+				(void)strlcpy(knobs->value[i], value, sizeof(knobs->value[i]));
+				found++;
+			}
+		}
+	}
+	(void)fclose(fp);
+	return (*pid > 0 && found > 0) ? 0 : -1;
+}
+
+/*
+ *  stress_ksm_unmerge_state_repair()
+ *	restore knobs left behind by a run that died without cleaning up
+ */
+static void stress_ksm_unmerge_state_repair(void)
+{
+	stress_ksm_unmerge_knobs_t knobs;
+	pid_t pid;
+
+	if (stress_ksm_unmerge_state_read(KSM_STATE_FILE, &knobs, &pid) < 0) {
+		if (access(KSM_STATE_FILE, F_OK) == 0) {
+			pr_warn("ksm-unmerge: ignoring corrupt state file %s\n", KSM_STATE_FILE);
+			(void)shim_unlink(KSM_STATE_FILE);
+		}
+		return;
+	}
+	pr_inf("ksm-unmerge: restoring KSM knobs left by killed run (pid %d) from %s\n",
+		(int)pid, KSM_STATE_FILE);
+	if (stress_ksm_unmerge_knobs_restore(&knobs) == 0)
+		(void)shim_unlink(KSM_STATE_FILE);
+}
+
+/*
+ *  stress_ksm_unmerge_lock()
+ *	take the run lock so two runs never fight over the global knobs
+ */
+static int stress_ksm_unmerge_lock(void)
+{
+	int fd;
+
+	fd = open(KSM_STATE_FILE ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	if (lockf(fd, F_TLOCK, 0) < 0) {
+		const int err = errno;
+
+		(void)close(fd);
+		return -err;
+	}
+	stress_ksm_unmerge_lock_fd = fd;
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_supported()
+ *	KSM must exist and its knobs must be writable; one run at a time
+ */
+static int stress_ksm_unmerge_supported(const char *name)
+{
+	if (access(KSM_SYSFS "/run", F_OK) < 0) {
+		pr_inf_skip("%s stressor will be skipped, KSM is not available "
+			"(%s missing, kernel built without CONFIG_KSM?)\n", name, KSM_SYSFS);
+		return -1;
+	}
+	if (access(KSM_SYSFS "/run", W_OK) < 0) {
+		pr_inf_skip("%s stressor will be skipped, cannot start ksmd: "
+			"%s/run is not writable (need root)\n", name, KSM_SYSFS);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_meminfo_available()
+ *	MemAvailable in bytes, 0 if unknown
+ */
+static uint64_t stress_ksm_unmerge_meminfo_available(void)
+{
+	char buf[4096];
+	const char *p;
+	ssize_t n;
+
+	n = stress_fs_file_read("/proc/meminfo", buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strstr(buf, "MemAvailable:");
+	if (!p)
+		return 0;
+	return strtoull(p + 13, NULL, 10) * KB;
+}
+
+/*
+ *  stress_ksm_unmerge_knobs_set()
+ *	start ksmd with fast scanning and the zero-page mode the pattern needs
+ */
+static int stress_ksm_unmerge_knobs_set(const int pattern, char *err, const size_t len)
+{
+	const bool zero = (pattern == KSM_UNMERGE_PATTERN_ZERO) ||
+			  (pattern == KSM_UNMERGE_PATTERN_MIXED);
+	static const struct {
+		const char *knob;
+		const char *value;
+		bool optional;
+	} sets[] = {
+		{ "pages_to_scan",	"10000",	false },
+		{ "sleep_millisecs",	"0",		false },
+		{ "smart_scan",		"0",		true },
+		{ "run",		"1",		false },
+	};
+	size_t i;
+	int ret;
+
+	ret = stress_ksm_unmerge_knob_write("use_zero_pages", zero ? "1" : "0");
+	if ((ret < 0) && zero) {
+		(void)snprintf(err, len, "cannot set use_zero_pages=1, errno=%d (%s)",
+			-ret, strerror(-ret));
+		return ret;
+	}
+	for (i = 0; i < SIZEOF_ARRAY(sets); i++) {
+		ret = stress_ksm_unmerge_knob_write(sets[i].knob, sets[i].value);
+		if ((ret < 0) && !(sets[i].optional && ret == -ENOENT)) {
+			(void)snprintf(err, len, "cannot set %s/%s=%s, errno=%d (%s)",
+				KSM_SYSFS, sets[i].knob, sets[i].value, -ret, strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+#if __has_include("stress-ksm-unmerge-klog.inc.c")
+#include "stress-ksm-unmerge-klog.inc.c"
+#else
+static int stress_ksm_unmerge_klog_start(void) { return -1; }
+static void stress_ksm_unmerge_klog_stop(void) { }
+static uint32_t stress_ksm_unmerge_klog_events(void) { return 0; }
+static bool stress_ksm_unmerge_klog_sync(double timeout) { (void)timeout; return true; }
+static void stress_ksm_unmerge_klog_context_set(const uint32_t instance, const char *phase, const char *racers) { (void)instance; (void)phase; (void)racers; }
+#endif
+
+/*
+ *  stress_ksm_unmerge_init()
+ *	parent: shared state, knob save + state file, ksmd on, watcher on
+ */
+static void stress_ksm_unmerge_init(const uint32_t instances)
+{
+	stress_ksm_unmerge_shared_t *sh;
+	size_t pattern = KSM_UNMERGE_PATTERN_SAME;
+	uint64_t methods = KSM_UNMERGE_METHOD_MADVISE;
+	bool no_klog = false;
+	int ret;
+
+	stress_ksm_unmerge_shared_size = sizeof(*sh) +
+		(size_t)instances * sizeof(stress_ksm_unmerge_instance_t);
+	sh = mmap(NULL, stress_ksm_unmerge_shared_size, PROT_READ | PROT_WRITE,
+		MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED) {
+		pr_err("ksm-unmerge: cannot mmap %zu bytes of shared state, errno=%d (%s)\n",
+			stress_ksm_unmerge_shared_size, errno, strerror(errno));
+		stress_ksm_unmerge_shared = NULL;
+		return;
+	}
+	stress_ksm_unmerge_shared = sh;
+	sh->instances = instances;
+	sh->start_time = stress_time_now();
+	(void)stress_setting_get("ksm-unmerge-pattern", &pattern);
+	(void)stress_setting_get("ksm-unmerge-method", &methods);
+	(void)stress_setting_get("ksm-unmerge-no-klog", &no_klog);
+	sh->pattern = (int)pattern;
+	sh->methods = methods;
+
+	ret = stress_ksm_unmerge_lock();
+	if (ret < 0) {
+		(void)snprintf(sh->knob_error, sizeof(sh->knob_error),
+			"another stress-ksm-unmerge run owns the KSM knobs (%s.lock: %s)",
+			KSM_STATE_FILE, strerror(-ret));
+		return;
+	}
+	stress_ksm_unmerge_state_repair();
+	stress_ksm_unmerge_knobs_save(&sh->saved);
+	ret = stress_ksm_unmerge_state_write(&sh->saved);
+	if (ret < 0)
+		pr_warn("ksm-unmerge: cannot write state file %s, errno=%d (%s); "
+			"a SIGKILLed run will not be repaired\n", KSM_STATE_FILE, -ret, strerror(-ret));
+	if (stress_ksm_unmerge_knobs_set(sh->pattern, sh->knob_error, sizeof(sh->knob_error)) < 0) {
+		(void)stress_ksm_unmerge_knobs_restore(&sh->saved);
+		return;
+	}
+	sh->knobs_ok = true;
+	if (!no_klog)
+		(void)stress_ksm_unmerge_klog_start();
+}
+
+/* What one page holds under the chosen pattern */
+enum {
+	KSM_KIND_SAME = 0,
+	KSM_KIND_FEW,
+	KSM_KIND_ZERO,
+	KSM_KIND_UNIQUE,
+};
+
+/*
+ *  stress_ksm_unmerge_page_kind()
+ *	content class of page i under pattern
+ */
+static int stress_ksm_unmerge_page_kind(const int pattern, const size_t i)
+{
+	static const int mixed[4] = {
+		KSM_KIND_SAME, KSM_KIND_FEW, KSM_KIND_ZERO, KSM_KIND_UNIQUE
+	};
+
+	switch (pattern) {
+	case KSM_UNMERGE_PATTERN_SAME:
+		return KSM_KIND_SAME;
+	case KSM_UNMERGE_PATTERN_FEW:
+		return KSM_KIND_FEW;
+	case KSM_UNMERGE_PATTERN_ZERO:
+		return KSM_KIND_ZERO;
+	case KSM_UNMERGE_PATTERN_UNIQUE:
+		return KSM_KIND_UNIQUE;
+	default:
+		return mixed[i & 3];
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_template()
+ *	template page for same (t = 0) and few (t = 1..8) pages
+ */
+static const uint8_t *stress_ksm_unmerge_template(const stress_ksm_unmerge_ctx_t *ctx,
+	const int kind, const size_t i)
+{
+	const size_t t = (kind == KSM_KIND_SAME) ? 0 : 1 + (i % KSM_UNMERGE_FEW_TEMPLATES);
+
+	return ctx->templates + t * ctx->page_size;
+}
+
+/*
+ *  stress_ksm_unmerge_templates_fill()
+ *	fill the template pages: same for every instance, so they merge across
+ */
+static void stress_ksm_unmerge_templates_fill(stress_ksm_unmerge_ctx_t *ctx)
+{
+	const size_t words = ctx->page_size / sizeof(uint64_t);
+	size_t t, w;
+
+	for (t = 0; t <= KSM_UNMERGE_FEW_TEMPLATES; t++) {
+		uint64_t *page = (uint64_t *)(ctx->templates + t * ctx->page_size);
+
+		for (w = 0; w < words; w++)
+			page[w] = 0x6b736d756e6d7267ULL ^ ((t + 1) * 0x9e3779b97f4a7c15ULL) ^ w;
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_unique_word()
+ *	word w of unique page i: distinct per instance, page and word
+ */
+static inline uint64_t stress_ksm_unmerge_unique_word(const stress_ksm_unmerge_ctx_t *ctx,
+	const size_t i, const size_t w)
+{
+	return ctx->seed ^ ((uint64_t)i << 24) ^ (uint64_t)w ^ 0x8000000000000000ULL;
+}
+
+/*
+ *  stress_ksm_unmerge_page_fill()
+ *	write the pattern's bytes into page i
+ */
+static void stress_ksm_unmerge_page_fill(const stress_ksm_unmerge_ctx_t *ctx,
+	const size_t i, uint8_t *page)
+{
+	const int kind = stress_ksm_unmerge_page_kind(ctx->pattern, i);
+	size_t w;
+
+	switch (kind) {
+	case KSM_KIND_ZERO:
+		(void)shim_memset(page, 0, ctx->page_size);
+		break;
+	case KSM_KIND_UNIQUE:
+		for (w = 0; w < ctx->page_size / sizeof(uint64_t); w++)
+			((uint64_t *)page)[w] = stress_ksm_unmerge_unique_word(ctx, i, w);
+		break;
+	default:
+		(void)shim_memcpy(page, stress_ksm_unmerge_template(ctx, kind, i), ctx->page_size);
+		break;
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_page_check()
+ *	byte offset of the first wrong byte in page i, -1 if intact
+ */
+static ssize_t stress_ksm_unmerge_page_check(const stress_ksm_unmerge_ctx_t *ctx,
+	const size_t i, const uint8_t *page)
+{
+	const int kind = stress_ksm_unmerge_page_kind(ctx->pattern, i);
+	const uint64_t *p = (const uint64_t *)page;
+	const size_t words = ctx->page_size / sizeof(uint64_t);
+	size_t w;
+
+	if (kind == KSM_KIND_SAME || kind == KSM_KIND_FEW) {
+		const uint8_t *t = stress_ksm_unmerge_template(ctx, kind, i);
+
+		if (!shim_memcmp(page, t, ctx->page_size))
+			return -1;
+		for (w = 0; w < ctx->page_size; w++)
+			if (page[w] != t[w])
+				return (ssize_t)w;
+	}
+	for (w = 0; w < words; w++) {
+		const uint64_t want = (kind == KSM_KIND_ZERO) ? 0 :
+			stress_ksm_unmerge_unique_word(ctx, i, w);
+
+		if (p[w] != want)
+			return (ssize_t)(w * sizeof(uint64_t));
+	}
+	return -1;
+}
+
+/*
+ *  stress_ksm_unmerge_expect()
+ *	predict how many pages ksmd must merge (KSM pages and zero pages)
+ */
+static void stress_ksm_unmerge_expect(stress_ksm_unmerge_ctx_t *ctx)
+{
+	size_t i;
+
+	ctx->expect_merged = 0;
+	ctx->expect_zero = 0;
+	for (i = 0; i < ctx->npages; i++) {
+		switch (stress_ksm_unmerge_page_kind(ctx->pattern, i)) {
+		case KSM_KIND_SAME:
+		case KSM_KIND_FEW:
+			ctx->expect_merged++;
+			break;
+		case KSM_KIND_ZERO:
+			ctx->expect_zero++;
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_fd_read()
+ *	pread a whole small proc/sysfs file into buf, NUL terminated
+ */
+static ssize_t stress_ksm_unmerge_fd_read(const int fd, char *buf, const size_t len)
+{
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = pread(fd, buf, len - 1, 0);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return n;
+}
+
+/*
+ *  stress_ksm_unmerge_field()
+ *	value of "name N" in a proc text buffer, -1 if missing
+ */
+static int64_t stress_ksm_unmerge_field(const char *buf, const char *name)
+{
+	const size_t len = strlen(name);
+	const char *p = buf;
+
+	while ((p = strstr(p, name)) != NULL) {
+		if ((p == buf || p[-1] == '\n') && (p[len] == ' ' || p[len] == ':' || p[len] == '\t'))
+			return (int64_t)strtoll(p + len + 1, NULL, 10);
+		p += len;
+	}
+	return -1;
+}
+
+/*
+ *  stress_ksm_unmerge_counters()
+ *	this process's merging pages and KSM zero pages (-1 when unknown)
+ */
+static int stress_ksm_unmerge_counters(stress_ksm_unmerge_ctx_t *ctx,
+	int64_t *merging, int64_t *zero)
+{
+	char buf[512];
+
+	*merging = -1;
+	*zero = -1;
+	if (stress_ksm_unmerge_fd_read(ctx->ksm_stat_fd, buf, sizeof(buf)) > 0) {
+		*merging = stress_ksm_unmerge_field(buf, "ksm_merging_pages");
+		*zero = stress_ksm_unmerge_field(buf, "ksm_zero_pages");
+		return 0;
+	}
+	if (stress_ksm_unmerge_fd_read(ctx->merging_pages_fd, buf, sizeof(buf)) > 0) {
+		*merging = (int64_t)strtoll(buf, NULL, 10);
+		return 0;
+	}
+	return -1;
+}
+
+/*
+ *  stress_ksm_unmerge_full_scans()
+ *	ksmd's full scan count (not monotonic: run=2 resets it)
+ */
+static uint64_t stress_ksm_unmerge_full_scans(stress_ksm_unmerge_ctx_t *ctx)
+{
+	char buf[64];
+
+	if (stress_ksm_unmerge_fd_read(ctx->full_scans_fd, buf, sizeof(buf)) <= 0)
+		return 0;
+	return strtoull(buf, NULL, 10);
+}
+
+/*
+ *  stress_ksm_unmerge_cow_ksm()
+ *	global /proc/vmstat cow_ksm, -1 when the kernel lacks it
+ */
+static int64_t stress_ksm_unmerge_cow_ksm(stress_ksm_unmerge_ctx_t *ctx)
+{
+	static char buf[16384];
+
+	if (stress_ksm_unmerge_fd_read(ctx->vmstat_fd, buf, sizeof(buf)) <= 0)
+		return -1;
+	return stress_ksm_unmerge_field(buf, "cow_ksm");
+}
+
+/*
+ *  stress_ksm_unmerge_pagemap_read()
+ *	pagemap entries for npages pages from addr into out
+ */
+static int stress_ksm_unmerge_pagemap_read(const int fd, const void *addr,
+	const size_t npages, const size_t page_size, uint64_t *out)
+{
+	size_t done = 0;
+	const off_t base = (off_t)(((uintptr_t)addr / page_size) * sizeof(uint64_t));
+
+	while (done < npages * sizeof(uint64_t)) {
+		const ssize_t n = pread(fd, (uint8_t *)out + done,
+			npages * sizeof(uint64_t) - done, base + (off_t)done);
+
+		if (n <= 0)
+			return -1;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_kpageflags()
+ *	/proc/kpageflags word of pfn, 0 on error
+ */
+static uint64_t stress_ksm_unmerge_kpageflags(const int fd, const uint64_t pfn)
+{
+	uint64_t flags = 0;
+
+	if (pread(fd, &flags, sizeof(flags), (off_t)(pfn * sizeof(flags))) != sizeof(flags))
+		return 0;
+	return flags;
+}
+
+/*
+ *  stress_ksm_unmerge_u64_cmp()
+ *	qsort comparator for pfn|index pairs packed as two u64
+ */
+static int stress_ksm_unmerge_u64_cmp(const void *a, const void *b)
+{
+	const uint64_t *x = (const uint64_t *)a, *y = (const uint64_t *)b;
+
+	if (x[0] != y[0])
+		return x[0] < y[0] ? -1 : 1;
+	return (x[1] < y[1]) ? -1 : (x[1] > y[1]);
+}
+
+/*
+ *  stress_ksm_unmerge_region_scan()
+ *	count KSM pages and KSM zero pages in the region from pagemap,
+ *	reading kpageflags once per distinct pfn (singles sampled if asked);
+ *	sorted (pfn, page) pairs are left in ctx->pfns, n returned in *present
+ */
+static int stress_ksm_unmerge_region_scan(stress_ksm_unmerge_ctx_t *ctx,
+	const bool sample, uint64_t *ksm, uint64_t *zero, size_t *present)
+{
+	size_t i, n = 0, distinct = 0;
+
+	*ksm = 0;
+	*zero = 0;
+	*present = 0;
+	if (!ctx->have_pfns)
+		return -1;
+	if (stress_ksm_unmerge_pagemap_read(ctx->pagemap_fd, ctx->region, ctx->npages,
+			ctx->page_size, ctx->pagemap) < 0)
+		return -1;
+	for (i = 0; i < ctx->npages; i++) {
+		const uint64_t e = ctx->pagemap[i];
+
+		if (!(e & PM_PRESENT))
+			continue;
+		if ((e & PM_PFN_MASK) == ctx->zero_pfn) {
+			(*zero)++;
+			continue;
+		}
+		ctx->pfns[2 * n] = e & PM_PFN_MASK;
+		ctx->pfns[2 * n + 1] = i;
+		n++;
+	}
+	qsort(ctx->pfns, n, 2 * sizeof(uint64_t), stress_ksm_unmerge_u64_cmp);
+	for (i = 0; i < n; ) {
+		size_t j = i + 1;
+
+		while (j < n && ctx->pfns[2 * j] == ctx->pfns[2 * i])
+			j++;
+		/* shared pfns are always checked; singles sampled unless verifying */
+		if ((j - i > 1) || !sample || ((distinct++ & 7) == (ctx->cycle & 7))) {
+			const uint64_t flags = stress_ksm_unmerge_kpageflags(ctx->kpageflags_fd, ctx->pfns[2 * i]);
+
+			if (flags & STRESS_BIT_ULL(KPF_BIT_KSM))
+				*ksm += j - i;
+		}
+		i = j;
+	}
+	*present = n;
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_vmflags()
+ *	smaps VmFlags of the VMA at addr, without the "mg" flag; -1 if not found
+ */
+static int stress_ksm_unmerge_vmflags(const void *addr, char *out, const size_t len)
+{
+	char line[512], start[32];
+	FILE *fp;
+	bool in_vma = false;
+	int ret = -1;
+
+	(void)snprintf(start, sizeof(start), "%lx-", (unsigned long)(uintptr_t)addr);
+	fp = fopen("/proc/self/smaps", "re");
+	if (!fp)
+		return -1;
+	while (fgets(line, sizeof(line), fp)) {
+		if (!in_vma) {
+			in_vma = !strncmp(line, start, strlen(start));
+			continue;
+		}
+		if (!strncmp(line, "VmFlags:", 8)) {
+			char *tok, *saveptr = NULL;
+			size_t off = 0;
+
+			out[0] = '\0';
+			for (tok = strtok_r(line + 8, " \n", &saveptr); tok; tok = strtok_r(NULL, " \n", &saveptr)) {
+				if (!strcmp(tok, "mg"))
+					continue;
+				off += (size_t)snprintf(out + off, len - off, "%s ", tok);
+				if (off >= len)
+					break;
+			}
+			ret = 0;
+			break;
+		}
+	}
+	(void)fclose(fp);
+	return ret;
+}
+
+/*
+ *  stress_ksm_unmerge_switch_name()
+ *	name of the merge switch for a cycle
+ */
+static const char *stress_ksm_unmerge_switch_name(const uint64_t sw)
+{
+	return (sw == KSM_UNMERGE_METHOD_PRCTL) ? "prctl" : "madvise";
+}
+
+/*
+ *  stress_ksm_unmerge_switch()
+ *	turn merging on or off with madvise or prctl (explicit zero args)
+ */
+static int stress_ksm_unmerge_switch(stress_ksm_unmerge_ctx_t *ctx, const uint64_t sw, const bool on)
+{
+	if (sw == KSM_UNMERGE_METHOD_PRCTL)
+		return prctl(PR_SET_MEMORY_MERGE, on ? 1UL : 0UL, 0UL, 0UL, 0UL);
+	return madvise(ctx->region, ctx->region_size, on ? MADV_MERGEABLE : MADV_UNMERGEABLE);
+}
+
+/*
+ *  stress_ksm_unmerge_prctl_check()
+ *	prctl merge-any must read back as set (a garbage-argument prctl does not)
+ */
+static int stress_ksm_unmerge_prctl_check(stress_ksm_unmerge_ctx_t *ctx, const int want)
+{
+	const int got = prctl(PR_GET_MEMORY_MERGE, 0UL, 0UL, 0UL, 0UL);
+
+	if (got != want) {
+		pr_fail("%s: PR_GET_MEMORY_MERGE returned %d (errno=%d), expected %d\n",
+			ctx->args->name, got, got < 0 ? errno : 0, want);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_phase_set()
+ *	enter a cycle phase; racers see it and may act on it
+ */
+static void stress_ksm_unmerge_phase_set(stress_ksm_unmerge_ctx_t *ctx, const int phase);
+
+/*
+ *  stress_ksm_unmerge_merge_wait()
+ *	sleeping wait for ksmd to merge the prediction; 1 merged, 0 partial
+ *	or timeout, -1 stopped by the end of the run
+ */
+static int stress_ksm_unmerge_merge_wait(stress_ksm_unmerge_ctx_t *ctx, const double bound,
+	int64_t *merging, int64_t *zero)
+{
+	const double t0 = stress_time_now();
+	const uint64_t want = ctx->expect_merged + ctx->expect_zero;
+	uint64_t scans0 = stress_ksm_unmerge_full_scans(ctx);
+	uint64_t stale_scans, last_total = 0, stable_scans = 0, last_scans = scans0;
+	uint64_t sleep_ns = 500000;
+	int64_t m0, z0;
+
+	/* counts left from the last unmerge drain lazily: need a fresh full pass */
+	(void)stress_ksm_unmerge_counters(ctx, &m0, &z0);
+	stale_scans = (m0 > 0) ? 2 : 0;
+	for (;;) {
+		uint64_t scans = stress_ksm_unmerge_full_scans(ctx), total;
+		const double now = stress_time_now();
+
+		if (!stress_continue(ctx->args))
+			return -1;
+		if (scans < scans0)
+			scans0 = scans;		/* run=2 by someone else reset the count */
+		(void)stress_ksm_unmerge_counters(ctx, merging, zero);
+		total = (uint64_t)(*merging > 0 ? *merging : 0) + (uint64_t)(*zero > 0 ? *zero : 0);
+		if (scans - scans0 >= stale_scans) {
+			if (want && total >= want)
+				return 1;
+			if (scans != last_scans) {
+				stable_scans = (total == last_total) ? stable_scans + 1 : 0;
+				last_total = total;
+				last_scans = scans;
+			}
+			/* nothing more will merge: unique pages or pinned pages */
+			if (scans - scans0 >= 3 && (stable_scans >= 2 || !want))
+				return want ? 0 : 1;
+		}
+		if (now - t0 > bound)
+			return 0;
+		(void)shim_nanosleep_uint64(sleep_ns);
+		if (sleep_ns < 4000000)
+			sleep_ns += sleep_ns / 2;
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_fail()
+ *	report a verification failure and count it
+ */
+static void stress_ksm_unmerge_fail(stress_ksm_unmerge_ctx_t *ctx)
+{
+	ctx->st->failures++;
+}
+
+/*
+ *  stress_ksm_unmerge_verify_merge()
+ *	the region really holds the predicted KSM pages and zero pages
+ */
+static int stress_ksm_unmerge_verify_merge(stress_ksm_unmerge_ctx_t *ctx,
+	const int waited, uint64_t *ksm, uint64_t *zero)
+{
+	stress_args_t *args = ctx->args;
+	size_t present;
+
+	if (stress_ksm_unmerge_region_scan(ctx, false, ksm, zero, &present) < 0)
+		return 0;	/* no PFNs (not root): counters only */
+	if (!ctx->racers_disturb_layout && present + *zero != ctx->npages) {
+		pr_fail("%s: %zu of %zu pages present after merge, expected all\n",
+			args->name, present + (size_t)*zero, ctx->npages);
+		return -1;
+	}
+	if (*ksm > ctx->expect_merged || *zero > ctx->expect_zero) {
+		pr_fail("%s: %" PRIu64 " KSM pages and %" PRIu64 " KSM zero pages merged, "
+			"pattern %s allows at most %" PRIu64 " and %" PRIu64 "\n",
+			args->name, *ksm, *zero, stress_ksm_unmerge_patterns[ctx->pattern],
+			ctx->expect_merged, ctx->expect_zero);
+		return -1;
+	}
+	if (waited > 0 && !ctx->racers_disturb_counts &&
+	    (*ksm < ctx->expect_merged || *zero < ctx->expect_zero)) {
+		pr_fail("%s: ksmd reported the merge complete but the region has %" PRIu64
+			" KSM pages and %" PRIu64 " KSM zero pages, expected %" PRIu64 " and %" PRIu64 "\n",
+			args->name, *ksm, *zero, ctx->expect_merged, ctx->expect_zero);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_verify_pfns()
+ *	after unmerge: no shared pfn, no KSM zero page, no KSM-flagged page
+ */
+static int stress_ksm_unmerge_verify_pfns(stress_ksm_unmerge_ctx_t *ctx)
+{
+	stress_args_t *args = ctx->args;
+	uint64_t ksm, zero;
+	size_t present, i;
+
+	if (stress_ksm_unmerge_region_scan(ctx, !ctx->verify, &ksm, &zero, &present) < 0)
+		return 0;
+	if (zero) {
+		for (i = 0; i < ctx->npages; i++)
+			if ((ctx->pagemap[i] & PM_PRESENT) && ((ctx->pagemap[i] & PM_PFN_MASK) == ctx->zero_pfn))
+				break;
+		pr_fail("%s: page %zu still maps the KSM zero page after unmerge (%" PRIu64 " such pages)\n",
+			args->name, i, zero);
+		return -1;
+	}
+	for (i = 1; i < present; i++) {
+		if (ctx->pfns[2 * i] == ctx->pfns[2 * (i - 1)]) {
+			pr_fail("%s: page %" PRIu64 " still shares pfn %#" PRIx64 " with page %" PRIu64 " after unmerge\n",
+				args->name, ctx->pfns[2 * i + 1], ctx->pfns[2 * i], ctx->pfns[2 * (i - 1) + 1]);
+			return -1;
+		}
+	}
+	if (ksm) {
+		pr_fail("%s: %" PRIu64 " pages are still KSM pages (KPF_KSM) after unmerge\n",
+			args->name, ksm);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_verify_data()
+ *	every page (or a rotating 1/16 without --verify) holds its bytes
+ */
+static int stress_ksm_unmerge_verify_data(stress_ksm_unmerge_ctx_t *ctx)
+{
+	const size_t step = ctx->verify ? 1 : 16;
+	size_t i;
+
+	for (i = (size_t)(ctx->cycle % step); i < ctx->npages; i += step) {
+		const uint8_t *page = ctx->region + i * ctx->page_size;
+		const ssize_t off = stress_ksm_unmerge_page_check(ctx, i, page);
+
+		if (off >= 0) {
+			pr_fail("%s: data corrupted after unmerge: page %zu byte %zd is 0x%02x "
+				"(pattern %s)\n", ctx->args->name, i, off, page[off],
+				stress_ksm_unmerge_patterns[ctx->pattern]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_verify_unmerge()
+ *	pages really unshared, data intact, VMA flags kept, cow_ksm counted
+ */
+static int stress_ksm_unmerge_verify_unmerge(stress_ksm_unmerge_ctx_t *ctx,
+	const uint64_t ksm_before, const int64_t cow_delta)
+{
+	stress_args_t *args = ctx->args;
+	int64_t merging, zero;
+	char vmflags[256];
+
+	if (stress_ksm_unmerge_verify_pfns(ctx) < 0)
+		return -1;
+	if (stress_ksm_unmerge_verify_data(ctx) < 0)
+		return -1;
+	if ((stress_ksm_unmerge_counters(ctx, &merging, &zero) == 0) && (zero > 0)) {
+		pr_fail("%s: ksm_zero_pages is %" PRId64 " right after unmerge, expected 0\n",
+			args->name, zero);
+		return -1;
+	}
+	if (!ctx->racers_disturb_layout && ctx->vmflags_before[0] &&
+	    (ctx->verify || (ctx->cycle & 7) == 0) &&
+	    (stress_ksm_unmerge_vmflags(ctx->region, vmflags, sizeof(vmflags)) == 0) &&
+	    strcmp(vmflags, ctx->vmflags_before)) {
+		pr_fail("%s: VMA flags changed by merge/unmerge: before '%s', after '%s'\n",
+			args->name, ctx->vmflags_before, vmflags);
+		return -1;
+	}
+	if (!ctx->racers_disturb_layout && cow_delta >= 0 && (uint64_t)cow_delta < ksm_before) {
+		pr_fail("%s: cow_ksm grew by %" PRId64 " during unmerge of %" PRIu64 " KSM pages\n",
+			args->name, cow_delta, ksm_before);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ *  Racers.  Each races one kernel path against the merge/unmerge cycle on
+ *  the same memory.  A racer thread calls stress_ksm_unmerge_racer_park()
+ *  in its loop: while the cycle verifies, every racer is parked, so what is
+ *  checked is what the kernel left, not what a racer is writing.
+ */
+
+/*
+ *  stress_ksm_unmerge_racer_stats()
+ *	shared figures of racer idx in this instance
+ */
+static inline stress_ksm_unmerge_racer_stats_t *stress_ksm_unmerge_racer_stats(
+	stress_ksm_unmerge_ctx_t *ctx, const size_t idx)
+{
+	return &ctx->st->racer[idx];
+}
+
+/*
+ *  stress_ksm_unmerge_racer_park()
+ *	racer thread: park while the cycle verifies; true if it parked
+ */
+static bool stress_ksm_unmerge_racer_park(stress_ksm_unmerge_ctx_t *ctx, const size_t idx)
+{
+	const uint64_t q = ctx->quiesce;
+
+	if (!q)
+		return false;
+	ctx->run[idx].quiesced = q;
+	while (ctx->quiesce == q && !ctx->racers_stop)
+		(void)shim_nanosleep_uint64(100000);
+	return true;
+}
+
+/*
+ *  stress_ksm_unmerge_racer_running()
+ *	racer thread: keep going?
+ */
+static inline bool stress_ksm_unmerge_racer_running(stress_ksm_unmerge_ctx_t *ctx)
+{
+	return !ctx->racers_stop && stress_continue(ctx->args);
+}
+
+/*
+ *  stress_ksm_unmerge_racer_thread_start()
+ *	start a racer thread running fn(ctx) for racer idx
+ */
+static int stress_ksm_unmerge_racer_thread_start(stress_ksm_unmerge_ctx_t *ctx,
+	const size_t idx, void *(*fn)(void *))
+{
+	const int ret = pthread_create(&ctx->run[idx].thread, NULL, fn, ctx);
+
+	if (ret) {
+		pr_fail("%s: %s racer: pthread_create failed, errno=%d (%s)\n",
+			ctx->args->name, stress_ksm_unmerge_racer_names[idx], ret, strerror(ret));
+		return -1;
+	}
+	ctx->run[idx].thread_running = true;
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_racer_thread_stop()
+ *	join racer idx's thread (racers_stop is already set)
+ */
+static void stress_ksm_unmerge_racer_thread_stop(stress_ksm_unmerge_ctx_t *ctx, const size_t idx)
+{
+	if (!ctx->run[idx].thread_running)
+		return;
+	(void)pthread_join(ctx->run[idx].thread, NULL);
+	ctx->run[idx].thread_running = false;
+}
+
+/*
+ *  stress_ksm_unmerge_racer_unimplemented()
+ *	placeholder for racers not built yet: always skipped with the reason
+ */
+static int stress_ksm_unmerge_racer_unimplemented(char *reason, const size_t len)
+{
+	(void)snprintf(reason, len, "not implemented in this build");
+	return -1;
+}
+
+#if __has_include("stress-ksm-unmerge-racers-a.inc.c")
+#include "stress-ksm-unmerge-racers-a.inc.c"
+#endif
+#if __has_include("stress-ksm-unmerge-racers-b.inc.c")
+#include "stress-ksm-unmerge-racers-b.inc.c"
+#endif
+
+/* dontneed racer: pages it discarded this cycle, refilled before verification */
+typedef struct {
+	uint8_t *holes;			/* one byte per page: discarded */
+	uint32_t ranges;		/* ranges discarded this cycle */
+} stress_ksm_unmerge_dontneed_t;
+
+/*
+ *  stress_ksm_unmerge_page_is_ksm()
+ *	is page i of the region a KSM page or KSM zero page right now
+ */
+static bool stress_ksm_unmerge_page_is_ksm(stress_ksm_unmerge_ctx_t *ctx, const size_t i)
+{
+	uint64_t e = 0;
+
+	if (!ctx->have_pfns ||
+	    stress_ksm_unmerge_pagemap_read(ctx->pagemap_fd, ctx->region + i * ctx->page_size,
+			1, ctx->page_size, &e) < 0 || !(e & PM_PRESENT))
+		return false;
+	if ((e & PM_PFN_MASK) == ctx->zero_pfn)
+		return true;
+	return !!(stress_ksm_unmerge_kpageflags(ctx->kpageflags_fd, e & PM_PFN_MASK) &
+		STRESS_BIT_ULL(KPF_BIT_KSM));
+}
+
+/*
+ *  stress_ksm_unmerge_dontneed_refill()
+ *	rewrite the pattern into every page the racer discarded
+ */
+static void stress_ksm_unmerge_dontneed_refill(stress_ksm_unmerge_ctx_t *ctx,
+	stress_ksm_unmerge_dontneed_t *d)
+{
+	size_t i;
+
+	for (i = 0; i < ctx->npages; i++) {
+		if (!d->holes[i])
+			continue;
+		stress_ksm_unmerge_page_fill(ctx, i, ctx->region + i * ctx->page_size);
+		d->holes[i] = 0;
+	}
+	d->ranges = 0;
+}
+
+/*
+ *  stress_ksm_unmerge_dontneed_one()
+ *	discard one random range of 1..16 pages; count those that were KSM pages
+ */
+static void stress_ksm_unmerge_dontneed_one(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
+	stress_ksm_unmerge_dontneed_t *d)
+{
+	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
+	const size_t n = 1 + stress_mwc32modn(16);
+	const size_t first = stress_mwc32modn((uint32_t)(ctx->npages > n ? ctx->npages - n : 1));
+	uint64_t was_ksm = 0;
+	size_t i;
+
+	for (i = first; i < first + n && i < ctx->npages; i++)
+		was_ksm += stress_ksm_unmerge_page_is_ksm(ctx, i);
+	if (madvise(ctx->region + first * ctx->page_size, n * ctx->page_size, MADV_DONTNEED) < 0) {
+		(void)snprintf(rs->reason, sizeof(rs->reason), "madvise MADV_DONTNEED failed, errno=%d (%s)",
+			errno, strerror(errno));
+		rs->failures++;
+		return;
+	}
+	for (i = first; i < first + n && i < ctx->npages; i++)
+		d->holes[i] = 1;
+	d->ranges++;
+	rs->ops++;
+	rs->evidence += was_ksm;
+}
+
+/*
+ *  stress_ksm_unmerge_dontneed_thread()
+ *	racer: MADV_DONTNEED holes in merged memory, before and during unmerge
+ */
+static void *stress_ksm_unmerge_dontneed_thread(void *arg)
+{
+	stress_ksm_unmerge_ctx_t *ctx = (stress_ksm_unmerge_ctx_t *)arg;
+	const size_t idx = KSM_RACER_IDX_DONTNEED;
+	stress_ksm_unmerge_dontneed_t *d = (stress_ksm_unmerge_dontneed_t *)ctx->run[idx].priv;
+
+	while (stress_ksm_unmerge_racer_running(ctx)) {
+		const int phase = ctx->phase;
+
+		if (ctx->quiesce) {
+			stress_ksm_unmerge_dontneed_refill(ctx, d);
+			(void)stress_ksm_unmerge_racer_park(ctx, idx);
+			continue;
+		}
+		if ((phase == KSM_PHASE_MERGED || phase == KSM_PHASE_UNMERGING) && d->ranges < 64) {
+			stress_ksm_unmerge_dontneed_one(ctx, idx, d);
+			continue;
+		}
+		(void)shim_nanosleep_uint64(200000);
+	}
+	stress_ksm_unmerge_dontneed_refill(ctx, d);
+	return NULL;
+}
+
+/*
+ *  stress_ksm_unmerge_dontneed_supported()
+ *	MADV_DONTNEED on anonymous memory is always there
+ */
+static int stress_ksm_unmerge_dontneed_supported(char *reason, const size_t len)
+{
+	(void)reason;
+	(void)len;
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_dontneed_start()
+ *	hole map and thread
+ */
+static int stress_ksm_unmerge_dontneed_start(stress_ksm_unmerge_ctx_t *ctx, const size_t idx)
+{
+	stress_ksm_unmerge_dontneed_t *d = calloc(1, sizeof(*d));
+
+	if (!d || !(d->holes = calloc(ctx->npages, 1))) {
+		free(d);
+		(void)snprintf(ctx->st->racer[idx].reason, sizeof(ctx->st->racer[idx].reason),
+			"out of memory for the hole map");
+		return -1;
+	}
+	ctx->run[idx].priv = d;
+	ctx->racers_disturb_counts = true;
+	ctx->racers_disturb_layout = true;
+	if (stress_ksm_unmerge_racer_thread_start(ctx, idx, stress_ksm_unmerge_dontneed_thread) < 0) {
+		free(d->holes);
+		free(d);
+		ctx->run[idx].priv = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_dontneed_stop()
+ *	join the thread, free the hole map
+ */
+static void stress_ksm_unmerge_dontneed_stop(stress_ksm_unmerge_ctx_t *ctx, const size_t idx)
+{
+	stress_ksm_unmerge_dontneed_t *d = (stress_ksm_unmerge_dontneed_t *)ctx->run[idx].priv;
+
+	stress_ksm_unmerge_racer_thread_stop(ctx, idx);
+	if (d) {
+		free(d->holes);
+		free(d);
+	}
+	ctx->run[idx].priv = NULL;
+}
+
+#define KSM_RACER_DONTNEED { "dontneed", "unmerge over MADV_DONTNEED holes", \
+	"ksm-pages-discarded", stress_ksm_unmerge_dontneed_supported, \
+	stress_ksm_unmerge_dontneed_start, stress_ksm_unmerge_dontneed_stop, NULL }
+
+/*
+ *  The racer table, in the order of stress_ksm_unmerge_racer_names[]
+ */
+static const stress_ksm_unmerge_racer_t stress_ksm_unmerge_racers[KSM_UNMERGE_RACERS] = {
+#if defined(KSM_RACER_VMSPLICE)
+	KSM_RACER_VMSPLICE,
+#else
+	{ "vmsplice", "GUP refs from vmsplice on KSM pages", "ksm-pages-spliced", stress_ksm_unmerge_racer_unimplemented, NULL, NULL, NULL },
+#endif
+#if defined(KSM_RACER_GUP)
+	KSM_RACER_GUP,
+#else
+	{ "gup", "O_DIRECT GUP-fast pins of KSM pages", "ksm-pages-pinned", stress_ksm_unmerge_racer_unimplemented, NULL, NULL, NULL },
+#endif
+#if defined(KSM_RACER_UFFD_WP)
+	KSM_RACER_UFFD_WP,
+#else
+	{ "uffd-wp", "unshare of uffd-wp protected KSM pages", "wp-pages-unshared", stress_ksm_unmerge_racer_unimplemented, NULL, NULL, NULL },
+#endif
+#if defined(KSM_RACER_MRELEASE)
+	KSM_RACER_MRELEASE,
+#else
+	{ "mrelease", "process_mrelease vs exit_mmap of KSM memory", "mrelease-reaps", stress_ksm_unmerge_racer_unimplemented, NULL, NULL, NULL },
+#endif
+#if defined(KSM_RACER_FORK)
+	KSM_RACER_FORK,
+#else
+	{ "fork", "COW of KSM pages in forked children", "ksm-cow-writes", stress_ksm_unmerge_racer_unimplemented, NULL, NULL, NULL },
+#endif
+#if defined(KSM_RACER_MPROTECT)
+	KSM_RACER_MPROTECT,
+#else
+	{ "mprotect", "unmerge of PROT_NONE / read-only KSM pages", "ksm-pages-protected", stress_ksm_unmerge_racer_unimplemented, NULL, NULL, NULL },
+#endif
+#if defined(KSM_RACER_DONTNEED)
+	KSM_RACER_DONTNEED,
+#else
+	{ "dontneed", "unmerge over MADV_DONTNEED holes", "ksm-pages-discarded", stress_ksm_unmerge_racer_unimplemented, NULL, NULL, NULL },
+#endif
+#if defined(KSM_RACER_SPARSE)
+	KSM_RACER_SPARSE,
+#else
+	{ "sparse", "unmerge walk over unpopulated ranges", "sparse-pages-walked", stress_ksm_unmerge_racer_unimplemented, NULL, NULL, NULL },
+#endif
+#if defined(KSM_RACER_THP)
+	KSM_RACER_THP,
+#else
+	{ "thp", "KSM split of THPs, unmerge vs compaction", "thps-split", stress_ksm_unmerge_racer_unimplemented, NULL, NULL, NULL },
+#endif
+};
+
+/*
+ *  stress_ksm_unmerge_racers_start()
+ *	start every requested racer this kernel supports; skip the others
+ */
+static int stress_ksm_unmerge_racers_start(stress_ksm_unmerge_ctx_t *ctx)
+{
+	size_t i;
+
+	for (i = 0; i < KSM_UNMERGE_RACERS; i++) {
+		const stress_ksm_unmerge_racer_t *r = &stress_ksm_unmerge_racers[i];
+		stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, i);
+
+		if (!(ctx->methods & STRESS_BIT_ULL(KSM_UNMERGE_RACER_SHIFT + i)))
+			continue;
+		if (r->supported(rs->reason, sizeof(rs->reason)) < 0 || !r->start) {
+			rs->skipped = true;
+			if (stress_instance_zero(ctx->args))
+				pr_inf_skip("%s: racer %s skipped: %s\n", ctx->args->name, r->name, rs->reason);
+			continue;
+		}
+		if (r->start(ctx, i) < 0) {
+			rs->skipped = true;
+			if (stress_instance_zero(ctx->args))
+				pr_inf_skip("%s: racer %s skipped: %s\n", ctx->args->name, r->name,
+					rs->reason[0] ? rs->reason : "start failed");
+			continue;
+		}
+		rs->active = true;
+		ctx->racers_mask |= STRESS_BIT_ULL(i);
+		if (ctx->racers_str[0])
+			(void)strlcat(ctx->racers_str, ",", sizeof(ctx->racers_str));
+		(void)strlcat(ctx->racers_str, r->name, sizeof(ctx->racers_str));
+	}
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_racers_stop()
+ *	stop every running racer
+ */
+static void stress_ksm_unmerge_racers_stop(stress_ksm_unmerge_ctx_t *ctx)
+{
+	size_t i;
+
+	ctx->racers_stop = true;
+	ctx->quiesce = 0;
+	for (i = 0; i < KSM_UNMERGE_RACERS; i++) {
+		if ((ctx->racers_mask & STRESS_BIT_ULL(i)) && stress_ksm_unmerge_racers[i].stop)
+			stress_ksm_unmerge_racers[i].stop(ctx, i);
+	}
+	ctx->racers_mask = 0;
+}
+
+/*
+ *  stress_ksm_unmerge_racers_quiesce()
+ *	park every racer thread before verification; false if one did not park
+ */
+static bool stress_ksm_unmerge_racers_quiesce(stress_ksm_unmerge_ctx_t *ctx)
+{
+	const double deadline = stress_time_now() + 5.0;
+	size_t i;
+
+	ctx->quiesce = ctx->cycle;
+	for (i = 0; i < KSM_UNMERGE_RACERS; i++) {
+		if (!(ctx->racers_mask & STRESS_BIT_ULL(i)) || !ctx->run[i].thread_running)
+			continue;
+		while (ctx->run[i].quiesced != ctx->cycle) {
+			if (stress_time_now() > deadline) {
+				pr_fail("%s: racer %s did not park within 5 s (stuck in the kernel?)\n",
+					ctx->args->name, stress_ksm_unmerge_racer_names[i]);
+				return false;
+			}
+			(void)shim_nanosleep_uint64(50000);
+		}
+	}
+	return true;
+}
+
+/*
+ *  stress_ksm_unmerge_phase_set()
+ *	enter a cycle phase: racers' cycle hooks run, kernel-log context updated
+ */
+static void stress_ksm_unmerge_phase_set(stress_ksm_unmerge_ctx_t *ctx, const int phase)
+{
+	size_t i;
+
+	ctx->phase = phase;
+	ctx->st->phase = phase;
+	stress_ksm_unmerge_klog_context_set(ctx->args->instance,
+		stress_ksm_unmerge_phase_names[phase], ctx->racers_str);
+	for (i = 0; i < KSM_UNMERGE_RACERS; i++) {
+		if ((ctx->racers_mask & STRESS_BIT_ULL(i)) && stress_ksm_unmerge_racers[i].cycle)
+			stress_ksm_unmerge_racers[i].cycle(ctx, i, phase);
+	}
+	if (phase == KSM_PHASE_IDLE)
+		ctx->quiesce = 0;
+}
+
+/*
+ *  stress_ksm_unmerge_lat_add()
+ *	keep one unmerge latency sample (ring of the most recent)
+ */
+static void stress_ksm_unmerge_lat_add(stress_ksm_unmerge_lat_t *lat, const double ms)
+{
+	lat->ms[lat->total % KSM_UNMERGE_LAT_SAMPLES] = ms;
+	lat->total++;
+	if (lat->count < KSM_UNMERGE_LAT_SAMPLES)
+		lat->count++;
+}
+
+/*
+ *  stress_ksm_unmerge_timed_off()
+ *	the measured call: merging off, timed with CLOCK_MONOTONIC; secs in *dt
+ */
+static int stress_ksm_unmerge_timed_off(stress_ksm_unmerge_ctx_t *ctx, const uint64_t sw, double *dt)
+{
+	struct timespec a, b;
+	int ret;
+
+	(void)clock_gettime(CLOCK_MONOTONIC, &a);
+	ret = stress_ksm_unmerge_switch(ctx, sw, false);
+	(void)clock_gettime(CLOCK_MONOTONIC, &b);
+	*dt = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1.0E-9;
+	return ret;
+}
+
+/*
+ *  stress_ksm_unmerge_cycle()
+ *	one bogo op: merge, verify merged, timed unmerge, verify unmerged;
+ *	returns 0 verified, 1 stopped by the end of the run, -1 failed
+ */
+static int stress_ksm_unmerge_cycle(stress_ksm_unmerge_ctx_t *ctx, const uint64_t sw, const double bound)
+{
+	stress_args_t *args = ctx->args;
+	stress_ksm_unmerge_instance_t *st = ctx->st;
+	int64_t merging = 0, zero = 0, cow0, cow1;
+	uint64_t ksm = 0, kzero = 0;
+	double t0, dt;
+	int waited, ret, rc = 0;
+
+	ctx->cycle++;
+	stress_ksm_unmerge_phase_set(ctx, KSM_PHASE_MERGING);
+	if (stress_ksm_unmerge_switch(ctx, sw, true) < 0) {
+		if (errno == EINTR && !stress_continue(args))
+			return 1;
+		pr_fail("%s: %s merge on failed, errno=%d (%s)\n", args->name,
+			stress_ksm_unmerge_switch_name(sw), errno, strerror(errno));
+		return -1;
+	}
+	if (sw == KSM_UNMERGE_METHOD_PRCTL && st->method_cycles[1] == 0 &&
+	    stress_ksm_unmerge_prctl_check(ctx, 1) < 0)
+		rc = -1;
+	t0 = stress_time_now();
+	waited = stress_ksm_unmerge_merge_wait(ctx, bound, &merging, &zero);
+	st->merge_wait_secs += stress_time_now() - t0;
+	if (waited < 0) {
+		(void)stress_ksm_unmerge_switch(ctx, sw, false);
+		return 1;
+	}
+	stress_ksm_unmerge_phase_set(ctx, KSM_PHASE_MERGED);
+	if (stress_ksm_unmerge_verify_merge(ctx, waited, &ksm, &kzero) < 0)
+		rc = -1;
+	if (!ctx->have_pfns) {
+		ksm = merging > 0 ? (uint64_t)merging : 0;
+		kzero = zero > 0 ? (uint64_t)zero : 0;
+	}
+	if (waited == 0) {
+		if (ksm + kzero == 0 && ctx->expect_merged + ctx->expect_zero > 0)
+			st->merge_timeouts++;
+		else
+			st->partial_merges++;
+		pr_dbg("%s: cycle %" PRIu64 ": merge incomplete after %.2f s: %" PRIu64
+			" KSM + %" PRIu64 " zero pages of %" PRIu64 " predicted\n", args->name,
+			ctx->cycle, stress_time_now() - t0, ksm, kzero, ctx->expect_merged + ctx->expect_zero);
+	}
+
+	cow0 = stress_ksm_unmerge_cow_ksm(ctx);
+	stress_ksm_unmerge_phase_set(ctx, KSM_PHASE_UNMERGING);
+	ret = stress_ksm_unmerge_timed_off(ctx, sw, &dt);
+	cow1 = stress_ksm_unmerge_cow_ksm(ctx);
+	if (ret < 0) {
+		const int err = errno;
+
+		stress_ksm_unmerge_phase_set(ctx, KSM_PHASE_IDLE);
+		if (err == EINTR && !stress_continue(args))
+			return 1;
+		pr_fail("%s: %s unmerge failed, errno=%d (%s)\n", args->name,
+			stress_ksm_unmerge_switch_name(sw), err, strerror(err));
+		return -1;
+	}
+	if (sw == KSM_UNMERGE_METHOD_PRCTL && st->method_cycles[1] == 0 &&
+	    stress_ksm_unmerge_prctl_check(ctx, 0) < 0)
+		rc = -1;
+
+	stress_ksm_unmerge_phase_set(ctx, KSM_PHASE_VERIFY);
+	if (!stress_ksm_unmerge_racers_quiesce(ctx))
+		rc = -1;
+	if (stress_ksm_unmerge_verify_unmerge(ctx, ksm,
+			(cow0 >= 0 && cow1 >= 0) ? cow1 - cow0 : -1) < 0)
+		rc = -1;
+	stress_ksm_unmerge_phase_set(ctx, KSM_PHASE_IDLE);
+
+	st->pages_merged += ksm + kzero;
+	st->pages_zero += kzero;
+	if (ksm + kzero) {
+		st->pages_unmerged += ksm + kzero;
+		st->unmerge_secs += dt;
+		stress_ksm_unmerge_lat_add(&st->unmerge_lat, dt * 1000.0);
+	}
+	if (cow0 >= 0 && cow1 >= cow0)
+		st->cow_ksm += (uint64_t)(cow1 - cow0);
+	if (rc < 0) {
+		stress_ksm_unmerge_fail(ctx);
+		return -1;
+	}
+	st->cycles++;
+	st->method_cycles[sw == KSM_UNMERGE_METHOD_PRCTL]++;
+	stress_bogo_inc(args);
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_zero_pfn()
+ *	pfn of the shared zero page, from a read fault on fresh anon memory
+ */
+static uint64_t stress_ksm_unmerge_zero_pfn(const int pagemap_fd, const size_t page_size)
+{
+	volatile uint8_t *p;
+	uint64_t e = 0;
+
+	p = mmap(NULL, page_size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return 0;
+	(void)p[0];
+	if (stress_ksm_unmerge_pagemap_read(pagemap_fd, (void *)p, 1, page_size, &e) < 0)
+		e = 0;
+	(void)munmap((void *)p, page_size);
+	return (e & PM_PRESENT) ? (e & PM_PFN_MASK) : 0;
+}
+
+/*
+ *  stress_ksm_unmerge_region_size()
+ *	this instance's share of --ksm-unmerge-bytes, capped by MemAvailable
+ */
+static size_t stress_ksm_unmerge_region_size(stress_args_t *args, size_t *total)
+{
+	size_t bytes = DEFAULT_KSM_UNMERGE_BYTES;
+	const uint64_t avail = stress_ksm_unmerge_meminfo_available();
+	size_t per;
+
+	if (!stress_setting_get("ksm-unmerge-bytes", &bytes)) {
+		if (g_opt_flags & OPT_FLAGS_MAXIMIZE)
+			bytes = 1 * GB;
+		if (g_opt_flags & OPT_FLAGS_MINIMIZE)
+			bytes = MIN_KSM_UNMERGE_BYTES * args->instances;
+	}
+	/* leave headroom: racers and unmerged copies need memory too */
+	if (avail && bytes > avail / 2) {
+		if (stress_instance_zero(args))
+			pr_inf("%s: capping %zu bytes to half of MemAvailable (%" PRIu64 " bytes)\n",
+				args->name, bytes, avail / 2);
+		bytes = (size_t)(avail / 2);
+	}
+	per = bytes / args->instances;
+	per &= ~(args->page_size - 1);
+	if (per < MIN_KSM_UNMERGE_BYTES)
+		per = MIN_KSM_UNMERGE_BYTES;
+	*total = per * args->instances;
+	return per;
+}
+
+/*
+ *  stress_ksm_unmerge_open()
+ *	open a proc/sysfs file read-only, -1 if missing
+ */
+static int stress_ksm_unmerge_open(const char *path)
+{
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+/*
+ *  stress_ksm_unmerge_ctx_free()
+ *	release everything the context holds
+ */
+static void stress_ksm_unmerge_ctx_free(stress_ksm_unmerge_ctx_t *ctx)
+{
+	int *fds[] = {
+		&ctx->pagemap_fd, &ctx->kpageflags_fd, &ctx->ksm_stat_fd,
+		&ctx->merging_pages_fd, &ctx->full_scans_fd, &ctx->vmstat_fd,
+	};
+	size_t i;
+
+	for (i = 0; i < SIZEOF_ARRAY(fds); i++) {
+		if (*fds[i] >= 0)
+			(void)close(*fds[i]);
+		*fds[i] = -1;
+	}
+	if (ctx->region)
+		(void)munmap(ctx->region, ctx->region_size);
+	if (ctx->templates)
+		(void)munmap(ctx->templates, (KSM_UNMERGE_FEW_TEMPLATES + 1) * ctx->page_size);
+	free(ctx->pagemap);
+	free(ctx->pfns);
+	ctx->region = NULL;
+	ctx->templates = NULL;
+	ctx->pagemap = NULL;
+	ctx->pfns = NULL;
+}
+
+/*
+ *  stress_ksm_unmerge_ctx_init()
+ *	map and fill the region, open the counters; EXIT_SUCCESS or a skip/fail code
+ */
+static int stress_ksm_unmerge_ctx_init(stress_ksm_unmerge_ctx_t *ctx, stress_args_t *args)
+{
+	stress_ksm_unmerge_shared_t *sh = stress_ksm_unmerge_shared;
+	size_t total, i;
+
+	ctx->args = args;
+	ctx->page_size = args->page_size;
+	ctx->pagemap_fd = ctx->kpageflags_fd = ctx->ksm_stat_fd = -1;
+	ctx->merging_pages_fd = ctx->full_scans_fd = ctx->vmstat_fd = -1;
+	ctx->st = &sh->inst[args->instance];
+	ctx->pattern = sh->pattern;
+	ctx->methods = sh->methods;
+	ctx->verify = !!(g_opt_flags & OPT_FLAGS_VERIFY);
+	ctx->seed = ((uint64_t)getpid() << 32) ^ ((uint64_t)args->instance << 48) ^ stress_mwc64();
+	ctx->region_size = stress_ksm_unmerge_region_size(args, &total);
+	ctx->npages = ctx->region_size / ctx->page_size;
+
+	ctx->region = mmap(NULL, ctx->region_size, PROT_READ | PROT_WRITE,
+		MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (ctx->region == MAP_FAILED) {
+		ctx->region = NULL;
+		pr_inf_skip("%s: mmap of %zu bytes failed%s, errno=%d (%s), skipping stressor\n",
+			args->name, ctx->region_size, stress_memory_free_get(), errno, strerror(errno));
+		return EXIT_NO_RESOURCE;
+	}
+#if defined(MADV_NOHUGEPAGE)
+	(void)madvise(ctx->region, ctx->region_size, MADV_NOHUGEPAGE);
+#endif
+	stress_memory_anon_name_set(ctx->region, ctx->region_size, "ksm-unmerge-region");
+	ctx->templates = mmap(NULL, (KSM_UNMERGE_FEW_TEMPLATES + 1) * ctx->page_size,
+		PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ctx->pagemap = calloc(ctx->npages, sizeof(uint64_t));
+	ctx->pfns = calloc(ctx->npages, 2 * sizeof(uint64_t));
+	if (ctx->templates == MAP_FAILED || !ctx->pagemap || !ctx->pfns) {
+		if (ctx->templates == MAP_FAILED)
+			ctx->templates = NULL;
+		pr_inf_skip("%s: cannot allocate verification buffers for %zu pages, skipping stressor\n",
+			args->name, ctx->npages);
+		return EXIT_NO_RESOURCE;
+	}
+
+	ctx->pagemap_fd = stress_ksm_unmerge_open("/proc/self/pagemap");
+	ctx->kpageflags_fd = stress_ksm_unmerge_open("/proc/kpageflags");
+	ctx->ksm_stat_fd = stress_ksm_unmerge_open("/proc/self/ksm_stat");
+	ctx->merging_pages_fd = stress_ksm_unmerge_open("/proc/self/ksm_merging_pages");
+	ctx->full_scans_fd = stress_ksm_unmerge_open(KSM_SYSFS "/full_scans");
+	ctx->vmstat_fd = stress_ksm_unmerge_open("/proc/vmstat");
+	if (ctx->full_scans_fd < 0) {
+		pr_inf_skip("%s: cannot open %s/full_scans, errno=%d (%s), skipping stressor\n",
+			args->name, KSM_SYSFS, errno, strerror(errno));
+		return EXIT_NO_RESOURCE;
+	}
+
+	stress_ksm_unmerge_templates_fill(ctx);
+	for (i = 0; i < ctx->npages; i++)
+		stress_ksm_unmerge_page_fill(ctx, i, ctx->region + i * ctx->page_size);
+	stress_ksm_unmerge_expect(ctx);
+	if (ctx->pagemap_fd >= 0 && ctx->kpageflags_fd >= 0) {
+		ctx->zero_pfn = stress_ksm_unmerge_zero_pfn(ctx->pagemap_fd, ctx->page_size);
+		/* without CAP_SYS_ADMIN pagemap hides PFNs: fall back to counters */
+		ctx->have_pfns = (stress_ksm_unmerge_pagemap_read(ctx->pagemap_fd, ctx->region, 1,
+			ctx->page_size, ctx->pagemap) == 0) && (ctx->pagemap[0] & PM_PFN_MASK) && ctx->zero_pfn;
+	}
+	if (!ctx->have_pfns && stress_instance_zero(args))
+		pr_inf("%s: pagemap PFNs not readable: verifying with per-process counters only\n", args->name);
+	if (ctx->ksm_stat_fd < 0 && ctx->merging_pages_fd < 0 && !ctx->have_pfns) {
+		pr_inf_skip("%s: no way to observe merging (no /proc/self/ksm_stat, "
+			"ksm_merging_pages or pagemap PFNs), skipping stressor\n", args->name);
+		return EXIT_NOT_IMPLEMENTED;
+	}
+	if (stress_ksm_unmerge_vmflags(ctx->region, ctx->vmflags_before, sizeof(ctx->vmflags_before)) < 0)
+		ctx->vmflags_before[0] = '\0';
+	if (stress_instance_zero(args))
+		stress_memory_usage_get(args, ctx->region_size, total);
+	return EXIT_SUCCESS;
+}
+
+/*
+ *  stress_ksm_unmerge_switches()
+ *	merge switches to rotate through; prctl dropped where the kernel lacks it
+ */
+static uint64_t stress_ksm_unmerge_switches(stress_ksm_unmerge_ctx_t *ctx)
+{
+	uint64_t sw = ctx->methods & KSM_UNMERGE_METHOD_SWITCHES;
+
+	if (!sw)
+		sw = KSM_UNMERGE_METHOD_MADVISE;
+	if ((sw & KSM_UNMERGE_METHOD_PRCTL) && prctl(PR_GET_MEMORY_MERGE, 0UL, 0UL, 0UL, 0UL) < 0) {
+		if (stress_instance_zero(ctx->args))
+			pr_inf_skip("%s: method prctl skipped: PR_GET_MEMORY_MERGE failed, errno=%d (%s) "
+				"(needs Linux 6.4)\n", ctx->args->name, errno, strerror(errno));
+		sw &= ~KSM_UNMERGE_METHOD_PRCTL;
+	}
+	return sw;
+}
+
+/*
+ *  stress_ksm_unmerge_metrics()
+ *	set this instance's metrics; none whose value is legitimately 0
+ */
+static void stress_ksm_unmerge_metrics(stress_ksm_unmerge_ctx_t *ctx, const double duration)
+{
+	stress_args_t *args = ctx->args;
+	const stress_ksm_unmerge_instance_t *st = ctx->st;
+	size_t i;
+
+	if (st->pages_unmerged && st->unmerge_secs > 0.0) {
+		stress_metrics_set(args, "MB per sec unmerge rate",
+			((double)st->pages_unmerged * (double)ctx->page_size / (double)MB) / st->unmerge_secs,
+			STRESS_METRIC_HARMONIC_MEAN);
+		stress_metrics_set(args, "pages unmerged per sec",
+			(double)st->pages_unmerged / st->unmerge_secs, STRESS_METRIC_HARMONIC_MEAN);
+	}
+	if (st->cycles) {
+		stress_metrics_set(args, "merge wait millisecs per cycle",
+			st->merge_wait_secs * 1000.0 / (double)st->cycles, STRESS_METRIC_GEOMETRIC_MEAN);
+		if (st->pages_merged)
+			stress_metrics_set(args, "pages merged per cycle",
+				(double)st->pages_merged / (double)st->cycles, STRESS_METRIC_GEOMETRIC_MEAN);
+	}
+	for (i = 0; i < KSM_UNMERGE_RACERS; i++) {
+		char desc[64];
+
+		if (!st->racer[i].active || !st->racer[i].ops || duration <= 0.0)
+			continue;
+		(void)snprintf(desc, sizeof(desc), "%s ops per sec", stress_ksm_unmerge_racer_names[i]);
+		stress_metrics_set(args, desc, (double)st->racer[i].ops / duration,
+			STRESS_METRIC_HARMONIC_MEAN);
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_outcome()
+ *	end-of-run checks: kernel log, degenerate runs; returns the exit code
+ */
+static int stress_ksm_unmerge_outcome(stress_ksm_unmerge_ctx_t *ctx, int rc)
+{
+	stress_args_t *args = ctx->args;
+	const stress_ksm_unmerge_instance_t *st = ctx->st;
+	const uint64_t want = ctx->expect_merged + ctx->expect_zero;
+	size_t i;
+
+	if (!stress_ksm_unmerge_klog_sync(2.0))
+		pr_dbg("%s: kernel-log watcher did not catch up within 2 s\n", args->name);
+	if (stress_ksm_unmerge_klog_events()) {
+		pr_fail("%s: %" PRIu32 " kernel warning event(s) during the run (see kernel-log report)\n",
+			args->name, stress_ksm_unmerge_klog_events());
+		rc = EXIT_FAILURE;
+	}
+	for (i = 0; i < KSM_UNMERGE_RACERS; i++) {
+		const stress_ksm_unmerge_racer_stats_t *rs = &st->racer[i];
+
+		if (!rs->active)
+			continue;
+		if (rs->failures) {
+			pr_fail("%s: racer %s: %" PRIu64 " verification failure(s)\n", args->name,
+				stress_ksm_unmerge_racer_names[i], rs->failures);
+			rc = EXIT_FAILURE;
+		} else if (!rs->evidence && ctx->verify && st->cycles) {
+			pr_fail("%s: racer %s ran %" PRIu64 " ops but never reached its path (%s): "
+				"degenerate run\n", args->name, stress_ksm_unmerge_racer_names[i],
+				rs->ops, rs->reason[0] ? rs->reason : "no evidence");
+			rc = EXIT_FAILURE;
+		}
+	}
+	if (rc != EXIT_SUCCESS)
+		return rc;
+	if (want && !st->pages_merged && (st->merge_timeouts || st->partial_merges)) {
+		pr_fail("%s: nothing merged in %" PRIu64 " merge waits: ksmd run=%" PRIu64 ", "
+			"%zu pages per instance; no throughput reported\n", args->name,
+			st->merge_timeouts + st->partial_merges,
+			stress_ksm_unmerge_knob_u64("run"), ctx->npages);
+		return EXIT_FAILURE;
+	}
+	if (!st->cycles && want) {
+		pr_inf("%s: no merge/unmerge cycle completed before the end of the run "
+			"(ksmd needs longer to merge %zu pages)\n", args->name, ctx->npages);
+		return EXIT_NO_RESOURCE;
+	}
+	if (!want && st->pages_merged) {
+		pr_fail("%s: control pattern unique merged %" PRIu64 " pages, expected none\n",
+			args->name, st->pages_merged);
+		return EXIT_FAILURE;
+	}
+	return EXIT_SUCCESS;
+}
+
+/*
+ *  stress_ksm_unmerge()
+ *	stress KSM unmerging: verified merge/unmerge cycles with racers
+ */
+static int stress_ksm_unmerge(stress_args_t *args)
+{
+	stress_ksm_unmerge_shared_t *sh = stress_ksm_unmerge_shared;
+	stress_ksm_unmerge_ctx_t ctx;
+	uint64_t switches;
+	double bound, t_start;
+	int rc;
+
+	if (!sh) {
+		pr_inf_skip("%s: shared state missing (init failed), skipping stressor\n", args->name);
+		return EXIT_NO_RESOURCE;
+	}
+	if (!sh->knobs_ok) {
+		pr_inf_skip("%s: %s, skipping stressor\n", args->name,
+			sh->knob_error[0] ? sh->knob_error : "KSM knobs not set");
+		return EXIT_NO_RESOURCE;
+	}
+	(void)memset(&ctx, 0, sizeof(ctx));
+	rc = stress_ksm_unmerge_ctx_init(&ctx, args);
+	if (rc != EXIT_SUCCESS) {
+		stress_ksm_unmerge_ctx_free(&ctx);
+		return rc;
+	}
+	switches = stress_ksm_unmerge_switches(&ctx);
+	if (!switches) {
+		stress_ksm_unmerge_ctx_free(&ctx);
+		return EXIT_NOT_IMPLEMENTED;
+	}
+	/* merging needs two ksmd passes over every instance's pages */
+	bound = 10.0 + (double)(ctx.region_size * args->instances) / (32.0 * MB);
+
+	stress_proc_state_set(args->name, STRESS_STATE_SYNC_WAIT);
+	stress_sync_start_wait(args);
+	stress_proc_state_set(args->name, STRESS_STATE_RUN);
+	(void)stress_ksm_unmerge_racers_start(&ctx);
+	t_start = stress_time_now();
+
+	rc = EXIT_SUCCESS;
+	while (stress_continue(args)) {
+		uint64_t sw = switches;
+		int ret;
+
+		if (sw == KSM_UNMERGE_METHOD_SWITCHES)
+			sw = (ctx.cycle & 1) ? KSM_UNMERGE_METHOD_PRCTL : KSM_UNMERGE_METHOD_MADVISE;
+		ret = stress_ksm_unmerge_cycle(&ctx, sw, bound);
+		if (ret > 0)
+			break;
+		if (ret < 0) {
+			rc = EXIT_FAILURE;
+			if (ctx.st->failures >= KSM_UNMERGE_MAX_FAILURES) {
+				pr_inf("%s: %d failures reached, aborting stress process\n",
+					args->name, KSM_UNMERGE_MAX_FAILURES);
+				break;
+			}
+		}
+	}
+	stress_proc_state_set(args->name, STRESS_STATE_DEINIT);
+	stress_ksm_unmerge_racers_stop(&ctx);
+	stress_ksm_unmerge_phase_set(&ctx, KSM_PHASE_IDLE);
+	stress_ksm_unmerge_metrics(&ctx, stress_time_now() - t_start);
+	rc = stress_ksm_unmerge_outcome(&ctx, rc);
+	stress_ksm_unmerge_ctx_free(&ctx);
+	return rc;
+}
+
+/* Spread of a latency sample set */
+typedef struct {
+	uint64_t n;
+	double p50, p95, p99, mean, stdev;
+} stress_ksm_unmerge_spread_t;
+
+/*
+ *  stress_ksm_unmerge_double_cmp()
+ *	qsort comparator for doubles
+ */
+static int stress_ksm_unmerge_double_cmp(const void *a, const void *b)
+{
+	const double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ *  stress_ksm_unmerge_spread()
+ *	p50/p95/p99 (nearest rank), mean and population stdev of v[0..n-1]; sorts v
+ */
+static void stress_ksm_unmerge_spread(double *v, const size_t n, stress_ksm_unmerge_spread_t *s)
+{
+	double sum = 0.0, sq = 0.0;
+	size_t i;
+
+	(void)memset(s, 0, sizeof(*s));
+	if (!n)
+		return;
+	qsort(v, n, sizeof(*v), stress_ksm_unmerge_double_cmp);
+	for (i = 0; i < n; i++)
+		sum += v[i];
+	s->n = n;
+	s->mean = sum / (double)n;
+	for (i = 0; i < n; i++)
+		sq += (v[i] - s->mean) * (v[i] - s->mean);
+	s->stdev = sqrt(sq / (double)n);
+	s->p50 = v[(size_t)ceil(0.50 * (double)n) - 1];
+	s->p95 = v[(size_t)ceil(0.95 * (double)n) - 1];
+	s->p99 = v[(size_t)ceil(0.99 * (double)n) - 1];
+}
+
+/*
+ *  stress_ksm_unmerge_lat_spread()
+ *	spread of one latency ring (at offset off in the instance) over all instances
+ */
+static void stress_ksm_unmerge_lat_spread(const stress_ksm_unmerge_shared_t *sh,
+	const size_t off, stress_ksm_unmerge_spread_t *s)
+{
+	size_t n = 0, i;
+	double *v;
+
+	(void)memset(s, 0, sizeof(*s));
+	for (i = 0; i < sh->instances; i++)
+		n += ((const stress_ksm_unmerge_lat_t *)((const char *)&sh->inst[i] + off))->count;
+	v = calloc(n ? n : 1, sizeof(*v));
+	if (!v)
+		return;
+	for (n = 0, i = 0; i < sh->instances; i++) {
+		const stress_ksm_unmerge_lat_t *lat =
+			(const stress_ksm_unmerge_lat_t *)((const char *)&sh->inst[i] + off);
+
+		(void)memcpy(v + n, lat->ms, lat->count * sizeof(*v));
+		n += lat->count;
+	}
+	stress_ksm_unmerge_spread(v, n, s);
+	free(v);
+}
+
+/*
+ *  stress_ksm_unmerge_racer_total()
+ *	one racer's figures summed over instances
+ */
+static void stress_ksm_unmerge_racer_total(const stress_ksm_unmerge_shared_t *sh, const size_t idx,
+	stress_ksm_unmerge_racer_stats_t *t)
+{
+	uint32_t i;
+
+	(void)memset(t, 0, sizeof(*t));
+	for (i = 0; i < sh->instances; i++) {
+		const stress_ksm_unmerge_racer_stats_t *r = &sh->inst[i].racer[idx];
+
+		t->ops += r->ops;
+		t->evidence += r->evidence;
+		t->failures += r->failures;
+		t->aux += r->aux;
+		t->active |= r->active;
+		t->skipped |= r->skipped;
+		if (!t->reason[0] && r->reason[0])
+			(void)strlcpy(t->reason, r->reason, sizeof(t->reason));
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_pr_report()
+ *	pr_inf a report line, kept out of the 10 and 12 field shapes that
+ *	LKP's stress-ng parser takes for metrics rows
+ */
+static void FORMAT(printf, 1, 2) stress_ksm_unmerge_pr_report(const char *fmt, ...)
+{
+	char buf[512];
+	const char *p;
+	va_list ap;
+	int fields = 3;	/* "stress-ng: info:  [pid]" */
+	bool in_field = false;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	for (p = buf; *p; p++) {
+		const bool space = (*p == ' ' || *p == '\t' || *p == '\n');
+
+		if (!space && !in_field)
+			fields++;
+		in_field = !space;
+	}
+	if (fields == 10 || fields == 12)
+		pr_inf("ksm-unmerge: %s -\n", buf);
+	else
+		pr_inf("ksm-unmerge: %s\n", buf);
+}
+
+/*
+ *  stress_ksm_unmerge_totals()
+ *	instance figures summed over all instances
+ */
+static void stress_ksm_unmerge_totals(const stress_ksm_unmerge_shared_t *sh,
+	stress_ksm_unmerge_instance_t *t)
+{
+	uint32_t i;
+
+	(void)memset(t, 0, offsetof(stress_ksm_unmerge_instance_t, unmerge_lat));
+	for (i = 0; i < sh->instances; i++) {
+		const stress_ksm_unmerge_instance_t *st = &sh->inst[i];
+
+		t->cycles += st->cycles;
+		t->merge_timeouts += st->merge_timeouts;
+		t->partial_merges += st->partial_merges;
+		t->pages_merged += st->pages_merged;
+		t->pages_zero += st->pages_zero;
+		t->pages_unmerged += st->pages_unmerged;
+		t->cow_ksm += st->cow_ksm;
+		t->failures += st->failures;
+		t->method_cycles[0] += st->method_cycles[0];
+		t->method_cycles[1] += st->method_cycles[1];
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_report()
+ *	parent: totals, per racer reached/NOT reached lines, latency spreads
+ */
+static void stress_ksm_unmerge_report(const stress_ksm_unmerge_shared_t *sh)
+{
+	stress_ksm_unmerge_spread_t s;
+	stress_ksm_unmerge_instance_t *t;
+	size_t i;
+
+	t = calloc(1, sizeof(*t));
+	if (t) {
+		stress_ksm_unmerge_totals(sh, t);
+		stress_ksm_unmerge_pr_report("totals: cycles=%" PRIu64 ",madvise-cycles=%" PRIu64
+			",prctl-cycles=%" PRIu64 ",pages-merged=%" PRIu64 ",zero-pages=%" PRIu64
+			",pages-unmerged=%" PRIu64 ",cow-ksm-delta=%" PRIu64 ",merge-timeouts=%" PRIu64
+			",partial-merges=%" PRIu64 ",failures=%" PRIu64,
+			t->cycles, t->method_cycles[0], t->method_cycles[1], t->pages_merged,
+			t->pages_zero, t->pages_unmerged, t->cow_ksm, t->merge_timeouts,
+			t->partial_merges, t->failures);
+		free(t);
+	}
+
+	for (i = 0; i < KSM_UNMERGE_RACERS; i++) {
+		stress_ksm_unmerge_racer_stats_t t;
+
+		if (!(sh->methods & STRESS_BIT_ULL(KSM_UNMERGE_RACER_SHIFT + i)))
+			continue;
+		stress_ksm_unmerge_racer_total(sh, i, &t);
+		if (t.active && t.evidence)
+			stress_ksm_unmerge_pr_report("racer %s reached: ops=%" PRIu64 " %s=%" PRIu64,
+				stress_ksm_unmerge_racer_names[i], t.ops,
+				stress_ksm_unmerge_racers[i].evidence, t.evidence);
+		else if (t.active)
+			stress_ksm_unmerge_pr_report("racer %s NOT reached: ops=%" PRIu64 " %s=0 (%s)",
+				stress_ksm_unmerge_racer_names[i], t.ops,
+				stress_ksm_unmerge_racers[i].evidence,
+				t.reason[0] ? t.reason : "path never met a KSM page");
+		else
+			stress_ksm_unmerge_pr_report("racer %s skipped: %s", stress_ksm_unmerge_racer_names[i],
+				t.reason[0] ? t.reason : "not started");
+	}
+	stress_ksm_unmerge_lat_spread(sh, offsetof(stress_ksm_unmerge_instance_t, unmerge_lat), &s);
+	if (s.n)
+		stress_ksm_unmerge_pr_report("unmerge millisecs per cycle: p50=%.3f p95=%.3f p99=%.3f "
+			"mean=%.3f stdev=%.3f samples=%" PRIu64,
+			s.p50, s.p95, s.p99, s.mean, s.stdev, s.n);
+	stress_ksm_unmerge_lat_spread(sh, offsetof(stress_ksm_unmerge_instance_t, mrelease_lat), &s);
+	if (s.n)
+		stress_ksm_unmerge_pr_report("mrelease kill-to-reaped millisecs: p50=%.3f p95=%.3f p99=%.3f "
+			"mean=%.3f stdev=%.3f samples=%" PRIu64,
+			s.p50, s.p95, s.p99, s.mean, s.stdev, s.n);
+}
+
+#if defined(STRESS_KSM_STANDALONE)
+/*
+ *  stress_ksm_unmerge_yaml_spread()
+ *	append one latency spread as a YAML flow mapping
+ */
+static size_t stress_ksm_unmerge_yaml_spread(char *buf, const size_t len, const char *name,
+	const stress_ksm_unmerge_spread_t *s)
+{
+	return (size_t)snprintf(buf, len, "        %s: { samples: %" PRIu64 ", p50: %.6f, p95: %.6f, "
+		"p99: %.6f, mean: %.6f, stdev: %.6f }\n", name, s->n, s->p50, s->p95, s->p99, s->mean, s->stdev);
+}
+
+/*
+ *  stress_ksm_unmerge_yaml()
+ *	standalone build: the ksm-unmerge YAML section (totals, latencies, racers)
+ */
+static void stress_ksm_unmerge_yaml(const stress_ksm_unmerge_shared_t *sh)
+{
+	const size_t len = 16384;
+	char *buf = malloc(len);
+	stress_ksm_unmerge_instance_t *t = calloc(1, sizeof(*t));
+	stress_ksm_unmerge_spread_t s;
+	size_t off = 0, i;
+
+	if (!buf || !t)
+		goto out;
+	stress_ksm_unmerge_totals(sh, t);
+	off += (size_t)snprintf(buf + off, len - off,
+		"    pattern: %s\n    cycles: %" PRIu64 "\n    madvise-cycles: %" PRIu64 "\n"
+		"    prctl-cycles: %" PRIu64 "\n    pages-merged: %" PRIu64 "\n    zero-pages: %" PRIu64 "\n"
+		"    pages-unmerged: %" PRIu64 "\n    cow-ksm-delta: %" PRIu64 "\n"
+		"    merge-timeouts: %" PRIu64 "\n    partial-merges: %" PRIu64 "\n    failures: %" PRIu64 "\n"
+		"    latencies:\n",
+		stress_ksm_unmerge_patterns[sh->pattern], t->cycles, t->method_cycles[0], t->method_cycles[1],
+		t->pages_merged, t->pages_zero, t->pages_unmerged, t->cow_ksm, t->merge_timeouts,
+		t->partial_merges, t->failures);
+	stress_ksm_unmerge_lat_spread(sh, offsetof(stress_ksm_unmerge_instance_t, unmerge_lat), &s);
+	off += stress_ksm_unmerge_yaml_spread(buf + off, len - off, "unmerge-millisecs", &s);
+	stress_ksm_unmerge_lat_spread(sh, offsetof(stress_ksm_unmerge_instance_t, mrelease_lat), &s);
+	if (s.n)
+		off += stress_ksm_unmerge_yaml_spread(buf + off, len - off, "mrelease-millisecs", &s);
+	off += (size_t)snprintf(buf + off, len - off, "    racers:\n");
+	for (i = 0; i < KSM_UNMERGE_RACERS && off < len; i++) {
+		stress_ksm_unmerge_racer_stats_t r;
+
+		if (!(sh->methods & STRESS_BIT_ULL(KSM_UNMERGE_RACER_SHIFT + i)))
+			continue;
+		stress_ksm_unmerge_racer_total(sh, i, &r);
+		off += (size_t)snprintf(buf + off, len - off,
+			"        - racer: %s\n          ops: %" PRIu64 "\n          evidence: %" PRIu64 "\n"
+			"          evidence-counts: %s\n          failures: %" PRIu64 "\n"
+			"          reached: %s\n          skipped: %s\n",
+			stress_ksm_unmerge_racer_names[i], r.ops, r.evidence,
+			stress_ksm_unmerge_racers[i].evidence, r.failures,
+			(r.active && r.evidence) ? "true" : "false", r.skipped ? "true" : "false");
+	}
+	if (off < len)
+		stress_yaml_extra_add("ksm-unmerge", buf);
+out:
+	free(t);
+	free(buf);
+}
+#endif
+
+/*
+ *  stress_ksm_unmerge_deinit()
+ *	parent: racer report, latency spread, watcher off, knobs restored
+ */
+static void stress_ksm_unmerge_deinit(void)
+{
+	stress_ksm_unmerge_shared_t *sh = stress_ksm_unmerge_shared;
+
+	if (!sh)
+		return;
+	stress_ksm_unmerge_klog_stop();
+	stress_ksm_unmerge_report(sh);
+#if defined(STRESS_KSM_STANDALONE)
+	stress_ksm_unmerge_yaml(sh);
+#endif
+	if (stress_ksm_unmerge_lock_fd >= 0) {
+		if (stress_ksm_unmerge_knobs_restore(&sh->saved) == 0)
+			(void)shim_unlink(KSM_STATE_FILE);
+		(void)close(stress_ksm_unmerge_lock_fd);
+		stress_ksm_unmerge_lock_fd = -1;
+	}
+	(void)munmap((void *)sh, stress_ksm_unmerge_shared_size);
+	stress_ksm_unmerge_shared = NULL;
+}
+
+static const stress_exercises_t exercises[] = {
+	STRESS_EX_FEATURE("ksm"),
+	STRESS_EX_FEATURE("break-ksm"),
+	STRESS_EX_SYSCALL("madvise"),
+	STRESS_EX_SYSCALL("prctl"),
+	STRESS_EX_SYSCALL("vmsplice"),
+	STRESS_EX_SYSCALL("userfaultfd"),
+	STRESS_EX_SYSCALL("process_mrelease"),
+	STRESS_EX_SYSCALL("pidfd_open"),
+	STRESS_EX_SYSCALL("fork"),
+	STRESS_EX_SYSCALL("mprotect"),
+	STRESS_EX_LIBRARY("pthread"),
+	STRESS_EX_END
+};
+
+const stressor_info_t stress_ksm_unmerge_info = {
+	.stressor = stress_ksm_unmerge,
+	.supported = stress_ksm_unmerge_supported,
+	.init = stress_ksm_unmerge_init,
+	.deinit = stress_ksm_unmerge_deinit,
+	.opts = opts,
+	.help = help,
+	.exercises = exercises,
+	.classifier = CLASS_VM | CLASS_OS,
+	.verify = VERIFY_ALWAYS,
+	.max_metrics_items = 24,
+};
+
+#else
+
+static const stress_exercises_t exercises[] = {
+	STRESS_EX_FEATURE("ksm"),
+	STRESS_EX_END
+};
+
+const stressor_info_t stress_ksm_unmerge_info = {
+	.stressor = stress_unimplemented,
+	.opts = opts,
+	.help = help,
+	.exercises = exercises,
+	.classifier = CLASS_VM | CLASS_OS,
+	.verify = VERIFY_ALWAYS,
+	.unimplemented_reason = "built without MADV_MERGEABLE/MADV_UNMERGEABLE support"
+};
+
+#endif

@@ -1,0 +1,72 @@
+#!/bin/bash
+# it-cycle-signals: SIGTERM/SIGINT of the parent mid-cycle stop the run within
+# 2 s with the summary and the knobs restored; SIGKILL of an instance is
+# reported and the knobs restored; SIGKILL of the parent is repaired by the
+# next run from the state file.  Nothing is left behind in any case.
+. "$(dirname "$0")/lib.sh"
+require_ksm
+
+# wait_cycles: wait until the run logging to $1 is past its set-up
+wait_started() {
+	local i
+	for i in $(seq 1 50); do
+		grep -q "using .* per stressor instance" "$1" 2>/dev/null && { sleep 1.5; return 0; }
+		sleep 0.1
+	done
+	return 1
+}
+
+before=$(knobs)
+for sig in TERM INT; do
+	log=$TMPD/$sig.log
+	"$STRESSOR" --ksm-unmerge 2 -t 60 --metrics --ksm-unmerge-bytes 32M > "$log" 2>&1 &
+	pid=$!
+	wait_started "$log" || fail "SIG$sig: run did not start"
+	t0=$(date +%s.%N)
+	kill -$sig $pid
+	wait $pid
+	rc=$?
+	t1=$(date +%s.%N)
+	secs=$(echo "$t1 - $t0" | bc)
+	echo "SIG$sig: exit $rc after ${secs}s"
+	[ "$(echo "$secs < 2.5" | bc)" = 1 ] || fail "SIG$sig took ${secs}s to stop"
+	grep -q "run completed" "$log" || { cat "$log"; fail "SIG$sig: no summary"; }
+	grep -q "ksm-unmerge: totals:" "$log" || fail "SIG$sig: deinit did not run"
+	[ "$(knobs)" = "$before" ] || fail "SIG$sig: knobs '$(knobs)' != '$before'"
+	[ -z "$(leftovers)" ] || fail "SIG$sig: processes left: $(leftovers)"
+	[ ! -e /run/stress-ksm-unmerge.state ] || fail "SIG$sig: state file left"
+done
+
+# SIGKILL of one instance: reported, the rest go on, knobs restored
+log=$TMPD/kill-instance.log
+"$STRESSOR" --ksm-unmerge 2 -t 6 --metrics --ksm-unmerge-bytes 32M > "$log" 2>&1 &
+pid=$!
+wait_started "$log" || fail "instance kill: run did not start"
+child=$(pgrep -P $pid | head -1)
+[ -n "$child" ] || fail "no instance process found"
+kill -KILL "$child"
+wait $pid
+rc=$?
+echo "SIGKILL of instance $child: run exit $rc"
+grep -q "\[$child\] terminated on signal 9" "$log" || { cat "$log"; fail "killed instance $child not reported"; }
+[ "$(knobs)" = "$before" ] || fail "instance kill: knobs '$(knobs)' != '$before'"
+[ -z "$(leftovers)" ] || fail "instance kill: processes left: $(leftovers)"
+
+# SIGKILL of the parent: knobs stay changed, state file kept; next run repairs
+log=$TMPD/kill-parent.log
+"$STRESSOR" --ksm-unmerge 1 -t 30 --ksm-unmerge-bytes 16M > "$log" 2>&1 &
+pid=$!
+wait_started "$log" || fail "parent kill: run did not start"
+kill -KILL $pid
+wait $pid 2>/dev/null
+for i in $(seq 1 30); do [ -z "$(leftovers)" ] && break; sleep 0.1; done
+[ -z "$(leftovers)" ] || fail "parent kill: instances outlived the parent: $(leftovers)"
+[ -e /run/stress-ksm-unmerge.state ] || fail "parent kill: no state file to repair from"
+[ "$(cat $KSM/run)" = 1 ] || echo "note: run is $(cat $KSM/run) after SIGKILL"
+log2=$TMPD/repair.log
+"$STRESSOR" --ksm-unmerge 1 -t 2 --ksm-unmerge-bytes 1M > "$log2" 2>&1
+grep -q "restoring KSM knobs left by killed run" "$log2" || { cat "$log2"; fail "next run did not repair"; }
+[ "$(knobs)" = "$before" ] || fail "after repair: knobs '$(knobs)' != '$before'"
+[ ! -e /run/stress-ksm-unmerge.state ] || fail "state file left after repair"
+echo "ok: SIGTERM, SIGINT, instance SIGKILL, parent SIGKILL + repair"
+exit 0
