@@ -183,6 +183,15 @@ static const char *stress_ksm_unmerge_pattern(const size_t i)
 		stress_ksm_unmerge_patterns[i] : NULL;
 }
 
+/*
+ *  stress_ksm_unmerge_pattern_zero()
+ *	does the pattern have zero pages for KSM's use_zero_pages mode
+ */
+static inline bool stress_ksm_unmerge_pattern_zero(const int pattern)
+{
+	return (pattern == KSM_UNMERGE_PATTERN_ZERO) || (pattern == KSM_UNMERGE_PATTERN_MIXED);
+}
+
 static const stress_opt_t opts[] = {
 	{ OPT_ksm_unmerge_bytes,   "ksm-unmerge-bytes",   TYPE_ID_SIZE_T_BYTES_VM, MIN_KSM_UNMERGE_BYTES, MAX_KSM_UNMERGE_BYTES, NULL },
 	{ OPT_ksm_unmerge_method,  "ksm-unmerge-method",  TYPE_ID_CALLBACK, 0, 0, stress_ksm_unmerge_method_opt },
@@ -341,6 +350,7 @@ typedef struct stress_ksm_unmerge_ctx {
 	int full_scans_fd;
 	int vmstat_fd;
 	uint64_t zero_pfn;		/* pfn of the shared zero page, 0 unknown */
+	bool ksm_zero;			/* use_zero_pages is on: zero pfn = KSM zero page */
 	bool have_pfns;			/* pagemap gives real PFNs (root) */
 	bool verify;			/* --verify: check every page */
 	uint64_t expect_merged;		/* predicted KSM pages (not zero pages) */
@@ -626,8 +636,7 @@ static uint64_t stress_ksm_unmerge_meminfo_available(void)
  */
 static int stress_ksm_unmerge_knobs_set(const int pattern, char *err, const size_t len)
 {
-	const bool zero = (pattern == KSM_UNMERGE_PATTERN_ZERO) ||
-			  (pattern == KSM_UNMERGE_PATTERN_MIXED);
+	const bool zero = stress_ksm_unmerge_pattern_zero(pattern);
 	static const struct {
 		const char *knob;
 		const char *value;
@@ -1027,7 +1036,9 @@ static int stress_ksm_unmerge_region_scan(stress_ksm_unmerge_ctx_t *ctx,
 		if (!(e & PM_PRESENT))
 			continue;
 		if ((e & PM_PFN_MASK) == ctx->zero_pfn) {
-			(*zero)++;
+			/* without use_zero_pages it is a read-faulted hole, not KSM's */
+			if (ctx->ksm_zero)
+				(*zero)++;
 			continue;
 		}
 		ctx->pfns[2 * n] = e & PM_PFN_MASK;
@@ -1392,16 +1403,6 @@ static void stress_ksm_unmerge_racer_thread_stop(stress_ksm_unmerge_ctx_t *ctx, 
 	ctx->run[idx].thread_running = false;
 }
 
-/*
- *  stress_ksm_unmerge_racer_unimplemented()
- *	placeholder for racers not built yet: always skipped with the reason
- */
-static int stress_ksm_unmerge_racer_unimplemented(char *reason, const size_t len)
-{
-	(void)snprintf(reason, len, "not implemented in this build");
-	return -1;
-}
-
 #if __has_include("stress-ksm-unmerge-racers-a.inc.c")
 #include "stress-ksm-unmerge-racers-a.inc.c"
 #endif
@@ -1428,7 +1429,7 @@ static bool stress_ksm_unmerge_page_is_ksm(stress_ksm_unmerge_ctx_t *ctx, const 
 			1, ctx->page_size, &e) < 0 || !(e & PM_PRESENT))
 		return false;
 	if ((e & PM_PFN_MASK) == ctx->zero_pfn)
-		return true;
+		return ctx->ksm_zero;
 	return !!(stress_ksm_unmerge_kpageflags(ctx->kpageflags_fd, e & PM_PFN_MASK) &
 		STRESS_BIT_ULL(KPF_BIT_KSM));
 }
@@ -1563,6 +1564,22 @@ static void stress_ksm_unmerge_dontneed_stop(stress_ksm_unmerge_ctx_t *ctx, cons
 #define KSM_RACER_DONTNEED { "dontneed", "unmerge over MADV_DONTNEED holes", \
 	"ksm-pages-discarded", stress_ksm_unmerge_dontneed_supported, \
 	stress_ksm_unmerge_dontneed_start, stress_ksm_unmerge_dontneed_stop, NULL }
+
+#if !defined(KSM_RACER_VMSPLICE) || !defined(KSM_RACER_GUP) ||	\
+    !defined(KSM_RACER_UFFD_WP) || !defined(KSM_RACER_MRELEASE) ||	\
+    !defined(KSM_RACER_FORK) || !defined(KSM_RACER_MPROTECT) ||	\
+    !defined(KSM_RACER_DONTNEED) || !defined(KSM_RACER_SPARSE) ||	\
+    !defined(KSM_RACER_THP)
+/*
+ *  stress_ksm_unmerge_racer_unimplemented()
+ *	placeholder for racers not built yet: always skipped with the reason
+ */
+static int stress_ksm_unmerge_racer_unimplemented(char *reason, const size_t len)
+{
+	(void)snprintf(reason, len, "not implemented in this build");
+	return -1;
+}
+#endif
 
 /*
  *  The racer table, in the order of stress_ksm_unmerge_racer_names[]
@@ -1941,6 +1958,7 @@ static int stress_ksm_unmerge_ctx_init(stress_ksm_unmerge_ctx_t *ctx, stress_arg
 	ctx->pattern = sh->pattern;
 	ctx->methods = sh->methods;
 	ctx->verify = !!(g_opt_flags & OPT_FLAGS_VERIFY);
+	ctx->ksm_zero = stress_ksm_unmerge_pattern_zero(ctx->pattern);
 	ctx->seed = ((uint64_t)getpid() << 32) ^ ((uint64_t)args->instance << 48) ^ stress_mwc64();
 	ctx->region_size = stress_ksm_unmerge_region_size(args, &total);
 	ctx->npages = ctx->region_size / ctx->page_size;

@@ -1,0 +1,88 @@
+#!/bin/bash
+# tests/it-cli-exit-codes.sh: runner behaviour with the dummy stressor
+# (tests/build/dummy-runner): exit codes and summary lines per stressor
+# outcome, init/deinit called exactly once, --ksm-unmerge-ops split,
+# default timeout line, help, and the 0-day command line.
+
+cd "$(dirname "$0")/.." || exit 1
+R=tests/build/dummy-runner
+[ -x "$R" ] || { echo "$R not built"; exit 1; }
+tmp=$(mktemp -d /tmp/it-exit.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+errors=0
+
+fail() {
+	echo "FAIL: $*"
+	errors=$((errors + 1))
+}
+
+# expect MODE RC SUMMARY-REGEX [args...]: run dummy in MODE, check rc,
+# a line matching the regex, init/deinit once each
+expect() {
+	local mode=$1 want=$2 re=$3 rc
+	shift 3
+	: >"$tmp/trace"
+	DUMMY_MODE=$mode DUMMY_INSTANCE=0 DUMMY_TRACE="$tmp/trace" \
+		timeout 30 "$R" --ksm-unmerge 2 -t 1 "$@" >"$tmp/out" 2>&1
+	rc=$?
+	[ "$rc" -eq "$want" ] || fail "$mode: exit $rc, expected $want"
+	grep -Eq -- "$re" "$tmp/out" || fail "$mode: no line matching '$re'"
+	if [ "$mode" = skip ]; then
+		[ -s "$tmp/trace" ] && fail "skip: init or run called"
+	else
+		[ "$(grep -c '^init 2$' "$tmp/trace")" = 1 ] || fail "$mode: init not called once"
+		[ "$(grep -c '^deinit' "$tmp/trace")" = 1 ] || fail "$mode: deinit not called once"
+	fi
+	grep -Eq "(successful|unsuccessful) run completed in" "$tmp/out" || fail "$mode: no final line"
+}
+
+expect ok 0 '\] passed: 2: ksm-unmerge \(2\)$'
+expect fail 2 'terminated with an error, exit status=2 \(stressor failed\)$'
+expect fail 2 '\] failed: 1: ksm-unmerge \(1\)$'
+expect fail 2 '\] unsuccessful run completed in'
+expect skip 0 '\] skipped: 2: ksm-unmerge \(2\)$'
+expect skip 0 '\] dispatching hogs:$'
+expect noresource 3 'aborted early, no system resources$'
+expect noresource 3 '\] skipped: 2: ksm-unmerge \(2\)$'
+expect notimpl 0 '\] skipped: 2: ksm-unmerge \(2\)$'
+expect notready 7 '\] metrics untrustworthy: 2: ksm-unmerge \(2\)$'
+expect notready 7 'bogo-ops counter in non-ready state'
+expect early 0 'WARNING: finished prematurely after just'
+expect kill 0 'terminated on signal 9 .SIGKILL.$'
+expect kill 0 '\] passed: 2: ksm-unmerge \(2\)$'
+expect segv 2 '\] failed: 1: ksm-unmerge \(1\)$'
+expect ok 0 '^stress-ng: info:  \[[0-9]+\] setting to a 1 sec run per stressor$'
+expect ok 0 '^stress-ng: info:  \[[0-9]+\] dispatching hogs: 2 ksm-unmerge$'
+
+# ops: totals split exactly across instances, no timeout: default 1 day
+DUMMY_SLEEP_US=100 timeout 30 "$R" --ksm-unmerge 3 --ksm-unmerge-ops 100 \
+	--metrics-brief -Y "$tmp/ops.yaml" >"$tmp/out" 2>&1 || fail "ops run exit $?"
+grep -q '\] defaulting to a 1 day run per stressor$' "$tmp/out" || fail "no default timeout line"
+row=$(grep -E '\] ksm-unmerge +[0-9]+ ' "$tmp/out")
+[ "$(echo "$row" | awk '{print $5}')" = 100 ] || fail "ops total not 100: $row"
+grep -q 'finished prematurely' "$tmp/out" && fail "ops run warned about premature finish"
+ops=$(python3 -c 'import sys,yaml; d=yaml.load(open(sys.argv[1]), Loader=yaml.CSafeLoader); print(sorted(i["bogo-ops"] for i in d["metrics"][0]["instances"]))' "$tmp/ops.yaml")
+[ "$ops" = "[33, 33, 34]" ] || fail "per-instance ops $ops, expected [33, 33, 34]"
+
+# the lkp/0-day command line (with an ops limit so it ends quickly)
+DUMMY_SLEEP_US=100 timeout 30 "$R" --timeout 60 --times --verify --metrics --no-rand-seed \
+	--ksm-unmerge-method all --ksm-unmerge 2 --ksm-unmerge-ops 20 >"$tmp/out" 2>&1 ||
+	fail "0-day line exit $?"
+grep -q '\] setting to a 1 min run per stressor$' "$tmp/out" || fail "0-day: no setting line"
+grep -q '\] for a [0-9.]*s run time:$' "$tmp/out" || fail "0-day: no --times block"
+
+# help
+"$R" -h >"$tmp/out" 2>&1 || fail "help exit $?"
+for o in --timeout --metrics-brief --yaml --klog-check --ksm-unmerge-ops --ksm-unmerge-method; do
+	grep -q -- "$o" "$tmp/out" || fail "help lacks $o"
+done
+
+# --quiet: nothing on stdout for a good run; --stderr moves log lines
+"$R" --ksm-unmerge 1 -t 1 -q >"$tmp/out" 2>&1 || fail "quiet exit $?"
+[ -s "$tmp/out" ] && fail "--quiet printed: $(head -1 "$tmp/out")"
+"$R" --ksm-unmerge 1 -t 1 --stderr >"$tmp/out" 2>"$tmp/err" || fail "stderr exit $?"
+[ -s "$tmp/out" ] && fail "--stderr still wrote stdout"
+grep -q 'successful run completed' "$tmp/err" || fail "--stderr: no summary on stderr"
+
+[ "$errors" -eq 0 ] || { echo "$errors check(s) failed"; exit 1; }
+echo "runner exit codes and summaries OK"
