@@ -25,6 +25,8 @@
 #endif
 
 #include <sys/ioctl.h>
+#include <dirent.h>
+#include <sys/klog.h>
 #include <sys/resource.h>
 #include <sys/uio.h>
 #include <math.h>
@@ -51,10 +53,14 @@
 static const stress_help_t help[] = {
 	{ NULL,	"ksm-unmerge N",	"start N workers merging and unmerging KSM pages" },
 	{ NULL,	"ksm-unmerge-bytes N",	"memory to merge/unmerge in total (K, M, G or % of available)" },
+	{ NULL,	"ksm-unmerge-hang-timeout S", "report an unmerge or racer step stuck longer than S seconds (default 60)" },
+	{ NULL,	"ksm-unmerge-log F",	"append a YAML document with progress figures to file F every interval" },
 	{ NULL,	"ksm-unmerge-method M",	"merge switch and racers: madvise, prctl, vmsplice, gup, uffd-wp, mrelease, fork, mprotect, dontneed, sparse, thp or all (comma list)" },
 	{ NULL,	"ksm-unmerge-no-klog",	"do not watch the kernel log for warnings" },
 	{ NULL,	"ksm-unmerge-ops N",	"stop after N verified merge/unmerge cycles" },
 	{ NULL,	"ksm-unmerge-pattern P", "page contents: same, few, zero, mixed or unique" },
+	{ NULL,	"ksm-unmerge-progress S", "print a progress line every S seconds (default 60 in runs of 10 minutes or more)" },
+	{ NULL,	"ksm-unmerge-stop-on-warn", "stop the run at the first kernel warning or hang, keeping the evidence" },
 	{ NULL,	NULL,			NULL }
 };
 
@@ -194,9 +200,13 @@ static inline bool stress_ksm_unmerge_pattern_zero(const int pattern)
 
 static const stress_opt_t opts[] = {
 	{ OPT_ksm_unmerge_bytes,   "ksm-unmerge-bytes",   TYPE_ID_SIZE_T_BYTES_VM, MIN_KSM_UNMERGE_BYTES, MAX_KSM_UNMERGE_BYTES, NULL },
+	{ OPT_ksm_unmerge_hang_timeout, "ksm-unmerge-hang-timeout", TYPE_ID_UINT32, 1, 86400, NULL },
+	{ OPT_ksm_unmerge_log,     "ksm-unmerge-log",     TYPE_ID_STR, 0, 0, NULL },
 	{ OPT_ksm_unmerge_method,  "ksm-unmerge-method",  TYPE_ID_CALLBACK, 0, 0, stress_ksm_unmerge_method_opt },
 	{ OPT_ksm_unmerge_no_klog, "ksm-unmerge-no-klog", TYPE_ID_BOOL, 0, 1, NULL },
 	{ OPT_ksm_unmerge_pattern, "ksm-unmerge-pattern", TYPE_ID_SIZE_T_METHOD, 0, 0, stress_ksm_unmerge_pattern },
+	{ OPT_ksm_unmerge_progress, "ksm-unmerge-progress", TYPE_ID_UINT32, 1, 86400, NULL },
+	{ OPT_ksm_unmerge_stop_on_warn, "ksm-unmerge-stop-on-warn", TYPE_ID_BOOL, 0, 1, NULL },
 	END_OPT,
 };
 
@@ -288,6 +298,10 @@ typedef struct {
 	stress_ksm_unmerge_lat_t unmerge_lat;	/* timed unmerge call, ms */
 	stress_ksm_unmerge_lat_t mrelease_lat;	/* mrelease racer kill-to-reaped, ms */
 	volatile int phase;		/* current phase, for the kernel-log context */
+	volatile double phase_since;	/* when the phase began */
+	volatile pid_t pid;		/* instance pid, for the monitor */
+	uint64_t hangs;			/* steps the monitor saw stuck */
+	bool hang_reported;		/* current stuck step already reported */
 	stress_ksm_unmerge_racer_stats_t racer[KSM_UNMERGE_RACERS];
 } stress_ksm_unmerge_instance_t;
 
@@ -299,6 +313,13 @@ typedef struct {
 	int pattern;
 	uint64_t methods;
 	double start_time;
+	double end_time;		/* start + timeout, 0 if none */
+	uint32_t hang_timeout;		/* seconds */
+	uint32_t progress;		/* progress interval, seconds, 0 off */
+	bool stop_on_warn;
+	volatile bool stopping;		/* monitor stopped the run */
+	pid_t monitor_pid;
+	char log_path[PATH_MAX];
 	stress_ksm_unmerge_knobs_t saved;
 	stress_ksm_unmerge_instance_t inst[];
 } stress_ksm_unmerge_shared_t;
@@ -676,59 +697,6 @@ static uint32_t stress_ksm_unmerge_klog_events(void) { return 0; }
 static bool stress_ksm_unmerge_klog_sync(double timeout) { (void)timeout; return true; }
 static void stress_ksm_unmerge_klog_context_set(const uint32_t instance, const char *phase, const char *racers) { (void)instance; (void)phase; (void)racers; }
 #endif
-
-/*
- *  stress_ksm_unmerge_init()
- *	parent: shared state, knob save + state file, ksmd on, watcher on
- */
-static void stress_ksm_unmerge_init(const uint32_t instances)
-{
-	stress_ksm_unmerge_shared_t *sh;
-	size_t pattern = KSM_UNMERGE_PATTERN_SAME;
-	uint64_t methods = KSM_UNMERGE_METHOD_MADVISE;
-	bool no_klog = false;
-	int ret;
-
-	stress_ksm_unmerge_shared_size = sizeof(*sh) +
-		(size_t)instances * sizeof(stress_ksm_unmerge_instance_t);
-	sh = mmap(NULL, stress_ksm_unmerge_shared_size, PROT_READ | PROT_WRITE,
-		MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (sh == MAP_FAILED) {
-		pr_err("ksm-unmerge: cannot mmap %zu bytes of shared state, errno=%d (%s)\n",
-			stress_ksm_unmerge_shared_size, errno, strerror(errno));
-		stress_ksm_unmerge_shared = NULL;
-		return;
-	}
-	stress_ksm_unmerge_shared = sh;
-	sh->instances = instances;
-	sh->start_time = stress_time_now();
-	(void)stress_setting_get("ksm-unmerge-pattern", &pattern);
-	(void)stress_setting_get("ksm-unmerge-method", &methods);
-	(void)stress_setting_get("ksm-unmerge-no-klog", &no_klog);
-	sh->pattern = (int)pattern;
-	sh->methods = methods;
-
-	ret = stress_ksm_unmerge_lock();
-	if (ret < 0) {
-		(void)snprintf(sh->knob_error, sizeof(sh->knob_error),
-			"another stress-ksm-unmerge run owns the KSM knobs (%s.lock: %s)",
-			KSM_STATE_FILE, strerror(-ret));
-		return;
-	}
-	stress_ksm_unmerge_state_repair();
-	stress_ksm_unmerge_knobs_save(&sh->saved);
-	ret = stress_ksm_unmerge_state_write(&sh->saved);
-	if (ret < 0)
-		pr_warn("ksm-unmerge: cannot write state file %s, errno=%d (%s); "
-			"a SIGKILLed run will not be repaired\n", KSM_STATE_FILE, -ret, strerror(-ret));
-	if (stress_ksm_unmerge_knobs_set(sh->pattern, sh->knob_error, sizeof(sh->knob_error)) < 0) {
-		(void)stress_ksm_unmerge_knobs_restore(&sh->saved);
-		return;
-	}
-	sh->knobs_ok = true;
-	if (!no_klog)
-		(void)stress_ksm_unmerge_klog_start();
-}
 
 /* What one page holds under the chosen pattern */
 enum {
@@ -1719,6 +1687,8 @@ static void stress_ksm_unmerge_phase_set(stress_ksm_unmerge_ctx_t *ctx, const in
 	size_t i;
 
 	ctx->phase = phase;
+	ctx->st->phase_since = stress_time_now();
+	ctx->st->hang_reported = false;
 	ctx->st->phase = phase;
 	stress_ksm_unmerge_klog_context_set(ctx->args->instance,
 		stress_ksm_unmerge_phase_names[phase], ctx->racers_str);
@@ -1955,6 +1925,7 @@ static int stress_ksm_unmerge_ctx_init(stress_ksm_unmerge_ctx_t *ctx, stress_arg
 	ctx->pagemap_fd = ctx->kpageflags_fd = ctx->ksm_stat_fd = -1;
 	ctx->merging_pages_fd = ctx->full_scans_fd = ctx->vmstat_fd = -1;
 	ctx->st = &sh->inst[args->instance];
+	ctx->st->pid = getpid();
 	ctx->pattern = sh->pattern;
 	ctx->methods = sh->methods;
 	ctx->verify = !!(g_opt_flags & OPT_FLAGS_VERIFY);
@@ -2090,6 +2061,10 @@ static int stress_ksm_unmerge_outcome(stress_ksm_unmerge_ctx_t *ctx, int rc)
 
 	if (!stress_ksm_unmerge_klog_sync(2.0))
 		pr_dbg("%s: kernel-log watcher did not catch up within 2 s\n", args->name);
+	if (st->hangs) {
+		pr_fail("%s: %" PRIu64 " step(s) stuck longer than the hang bound\n", args->name, st->hangs);
+		rc = EXIT_FAILURE;
+	}
 	if (stress_ksm_unmerge_klog_events()) {
 		pr_fail("%s: %" PRIu32 " kernel warning event(s) during the run (see kernel-log report)\n",
 			args->name, stress_ksm_unmerge_klog_events());
@@ -2404,6 +2379,506 @@ static void stress_ksm_unmerge_report(const stress_ksm_unmerge_shared_t *sh)
 			s.p50, s.p95, s.p99, s.mean, s.stdev, s.n);
 }
 
+/*
+ *  The monitor: a process forked by the parent's init, independent of the
+ *  instances, so a stuck instance cannot silence it.  It prints progress
+ *  lines, appends the soak log, watches for stuck steps (hangs) and, with
+ *  --ksm-unmerge-stop-on-warn, stops the run at the first warning or hang.
+ */
+
+/*
+ *  stress_ksm_unmerge_proc_text()
+ *	first len-1 bytes of /proc/<pid>/<name>, newlines turned into "; "
+ */
+static void stress_ksm_unmerge_proc_text(const pid_t pid, const char *name, char *buf, const size_t len)
+{
+	char path[64];
+	ssize_t n;
+	char *p;
+
+	(void)snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
+	n = stress_fs_file_read(path, buf, len - 1);
+	if (n <= 0) {
+		(void)snprintf(buf, len, "unreadable (%s)", strerror(n < 0 ? errno : ENODATA));
+		return;
+	}
+	buf[n] = '\0';
+	while (n > 0 && buf[n - 1] == '\n')
+		buf[--n] = '\0';
+	for (p = buf; *p; p++)
+		if (*p == '\n')
+			*p = '|';
+}
+
+/*
+ *  stress_ksm_unmerge_rss_kb()
+ *	VmRSS of pid in KiB, 0 if unknown
+ */
+static uint64_t stress_ksm_unmerge_rss_kb(const pid_t pid)
+{
+	char path[64], buf[2048];
+	const char *p;
+	ssize_t n;
+
+	(void)snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	n = stress_fs_file_read(path, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strstr(buf, "VmRSS:");
+	return p ? strtoull(p + 6, NULL, 10) : 0;
+}
+
+/*
+ *  stress_ksm_unmerge_log_open()
+ *	open the soak log for appending, -1 if none or on error
+ */
+static int stress_ksm_unmerge_log_open(const stress_ksm_unmerge_shared_t *sh)
+{
+	int fd;
+
+	if (!sh->log_path[0])
+		return -1;
+	fd = open(sh->log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		pr_err("ksm-unmerge: cannot open log %s, errno=%d (%s)\n",
+			sh->log_path, errno, strerror(errno));
+	return fd;
+}
+
+/*
+ *  stress_ksm_unmerge_log_write()
+ *	append one document and fsync it, so a crash keeps every interval
+ */
+static void stress_ksm_unmerge_log_write(const int fd, const char *doc, const size_t len)
+{
+	if (fd < 0)
+		return;
+	if (write(fd, doc, len) != (ssize_t)len || fsync(fd) < 0)
+		pr_err("ksm-unmerge: soak log write failed, errno=%d (%s)\n", errno, strerror(errno));
+}
+
+/*
+ *  stress_ksm_unmerge_racers_reached()
+ *	racers with evidence and racers started, over all instances
+ */
+static void stress_ksm_unmerge_racers_reached(const stress_ksm_unmerge_shared_t *sh,
+	uint32_t *reached, uint32_t *active)
+{
+	size_t i;
+
+	*reached = 0;
+	*active = 0;
+	for (i = 0; i < KSM_UNMERGE_RACERS; i++) {
+		stress_ksm_unmerge_racer_stats_t t;
+
+		stress_ksm_unmerge_racer_total(sh, i, &t);
+		*active += t.active;
+		*reached += (t.active && t.evidence);
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_unmerge_rate()
+ *	MiB/s of unmerging over all instances so far, 0 if none
+ */
+static double stress_ksm_unmerge_unmerge_rate(const stress_ksm_unmerge_shared_t *sh)
+{
+	double secs = 0.0, pages = 0.0;
+	uint32_t i;
+
+	for (i = 0; i < sh->instances; i++) {
+		secs += sh->inst[i].unmerge_secs;
+		pages += (double)sh->inst[i].pages_unmerged;
+	}
+	return secs > 0.0 ? pages * (double)getpagesize() / (double)MB / secs : 0.0;
+}
+
+/*
+ *  stress_ksm_unmerge_progress_doc()
+ *	one soak log document: run figures now; final marks the last one
+ */
+static size_t stress_ksm_unmerge_progress_doc(const stress_ksm_unmerge_shared_t *sh, char *buf,
+	const size_t len, const bool final)
+{
+	stress_ksm_unmerge_instance_t *t = calloc(1, sizeof(*t));
+	const double now = stress_time_now();
+	size_t off = 0, i;
+	uint32_t reached, active;
+
+	if (!t)
+		return 0;
+	stress_ksm_unmerge_totals(sh, t);
+	stress_ksm_unmerge_racers_reached(sh, &reached, &active);
+	off += (size_t)snprintf(buf + off, len - off,
+		"---\nstressor: ksm-unmerge\nepoch-secs: %.3f\nelapsed-secs: %.3f\n"
+		"remaining-secs: %.0f\nfinal: %s\ncycles: %" PRIu64 "\npages-merged: %" PRIu64 "\n"
+		"pages-unmerged: %" PRIu64 "\nunmerge-mb-per-sec: %.3f\nmerge-timeouts: %" PRIu64 "\n"
+		"failures: %" PRIu64 "\nhangs: %" PRIu64 "\nkernel-warnings: %" PRIu32 "\n"
+		"racers-reached: %" PRIu32 "\nracers-active: %" PRIu32 "\ninstances:\n",
+		now, now - sh->start_time, sh->end_time > now ? sh->end_time - now : 0.0,
+		final ? "true" : "false", t->cycles, t->pages_merged, t->pages_unmerged,
+		stress_ksm_unmerge_unmerge_rate(sh), t->merge_timeouts, t->failures, t->hangs,
+		stress_ksm_unmerge_klog_events(), reached, active);
+	for (i = 0; i < sh->instances && off < len; i++) {
+		const stress_ksm_unmerge_instance_t *st = &sh->inst[i];
+
+		off += (size_t)snprintf(buf + off, len - off,
+			"    - instance: %zu\n      pid: %d\n      cycles: %" PRIu64 "\n"
+			"      phase: %s\n      rss-kb: %" PRIu64 "\n", i, (int)st->pid, st->cycles,
+			stress_ksm_unmerge_phase_names[st->phase],
+			st->pid > 0 ? stress_ksm_unmerge_rss_kb(st->pid) : 0);
+	}
+	free(t);
+	return off < len ? off : len - 1;
+}
+
+/*
+ *  stress_ksm_unmerge_progress_line()
+ *	the periodic status line
+ */
+static void stress_ksm_unmerge_progress_line(const stress_ksm_unmerge_shared_t *sh)
+{
+	stress_ksm_unmerge_instance_t *t = calloc(1, sizeof(*t));
+	const double now = stress_time_now();
+	uint32_t reached, active;
+
+	if (!t)
+		return;
+	stress_ksm_unmerge_totals(sh, t);
+	stress_ksm_unmerge_racers_reached(sh, &reached, &active);
+	stress_ksm_unmerge_pr_report("progress: elapsed=%.0fs,remaining=%.0fs,cycles=%" PRIu64
+		",unmerge-mb-per-sec=%.1f,pages-merged=%" PRIu64 ",racers-reached=%" PRIu32 "/%" PRIu32
+		",kernel-warnings=%" PRIu32 ",failures=%" PRIu64 ",hangs=%" PRIu64,
+		now - sh->start_time, sh->end_time > now ? sh->end_time - now : 0.0, t->cycles,
+		stress_ksm_unmerge_unmerge_rate(sh), t->pages_merged, reached, active,
+		stress_ksm_unmerge_klog_events(), t->failures, t->hangs);
+	free(t);
+}
+
+/*
+ *  stress_ksm_unmerge_kernel_log_tail()
+ *	the last lines of the kernel log ring (klogctl) as a YAML list
+ */
+static size_t stress_ksm_unmerge_kernel_log_tail(char *buf, const size_t len, const int lines)
+{
+	const int size = klogctl(10, NULL, 0);	/* SYSLOG_ACTION_SIZE_BUFFER */
+	char *log, *p, *end;
+	size_t off;
+	int n, seen = 0;
+
+	off = (size_t)snprintf(buf, len, "kernel-log-tail:\n");
+	if (size <= 0 || !(log = malloc((size_t)size + 1)))
+		return off + (size_t)snprintf(buf + off, len - off, "    - 'unavailable'\n");
+	n = klogctl(3, log, size);		/* SYSLOG_ACTION_READ_ALL */
+	if (n < 0) {
+		off += (size_t)snprintf(buf + off, len - off, "    - 'klogctl failed: %s'\n", strerror(errno));
+		free(log);
+		return off;
+	}
+	log[n] = '\0';
+	for (p = log + n; p > log && seen <= lines; p--)
+		seen += (p[-1] == '\n');
+	for (; *p && off < len; p = end + (*end != '\0')) {
+		end = strchrnul(p, '\n');
+		off += (size_t)snprintf(buf + off, len - off, "    - '");
+		for (; p < end && off + 2 < len; p++) {
+			if (*p == '\'')
+				buf[off++] = '\'';
+			buf[off++] = (*p >= ' ' && *p < 0x7f) ? *p : '?';
+		}
+		off += (size_t)snprintf(buf + off, len - off, "'\n");
+	}
+	free(log);
+	return off < len ? off : len - 1;
+}
+
+/*
+ *  stress_ksm_unmerge_evidence_doc()
+ *	soak log document with the evidence of a warning or hang: knobs,
+ *	each instance's wchan and kernel stack, the recent kernel log
+ */
+static size_t stress_ksm_unmerge_evidence_doc(const stress_ksm_unmerge_shared_t *sh, char *buf,
+	const size_t len, const char *why)
+{
+	char text[4096];
+	size_t off, i;
+
+	off = (size_t)snprintf(buf, len, "---\nstressor: ksm-unmerge\nevidence: '%s'\n"
+		"epoch-secs: %.3f\nknobs:\n", why, stress_time_now());
+	for (i = 0; i < KSM_KNOBS && off < len; i++) {
+		if (stress_ksm_unmerge_knob_read(stress_ksm_unmerge_knob_names[i], text, sizeof(text)) < 0)
+			continue;
+		off += (size_t)snprintf(buf + off, len - off, "    %s: '%s'\n",
+			stress_ksm_unmerge_knob_names[i], text);
+	}
+	off += (size_t)snprintf(buf + off, len - off, "instances:\n");
+	for (i = 0; i < sh->instances && off < len; i++) {
+		const pid_t pid = sh->inst[i].pid;
+		char wchan[128];
+
+		if (pid <= 0)
+			continue;
+		stress_ksm_unmerge_proc_text(pid, "wchan", wchan, sizeof(wchan));
+		stress_ksm_unmerge_proc_text(pid, "stack", text, sizeof(text));
+		off += (size_t)snprintf(buf + off, len - off,
+			"    - instance: %zu\n      pid: %d\n      phase: %s\n      wchan: '%s'\n"
+			"      stack: '%s'\n", i, (int)pid,
+			stress_ksm_unmerge_phase_names[sh->inst[i].phase], wchan, text);
+	}
+	if (off < len)
+		off += stress_ksm_unmerge_kernel_log_tail(buf + off, len - off, 40);
+	return off < len ? off : len - 1;
+}
+
+/*
+ *  stress_ksm_unmerge_threads_report()
+ *	wchan and kernel stack of every racer thread of a stuck instance
+ */
+static void stress_ksm_unmerge_threads_report(const pid_t pid)
+{
+	char path[64], wchan[128], stack[2048];
+	struct dirent *d;
+	DIR *dir;
+
+	(void)snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	if (!dir)
+		return;
+	while ((d = readdir(dir)) != NULL) {
+		char name[64];
+		const long tid = strtol(d->d_name, NULL, 10);
+
+		if (tid <= 0 || tid == pid)
+			continue;
+		(void)snprintf(name, sizeof(name), "task/%ld/wchan", tid);
+		stress_ksm_unmerge_proc_text(pid, name, wchan, sizeof(wchan));
+		(void)snprintf(name, sizeof(name), "task/%ld/stack", tid);
+		stress_ksm_unmerge_proc_text(pid, name, stack, sizeof(stack));
+		pr_inf("ksm-unmerge: thread %ld of pid %d: wchan %s, kernel stack: %s\n",
+			tid, (int)pid, wchan, stack);
+	}
+	(void)closedir(dir);
+}
+
+/*
+ *  stress_ksm_unmerge_hang_check()
+ *	report instances stuck in one step longer than the bound; true if any
+ */
+static bool stress_ksm_unmerge_hang_check(stress_ksm_unmerge_shared_t *sh)
+{
+	const double now = stress_time_now();
+	bool hung = false;
+	uint32_t i;
+
+	for (i = 0; i < sh->instances; i++) {
+		stress_ksm_unmerge_instance_t *st = &sh->inst[i];
+		char wchan[128], stack[2048];
+
+		/* merge waits and checks are bounded in user space; kernel steps are not */
+		if (st->pid <= 0 || st->hang_reported ||
+		    (st->phase != KSM_PHASE_UNMERGING && st->phase != KSM_PHASE_VERIFY) ||
+		    now - st->phase_since < (double)sh->hang_timeout)
+			continue;
+		st->hang_reported = true;
+		st->hangs++;
+		hung = true;
+		stress_ksm_unmerge_proc_text(st->pid, "wchan", wchan, sizeof(wchan));
+		stress_ksm_unmerge_proc_text(st->pid, "stack", stack, sizeof(stack));
+		pr_fail("ksm-unmerge: instance %" PRIu32 " (pid %d) stuck in phase %s for %.0f s "
+			"(bound %" PRIu32 " s): wchan %s, kernel stack: %s\n", i, (int)st->pid,
+			stress_ksm_unmerge_phase_names[st->phase], now - st->phase_since,
+			sh->hang_timeout, wchan, stack);
+		stress_ksm_unmerge_threads_report(st->pid);
+	}
+	return hung;
+}
+
+/*
+ *  stress_ksm_unmerge_stop_run()
+ *	ask every instance to stop, as stress-ng's own timeout does
+ */
+static void stress_ksm_unmerge_stop_run(stress_ksm_unmerge_shared_t *sh)
+{
+	uint32_t i;
+
+	sh->stopping = true;
+	for (i = 0; i < sh->instances; i++)
+		if (sh->inst[i].pid > 0)
+			(void)kill(sh->inst[i].pid, SIGALRM);
+}
+
+static volatile bool stress_ksm_unmerge_monitor_done;
+
+/*
+ *  stress_ksm_unmerge_monitor_sig()
+ *	SIGTERM from deinit: write the final document and leave
+ */
+static void stress_ksm_unmerge_monitor_sig(int sig)
+{
+	(void)sig;
+	stress_ksm_unmerge_monitor_done = true;
+}
+
+/*
+ *  stress_ksm_unmerge_monitor()
+ *	monitor process main loop
+ */
+static void NORETURN stress_ksm_unmerge_monitor(stress_ksm_unmerge_shared_t *sh)
+{
+	const size_t len = 65536;
+	char *doc = malloc(len);
+	const int fd = stress_ksm_unmerge_log_open(sh);
+	double next = sh->start_time + (sh->progress ? sh->progress : 60);
+	bool evidence_kept = false;
+
+	(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+	(void)signal(SIGTERM, stress_ksm_unmerge_monitor_sig);
+	(void)signal(SIGINT, SIG_IGN);
+	(void)signal(SIGALRM, SIG_IGN);
+	while (!stress_ksm_unmerge_monitor_done && doc) {
+		const bool hung = stress_ksm_unmerge_hang_check(sh);
+		const bool warned = stress_ksm_unmerge_klog_events() > 0;
+
+		if ((hung || warned) && sh->stop_on_warn && !evidence_kept) {
+			stress_ksm_unmerge_log_write(fd, doc, stress_ksm_unmerge_evidence_doc(sh, doc, len,
+				hung ? "hang" : "kernel warning"));
+			evidence_kept = true;
+			pr_inf("ksm-unmerge: stopping the run at the first %s (--ksm-unmerge-stop-on-warn)\n",
+				hung ? "hang" : "kernel warning");
+			stress_ksm_unmerge_stop_run(sh);
+		}
+		if (stress_time_now() >= next) {
+			if (sh->progress)
+				stress_ksm_unmerge_progress_line(sh);
+			stress_ksm_unmerge_log_write(fd, doc, stress_ksm_unmerge_progress_doc(sh, doc, len, false));
+			next += sh->progress ? sh->progress : 60;
+		}
+		(void)shim_nanosleep_uint64(250000000);
+	}
+	if (doc)
+		stress_ksm_unmerge_log_write(fd, doc, stress_ksm_unmerge_progress_doc(sh, doc, len, true));
+	if (fd >= 0)
+		(void)close(fd);
+	free(doc);
+	_exit(0);
+}
+
+/*
+ *  stress_ksm_unmerge_monitor_start()
+ *	parent: fork the monitor
+ */
+static void stress_ksm_unmerge_monitor_start(stress_ksm_unmerge_shared_t *sh)
+{
+	const pid_t pid = fork();
+
+	if (pid < 0) {
+		pr_err("ksm-unmerge: cannot fork the monitor, errno=%d (%s); no progress, "
+			"soak log or hang watchdog\n", errno, strerror(errno));
+		return;
+	}
+	if (pid == 0)
+		stress_ksm_unmerge_monitor(sh);
+	sh->monitor_pid = pid;
+}
+
+/*
+ *  stress_ksm_unmerge_monitor_stop()
+ *	parent: final log document, then reap the monitor
+ */
+static void stress_ksm_unmerge_monitor_stop(stress_ksm_unmerge_shared_t *sh)
+{
+	int status;
+
+	if (sh->monitor_pid <= 0)
+		return;
+	(void)kill(sh->monitor_pid, SIGTERM);
+	if (shim_waitpid(sh->monitor_pid, &status, 0) < 0)
+		pr_dbg("ksm-unmerge: waitpid on monitor %d failed, errno=%d (%s)\n",
+			(int)sh->monitor_pid, errno, strerror(errno));
+	sh->monitor_pid = 0;
+}
+
+/*
+ *  stress_ksm_unmerge_settings()
+ *	read the stressor options into the shared state
+ */
+static void stress_ksm_unmerge_settings(stress_ksm_unmerge_shared_t *sh)
+{
+	size_t pattern = KSM_UNMERGE_PATTERN_SAME;
+	uint64_t methods = KSM_UNMERGE_METHOD_MADVISE;
+	uint32_t hang_timeout = 60, progress = 0;
+	char *log_path = NULL;
+	bool stop_on_warn = false;
+
+	(void)stress_setting_get("ksm-unmerge-pattern", &pattern);
+	(void)stress_setting_get("ksm-unmerge-method", &methods);
+	(void)stress_setting_get("ksm-unmerge-hang-timeout", &hang_timeout);
+	(void)stress_setting_get("ksm-unmerge-stop-on-warn", &stop_on_warn);
+	(void)stress_setting_get("ksm-unmerge-log", &log_path);
+	if (!stress_setting_get("ksm-unmerge-progress", &progress) &&
+	    g_opt_timeout != TIMEOUT_NOT_SET && g_opt_timeout >= 600)
+		progress = 60;
+	sh->pattern = (int)pattern;
+	sh->methods = methods;
+	sh->hang_timeout = hang_timeout;
+	sh->progress = progress;
+	sh->stop_on_warn = stop_on_warn;
+	if (log_path)
+		(void)shim_strscpy(sh->log_path, log_path, sizeof(sh->log_path));
+	if (g_opt_timeout != TIMEOUT_NOT_SET && g_opt_timeout)
+		sh->end_time = sh->start_time + (double)g_opt_timeout;
+}
+
+/*
+ *  stress_ksm_unmerge_init()
+ *	parent: shared state, knob save + state file, ksmd on, watcher on
+ */
+static void stress_ksm_unmerge_init(const uint32_t instances)
+{
+	stress_ksm_unmerge_shared_t *sh;
+	bool no_klog = false;
+	int ret;
+
+	stress_ksm_unmerge_shared_size = sizeof(*sh) +
+		(size_t)instances * sizeof(stress_ksm_unmerge_instance_t);
+	sh = mmap(NULL, stress_ksm_unmerge_shared_size, PROT_READ | PROT_WRITE,
+		MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED) {
+		pr_err("ksm-unmerge: cannot mmap %zu bytes of shared state, errno=%d (%s)\n",
+			stress_ksm_unmerge_shared_size, errno, strerror(errno));
+		stress_ksm_unmerge_shared = NULL;
+		return;
+	}
+	stress_ksm_unmerge_shared = sh;
+	sh->instances = instances;
+	sh->start_time = stress_time_now();
+	stress_ksm_unmerge_settings(sh);
+	(void)stress_setting_get("ksm-unmerge-no-klog", &no_klog);
+
+	ret = stress_ksm_unmerge_lock();
+	if (ret < 0) {
+		(void)snprintf(sh->knob_error, sizeof(sh->knob_error),
+			"another stress-ksm-unmerge run owns the KSM knobs (%s.lock: %s)",
+			KSM_STATE_FILE, strerror(-ret));
+		return;
+	}
+	stress_ksm_unmerge_state_repair();
+	stress_ksm_unmerge_knobs_save(&sh->saved);
+	ret = stress_ksm_unmerge_state_write(&sh->saved);
+	if (ret < 0)
+		pr_warn("ksm-unmerge: cannot write state file %s, errno=%d (%s); "
+			"a SIGKILLed run will not be repaired\n", KSM_STATE_FILE, -ret, strerror(-ret));
+	if (stress_ksm_unmerge_knobs_set(sh->pattern, sh->knob_error, sizeof(sh->knob_error)) < 0) {
+		(void)stress_ksm_unmerge_knobs_restore(&sh->saved);
+		return;
+	}
+	sh->knobs_ok = true;
+	if (!no_klog)
+		(void)stress_ksm_unmerge_klog_start();
+	stress_ksm_unmerge_monitor_start(sh);
+}
+
 #if defined(STRESS_KSM_STANDALONE)
 /*
  *  stress_ksm_unmerge_yaml_spread()
@@ -2478,6 +2953,7 @@ static void stress_ksm_unmerge_deinit(void)
 
 	if (!sh)
 		return;
+	stress_ksm_unmerge_monitor_stop(sh);
 	stress_ksm_unmerge_klog_stop();
 	stress_ksm_unmerge_report(sh);
 #if defined(STRESS_KSM_STANDALONE)
