@@ -59,6 +59,7 @@ static const stress_help_t help[] = {
 	{ NULL,	"ksm-unmerge-no-klog",	"do not watch the kernel log for warnings" },
 	{ NULL,	"ksm-unmerge-ops N",	"stop after N verified merge/unmerge cycles" },
 	{ NULL,	"ksm-unmerge-pattern P", "page contents: same, few, zero, mixed or unique" },
+	{ NULL,	"ksm-unmerge-proc D",	"read per-process KSM counters from D/self instead of /proc (tests fallbacks)" },
 	{ NULL,	"ksm-unmerge-progress S", "print a progress line every S seconds (default 60 in runs of 10 minutes or more)" },
 	{ NULL,	"ksm-unmerge-stop-on-warn", "stop the run at the first kernel warning or hang, keeping the evidence" },
 	{ NULL,	NULL,			NULL }
@@ -205,6 +206,7 @@ static const stress_opt_t opts[] = {
 	{ OPT_ksm_unmerge_method,  "ksm-unmerge-method",  TYPE_ID_CALLBACK, 0, 0, stress_ksm_unmerge_method_opt },
 	{ OPT_ksm_unmerge_no_klog, "ksm-unmerge-no-klog", TYPE_ID_BOOL, 0, 1, NULL },
 	{ OPT_ksm_unmerge_pattern, "ksm-unmerge-pattern", TYPE_ID_SIZE_T_METHOD, 0, 0, stress_ksm_unmerge_pattern },
+	{ OPT_ksm_unmerge_proc,    "ksm-unmerge-proc",    TYPE_ID_STR, 0, 0, NULL },
 	{ OPT_ksm_unmerge_progress, "ksm-unmerge-progress", TYPE_ID_UINT32, 1, 86400, NULL },
 	{ OPT_ksm_unmerge_stop_on_warn, "ksm-unmerge-stop-on-warn", TYPE_ID_BOOL, 0, 1, NULL },
 	END_OPT,
@@ -233,6 +235,18 @@ static const stress_opt_t opts[] = {
 #define PM_UFFD_WP			STRESS_BIT_ULL(57)
 #define KPF_BIT_KSM			(21)
 #define KPF_BIT_ZERO_PAGE		(24)
+
+/* Where the instance reads how much of its memory is merged */
+enum {
+	KSM_COUNTERS_NONE = 0,
+	KSM_COUNTERS_KSM_STAT,		/* /proc/self/ksm_stat (6.1+) */
+	KSM_COUNTERS_MERGING_PAGES,	/* /proc/self/ksm_merging_pages (5.19+) */
+	KSM_COUNTERS_PAGEMAP,		/* pagemap + kpageflags (root) */
+};
+
+static const char * const stress_ksm_unmerge_counter_names[] = {
+	"none", "ksm_stat", "ksm_merging_pages", "pagemap",
+};
 
 /* Phases of one cycle, seen by racers */
 enum {
@@ -320,6 +334,7 @@ typedef struct {
 	volatile bool stopping;		/* monitor stopped the run */
 	pid_t monitor_pid;
 	char log_path[PATH_MAX];
+	char proc_root[PATH_MAX];	/* --ksm-unmerge-proc, "" = /proc */
 	stress_ksm_unmerge_knobs_t saved;
 	stress_ksm_unmerge_instance_t inst[];
 } stress_ksm_unmerge_shared_t;
@@ -371,6 +386,7 @@ typedef struct stress_ksm_unmerge_ctx {
 	int full_scans_fd;
 	int vmstat_fd;
 	uint64_t zero_pfn;		/* pfn of the shared zero page, 0 unknown */
+	int counters;			/* KSM_COUNTERS_* source for merge waits */
 	bool ksm_zero;			/* use_zero_pages is on: zero pfn = KSM zero page */
 	bool have_pfns;			/* pagemap gives real PFNs (root) */
 	bool verify;			/* --verify: check every page */
@@ -1115,6 +1131,46 @@ static int stress_ksm_unmerge_prctl_check(stress_ksm_unmerge_ctx_t *ctx, const i
 static void stress_ksm_unmerge_phase_set(stress_ksm_unmerge_ctx_t *ctx, const int phase);
 
 /*
+ *  stress_ksm_unmerge_counter_source()
+ *	best source of merged-page counts: per-process counters that cover the
+ *	pattern's pages, else pagemap (root), else whatever counter there is
+ */
+static int stress_ksm_unmerge_counter_source(const bool ksm_stat, const bool stat_has_zero,
+	const bool merging_pages, const bool pfns, const bool need_zero)
+{
+	if (ksm_stat && (stat_has_zero || !need_zero))
+		return KSM_COUNTERS_KSM_STAT;
+	if (merging_pages && !need_zero)
+		return KSM_COUNTERS_MERGING_PAGES;
+	if (pfns)
+		return KSM_COUNTERS_PAGEMAP;
+	if (ksm_stat)
+		return KSM_COUNTERS_KSM_STAT;
+	return merging_pages ? KSM_COUNTERS_MERGING_PAGES : KSM_COUNTERS_NONE;
+}
+
+/*
+ *  stress_ksm_unmerge_merged_now()
+ *	pages of this process merged now (KSM pages in *merging, KSM zero pages in *zero)
+ */
+static uint64_t stress_ksm_unmerge_merged_now(stress_ksm_unmerge_ctx_t *ctx,
+	int64_t *merging, int64_t *zero)
+{
+	if (ctx->counters == KSM_COUNTERS_PAGEMAP) {
+		uint64_t ksm = 0, kzero = 0;
+		size_t present;
+
+		if (stress_ksm_unmerge_region_scan(ctx, false, &ksm, &kzero, &present) < 0)
+			ksm = kzero = 0;
+		*merging = (int64_t)ksm;
+		*zero = (int64_t)kzero;
+	} else {
+		(void)stress_ksm_unmerge_counters(ctx, merging, zero);
+	}
+	return (uint64_t)(*merging > 0 ? *merging : 0) + (uint64_t)(*zero > 0 ? *zero : 0);
+}
+
+/*
  *  stress_ksm_unmerge_merge_wait()
  *	sleeping wait for ksmd to merge the prediction; 1 merged, 0 partial
  *	or timeout, -1 stopped by the end of the run
@@ -1131,7 +1187,7 @@ static int stress_ksm_unmerge_merge_wait(stress_ksm_unmerge_ctx_t *ctx, const do
 
 	/* counts left from the last unmerge drain lazily: need a fresh full pass */
 	(void)stress_ksm_unmerge_counters(ctx, &m0, &z0);
-	stale_scans = (m0 > 0) ? 2 : 0;
+	stale_scans = (m0 > 0 && ctx->counters != KSM_COUNTERS_PAGEMAP) ? 2 : 0;
 	for (;;) {
 		uint64_t scans = stress_ksm_unmerge_full_scans(ctx), total;
 		const double now = stress_time_now();
@@ -1140,8 +1196,7 @@ static int stress_ksm_unmerge_merge_wait(stress_ksm_unmerge_ctx_t *ctx, const do
 			return -1;
 		if (scans < scans0)
 			scans0 = scans;		/* run=2 by someone else reset the count */
-		(void)stress_ksm_unmerge_counters(ctx, merging, zero);
-		total = (uint64_t)(*merging > 0 ? *merging : 0) + (uint64_t)(*zero > 0 ? *zero : 0);
+		total = stress_ksm_unmerge_merged_now(ctx, merging, zero);
 		if (scans - scans0 >= stale_scans) {
 			if (want && total >= want)
 				return 1;
@@ -1883,6 +1938,29 @@ static int stress_ksm_unmerge_open(const char *path)
 }
 
 /*
+ *  stress_ksm_unmerge_open_proc()
+ *	open <proc root>/<name> read-only, -1 if missing
+ */
+static int stress_ksm_unmerge_open_proc(const char *root, const char *name)
+{
+	char path[PATH_MAX];
+
+	(void)snprintf(path, sizeof(path), "%s/%s", root[0] ? root : "/proc", name);
+	return stress_ksm_unmerge_open(path);
+}
+
+/*
+ *  stress_ksm_unmerge_stat_has_zero()
+ *	does ksm_stat report ksm_zero_pages (6.10+ style)
+ */
+static bool stress_ksm_unmerge_stat_has_zero(stress_ksm_unmerge_ctx_t *ctx)
+{
+	int64_t merging, zero;
+
+	return (stress_ksm_unmerge_counters(ctx, &merging, &zero) == 0) && (zero >= 0);
+}
+
+/*
  *  stress_ksm_unmerge_ctx_free()
  *	release everything the context holds
  */
@@ -1960,8 +2038,8 @@ static int stress_ksm_unmerge_ctx_init(stress_ksm_unmerge_ctx_t *ctx, stress_arg
 
 	ctx->pagemap_fd = stress_ksm_unmerge_open("/proc/self/pagemap");
 	ctx->kpageflags_fd = stress_ksm_unmerge_open("/proc/kpageflags");
-	ctx->ksm_stat_fd = stress_ksm_unmerge_open("/proc/self/ksm_stat");
-	ctx->merging_pages_fd = stress_ksm_unmerge_open("/proc/self/ksm_merging_pages");
+	ctx->ksm_stat_fd = stress_ksm_unmerge_open_proc(sh->proc_root, "self/ksm_stat");
+	ctx->merging_pages_fd = stress_ksm_unmerge_open_proc(sh->proc_root, "self/ksm_merging_pages");
 	ctx->full_scans_fd = stress_ksm_unmerge_open(KSM_SYSFS "/full_scans");
 	ctx->vmstat_fd = stress_ksm_unmerge_open("/proc/vmstat");
 	if (ctx->full_scans_fd < 0) {
@@ -1982,7 +2060,14 @@ static int stress_ksm_unmerge_ctx_init(stress_ksm_unmerge_ctx_t *ctx, stress_arg
 	}
 	if (!ctx->have_pfns && stress_instance_zero(args))
 		pr_inf("%s: pagemap PFNs not readable: verifying with per-process counters only\n", args->name);
-	if (ctx->ksm_stat_fd < 0 && ctx->merging_pages_fd < 0 && !ctx->have_pfns) {
+	ctx->counters = stress_ksm_unmerge_counter_source(ctx->ksm_stat_fd >= 0,
+		stress_ksm_unmerge_stat_has_zero(ctx), ctx->merging_pages_fd >= 0,
+		ctx->have_pfns, ctx->expect_zero > 0);
+	if (stress_instance_zero(args) && ctx->counters != KSM_COUNTERS_KSM_STAT)
+		pr_inf("%s: /proc/self/ksm_stat %s: merge waits read %s\n", args->name,
+			ctx->ksm_stat_fd < 0 ? "missing" : "has no ksm_zero_pages",
+			stress_ksm_unmerge_counter_names[ctx->counters]);
+	if (ctx->counters == KSM_COUNTERS_NONE) {
 		pr_inf_skip("%s: no way to observe merging (no /proc/self/ksm_stat, "
 			"ksm_merging_pages or pagemap PFNs), skipping stressor\n", args->name);
 		return EXIT_NOT_IMPLEMENTED;
@@ -2808,7 +2893,7 @@ static void stress_ksm_unmerge_settings(stress_ksm_unmerge_shared_t *sh)
 	size_t pattern = KSM_UNMERGE_PATTERN_SAME;
 	uint64_t methods = KSM_UNMERGE_METHOD_MADVISE;
 	uint32_t hang_timeout = 60, progress = 0;
-	char *log_path = NULL;
+	char *log_path = NULL, *proc_root = NULL;
 	bool stop_on_warn = false;
 
 	(void)stress_setting_get("ksm-unmerge-pattern", &pattern);
@@ -2816,6 +2901,9 @@ static void stress_ksm_unmerge_settings(stress_ksm_unmerge_shared_t *sh)
 	(void)stress_setting_get("ksm-unmerge-hang-timeout", &hang_timeout);
 	(void)stress_setting_get("ksm-unmerge-stop-on-warn", &stop_on_warn);
 	(void)stress_setting_get("ksm-unmerge-log", &log_path);
+	(void)stress_setting_get("ksm-unmerge-proc", &proc_root);
+	if (proc_root)
+		(void)shim_strscpy(sh->proc_root, proc_root, sizeof(sh->proc_root));
 	if (!stress_setting_get("ksm-unmerge-progress", &progress) &&
 	    g_opt_timeout != TIMEOUT_NOT_SET && g_opt_timeout >= 600)
 		progress = 60;

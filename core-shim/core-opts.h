@@ -30,6 +30,7 @@ typedef enum {
 	OPT_ksm_unmerge_no_klog,
 	OPT_ksm_unmerge_ops,
 	OPT_ksm_unmerge_pattern,
+	OPT_ksm_unmerge_proc,
 	OPT_ksm_unmerge_progress,
 	OPT_ksm_unmerge_sparse_bytes,
 	OPT_ksm_unmerge_stop_on_warn,
