@@ -224,8 +224,12 @@ static const stress_opt_t opts[] = {
 #define PR_GET_MEMORY_MERGE		(68)
 #endif
 
-#define KSM_SYSFS			"/sys/kernel/mm/ksm"
-#define KSM_STATE_FILE			"/run/stress-ksm-unmerge.state"
+/* Paths of the global KSM state; variables so unit tests can point them elsewhere */
+static const char *stress_ksm_unmerge_sysfs = "/sys/kernel/mm/ksm";
+static const char *stress_ksm_unmerge_state_file = "/run/stress-ksm-unmerge.state";
+
+#define KSM_SYSFS			stress_ksm_unmerge_sysfs
+#define KSM_STATE_FILE			stress_ksm_unmerge_state_file
 #define KSM_UNMERGE_MAX_FAILURES	(5)
 #define KSM_UNMERGE_LAT_SAMPLES		(4096)
 #define KSM_UNMERGE_FEW_TEMPLATES	(8)
@@ -458,7 +462,8 @@ static int stress_ksm_unmerge_knob_write(const char *knob, const char *value)
 	ssize_t n;
 
 	stress_ksm_unmerge_knob_path(path, sizeof(path), knob);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
+	/* O_TRUNC as a shell's "echo > knob" does: a no-op on sysfs */
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	n = write(fd, value, strlen(value));
@@ -522,7 +527,7 @@ static int stress_ksm_unmerge_knobs_restore(const stress_ksm_unmerge_knobs_t *kn
  */
 static int stress_ksm_unmerge_state_write(const stress_ksm_unmerge_knobs_t *knobs)
 {
-	char buf[1024];
+	char buf[1024], tmp[PATH_MAX];
 	size_t i, off;
 	int fd;
 
@@ -532,18 +537,19 @@ static int stress_ksm_unmerge_state_write(const stress_ksm_unmerge_knobs_t *knob
 			off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%s %s\n",
 				stress_ksm_unmerge_knob_names[i], knobs->value[i]);
 	}
-	fd = open(KSM_STATE_FILE ".tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	(void)snprintf(tmp, sizeof(tmp), "%s.tmp", KSM_STATE_FILE);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
 	if ((write(fd, buf, off) != (ssize_t)off) || (fsync(fd) < 0)) {
 		const int err = errno;
 
 		(void)close(fd);
-		(void)shim_unlink(KSM_STATE_FILE ".tmp");
+		(void)shim_unlink(tmp);
 		return -err;
 	}
 	(void)close(fd);
-	if (rename(KSM_STATE_FILE ".tmp", KSM_STATE_FILE) < 0)
+	if (rename(tmp, KSM_STATE_FILE) < 0)
 		return -errno;
 	return 0;
 }
@@ -613,9 +619,11 @@ static void stress_ksm_unmerge_state_repair(void)
  */
 static int stress_ksm_unmerge_lock(void)
 {
+	char path[PATH_MAX];
 	int fd;
 
-	fd = open(KSM_STATE_FILE ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	(void)snprintf(path, sizeof(path), "%s.lock", KSM_STATE_FILE);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
 	if (lockf(fd, F_TLOCK, 0) < 0) {
@@ -634,12 +642,15 @@ static int stress_ksm_unmerge_lock(void)
  */
 static int stress_ksm_unmerge_supported(const char *name)
 {
-	if (access(KSM_SYSFS "/run", F_OK) < 0) {
+	char path[PATH_MAX];
+
+	stress_ksm_unmerge_knob_path(path, sizeof(path), "run");
+	if (access(path, F_OK) < 0) {
 		pr_inf_skip("%s stressor will be skipped, KSM is not available "
 			"(%s missing, kernel built without CONFIG_KSM?)\n", name, KSM_SYSFS);
 		return -1;
 	}
-	if (access(KSM_SYSFS "/run", W_OK) < 0) {
+	if (access(path, W_OK) < 0) {
 		pr_inf_skip("%s stressor will be skipped, cannot start ksmd: "
 			"%s/run is not writable (need root)\n", name, KSM_SYSFS);
 		return -1;
@@ -833,9 +844,14 @@ static ssize_t stress_ksm_unmerge_page_check(const stress_ksm_unmerge_ctx_t *ctx
 	for (w = 0; w < words; w++) {
 		const uint64_t want = (kind == KSM_KIND_ZERO) ? 0 :
 			stress_ksm_unmerge_unique_word(ctx, i, w);
+		size_t b;
 
-		if (p[w] != want)
-			return (ssize_t)(w * sizeof(uint64_t));
+		if (p[w] == want)
+			continue;
+		for (b = 0; b < sizeof(want); b++)
+			if (page[w * sizeof(want) + b] != ((const uint8_t *)&want)[b])
+				break;
+		return (ssize_t)(w * sizeof(want) + b);
 	}
 	return -1;
 }
@@ -2040,7 +2056,7 @@ static int stress_ksm_unmerge_ctx_init(stress_ksm_unmerge_ctx_t *ctx, stress_arg
 	ctx->kpageflags_fd = stress_ksm_unmerge_open("/proc/kpageflags");
 	ctx->ksm_stat_fd = stress_ksm_unmerge_open_proc(sh->proc_root, "self/ksm_stat");
 	ctx->merging_pages_fd = stress_ksm_unmerge_open_proc(sh->proc_root, "self/ksm_merging_pages");
-	ctx->full_scans_fd = stress_ksm_unmerge_open(KSM_SYSFS "/full_scans");
+	ctx->full_scans_fd = stress_ksm_unmerge_open_proc(KSM_SYSFS, "full_scans");
 	ctx->vmstat_fd = stress_ksm_unmerge_open("/proc/vmstat");
 	if (ctx->full_scans_fd < 0) {
 		pr_inf_skip("%s: cannot open %s/full_scans, errno=%d (%s), skipping stressor\n",
@@ -2356,6 +2372,25 @@ static void stress_ksm_unmerge_racer_total(const stress_ksm_unmerge_shared_t *sh
 }
 
 /*
+ *  stress_ksm_unmerge_fields()
+ *	number of whitespace separated fields in str
+ */
+static int stress_ksm_unmerge_fields(const char *str)
+{
+	bool in_field = false;
+	int fields = 0;
+
+	for (; *str; str++) {
+		const bool space = (*str == ' ' || *str == '\t' || *str == '\n');
+
+		if (!space && !in_field)
+			fields++;
+		in_field = !space;
+	}
+	return fields;
+}
+
+/*
  *  stress_ksm_unmerge_pr_report()
  *	pr_inf a report line, kept out of the 10 and 12 field shapes that
  *	LKP's stress-ng parser takes for metrics rows
@@ -2363,21 +2398,14 @@ static void stress_ksm_unmerge_racer_total(const stress_ksm_unmerge_shared_t *sh
 static void FORMAT(printf, 1, 2) stress_ksm_unmerge_pr_report(const char *fmt, ...)
 {
 	char buf[512];
-	const char *p;
 	va_list ap;
-	int fields = 3;	/* "stress-ng: info:  [pid]" */
-	bool in_field = false;
+	int fields;
 
 	va_start(ap, fmt);
 	(void)vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	for (p = buf; *p; p++) {
-		const bool space = (*p == ' ' || *p == '\t' || *p == '\n');
-
-		if (!space && !in_field)
-			fields++;
-		in_field = !space;
-	}
+	/* 3 fields of prefix ("stress-ng: info:  [pid]") and "ksm-unmerge:" */
+	fields = 4 + stress_ksm_unmerge_fields(buf);
 	if (fields == 10 || fields == 12)
 		pr_inf("ksm-unmerge: %s -\n", buf);
 	else

@@ -1,0 +1,439 @@
+/*
+ * Copyright (C) 2026 stress-ksm-unmerge authors
+ *
+ * This program is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU General Public License
+ * as published by the Free Software Foundation; either version 2
+ * of the License, or (at your option) any later version.
+ *
+ * tests/test-stressor.c: cmocka unit tests of the stressor's own logic:
+ * method lists, page patterns and their checks, predictions, latency
+ * spread, report line shapes, proc field parsing, counter fallbacks, and
+ * KSM knob save/restore/repair against a fake sysfs directory.
+ */
+#include "../stress-ksm-unmerge.c"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#define T_PAGE	(4096)
+
+/*
+ *  t_method()
+ *	parse a method list, return the mask
+ */
+static uint64_t t_method(const char *str)
+{
+	const char *bad = NULL;
+
+	return stress_ksm_unmerge_method_parse(str, &bad);
+}
+
+/*
+ *  test_method_lists()
+ *	valid lists give their bits, every malformed list gives 0
+ */
+static void test_method_lists(void **state)
+{
+	(void)state;
+	assert_int_equal(t_method("madvise"), KSM_UNMERGE_METHOD_MADVISE);
+	assert_int_equal(t_method("prctl"), KSM_UNMERGE_METHOD_PRCTL);
+	assert_true(t_method("all") == KSM_UNMERGE_METHOD_ALL);
+	assert_int_equal(t_method("vmsplice,prctl"),
+		KSM_UNMERGE_METHOD_PRCTL | STRESS_BIT_ULL(KSM_UNMERGE_RACER_SHIFT + KSM_RACER_IDX_VMSPLICE));
+	assert_int_equal(t_method("thp"), STRESS_BIT_ULL(KSM_UNMERGE_RACER_SHIFT + KSM_RACER_IDX_THP));
+	assert_int_equal(t_method("uffd-wp"), STRESS_BIT_ULL(KSM_UNMERGE_RACER_SHIFT + KSM_RACER_IDX_UFFD_WP));
+	assert_int_equal(t_method(""), 0);
+	assert_int_equal(t_method("bogus"), 0);
+	assert_int_equal(t_method("madvise,bogus"), 0);
+	assert_int_equal(t_method("madvise,,prctl"), 0);
+	assert_int_equal(t_method(",madvise"), 0);
+	assert_int_equal(t_method("madvise,"), 0);
+	assert_int_equal(t_method("MADVISE"), 0);
+}
+
+/* A context with a region of n pattern pages */
+typedef struct {
+	stress_args_t args;
+	stress_ksm_unmerge_instance_t st;
+	stress_ksm_unmerge_ctx_t ctx;
+} t_env_t;
+
+/*
+ *  t_env()
+ *	context for pattern with n filled pages
+ */
+static t_env_t *t_env(const int pattern, const size_t n)
+{
+	t_env_t *e = calloc(1, sizeof(*e));
+	size_t i;
+
+	assert_non_null(e);
+	e->args.name = "ksm-unmerge";
+	e->args.page_size = T_PAGE;
+	e->ctx.args = &e->args;
+	e->ctx.st = &e->st;
+	e->ctx.page_size = T_PAGE;
+	e->ctx.npages = n;
+	e->ctx.region_size = n * T_PAGE;
+	e->ctx.pattern = pattern;
+	e->ctx.seed = 0x1234567887654321ULL;
+	e->ctx.templates = calloc(KSM_UNMERGE_FEW_TEMPLATES + 1, T_PAGE);
+	e->ctx.region = calloc(n, T_PAGE);
+	assert_non_null(e->ctx.templates);
+	assert_non_null(e->ctx.region);
+	stress_ksm_unmerge_templates_fill(&e->ctx);
+	for (i = 0; i < n; i++)
+		stress_ksm_unmerge_page_fill(&e->ctx, i, e->ctx.region + i * T_PAGE);
+	stress_ksm_unmerge_expect(&e->ctx);
+	return e;
+}
+
+/*
+ *  t_env_free()
+ *	release a t_env()
+ */
+static void t_env_free(t_env_t *e)
+{
+	free(e->ctx.templates);
+	free(e->ctx.region);
+	free(e);
+}
+
+/*
+ *  test_page_check()
+ *	every pattern's pages check clean; a flipped byte is found at its offset
+ */
+static void test_page_check(void **state)
+{
+	int pattern;
+
+	(void)state;
+	for (pattern = KSM_UNMERGE_PATTERN_SAME; pattern <= KSM_UNMERGE_PATTERN_UNIQUE; pattern++) {
+		t_env_t *e = t_env(pattern, 32);
+		size_t i;
+
+		for (i = 0; i < 32; i++) {
+			uint8_t *page = e->ctx.region + i * T_PAGE;
+
+			assert_int_equal(stress_ksm_unmerge_page_check(&e->ctx, i, page), -1);
+			page[1234] ^= 0x40;
+			assert_int_equal(stress_ksm_unmerge_page_check(&e->ctx, i, page), 1234);
+			page[1234] ^= 0x40;
+			page[T_PAGE - 1] ^= 0x01;
+			assert_int_equal(stress_ksm_unmerge_page_check(&e->ctx, i, page), T_PAGE - 1);
+			page[T_PAGE - 1] ^= 0x01;
+		}
+		t_env_free(e);
+	}
+}
+
+/*
+ *  test_patterns_distinct()
+ *	same: all equal; few: 8 distinct; unique: all distinct; zero: zeros
+ */
+static void test_patterns_distinct(void **state)
+{
+	t_env_t *e;
+	size_t i, j;
+	static const uint8_t zero[T_PAGE];
+
+	(void)state;
+	e = t_env(KSM_UNMERGE_PATTERN_SAME, 16);
+	for (i = 1; i < 16; i++)
+		assert_memory_equal(e->ctx.region, e->ctx.region + i * T_PAGE, T_PAGE);
+	t_env_free(e);
+
+	e = t_env(KSM_UNMERGE_PATTERN_FEW, 32);
+	for (i = 0; i < 32; i++)
+		for (j = 0; j < 32; j++)
+			assert_int_equal(!memcmp(e->ctx.region + i * T_PAGE, e->ctx.region + j * T_PAGE, T_PAGE),
+				(i % KSM_UNMERGE_FEW_TEMPLATES) == (j % KSM_UNMERGE_FEW_TEMPLATES));
+	t_env_free(e);
+
+	e = t_env(KSM_UNMERGE_PATTERN_UNIQUE, 32);
+	for (i = 0; i < 32; i++) {
+		assert_memory_not_equal(e->ctx.region + i * T_PAGE, zero, T_PAGE);
+		for (j = i + 1; j < 32; j++)
+			assert_memory_not_equal(e->ctx.region + i * T_PAGE, e->ctx.region + j * T_PAGE, T_PAGE);
+	}
+	t_env_free(e);
+
+	e = t_env(KSM_UNMERGE_PATTERN_ZERO, 8);
+	for (i = 0; i < 8; i++)
+		assert_memory_equal(e->ctx.region + i * T_PAGE, zero, T_PAGE);
+	t_env_free(e);
+}
+
+/*
+ *  test_expect()
+ *	the merge prediction of each pattern
+ */
+static void test_expect(void **state)
+{
+	static const struct {
+		int pattern;
+		uint64_t merged, zero;
+	} cases[] = {
+		{ KSM_UNMERGE_PATTERN_SAME,   64, 0 },
+		{ KSM_UNMERGE_PATTERN_FEW,    64, 0 },
+		{ KSM_UNMERGE_PATTERN_ZERO,   0, 64 },
+		{ KSM_UNMERGE_PATTERN_MIXED,  32, 16 },
+		{ KSM_UNMERGE_PATTERN_UNIQUE, 0, 0 },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < SIZEOF_ARRAY(cases); i++) {
+		t_env_t *e = t_env(cases[i].pattern, 64);
+
+		assert_int_equal(e->ctx.expect_merged, cases[i].merged);
+		assert_int_equal(e->ctx.expect_zero, cases[i].zero);
+		t_env_free(e);
+	}
+	assert_true(stress_ksm_unmerge_pattern_zero(KSM_UNMERGE_PATTERN_ZERO));
+	assert_true(stress_ksm_unmerge_pattern_zero(KSM_UNMERGE_PATTERN_MIXED));
+	assert_false(stress_ksm_unmerge_pattern_zero(KSM_UNMERGE_PATTERN_SAME));
+}
+
+/*
+ *  test_data_verify()
+ *	the unmerge data check passes on intact data and fails on one bad page
+ */
+static void test_data_verify(void **state)
+{
+	t_env_t *e = t_env(KSM_UNMERGE_PATTERN_MIXED, 64);
+
+	(void)state;
+	e->ctx.verify = true;
+	assert_int_equal(stress_ksm_unmerge_verify_data(&e->ctx), 0);
+	e->ctx.region[37 * T_PAGE + 100] ^= 1;
+	assert_int_equal(stress_ksm_unmerge_verify_data(&e->ctx), -1);
+	t_env_free(e);
+}
+
+/*
+ *  test_spread()
+ *	nearest-rank percentiles, mean and population stdev
+ */
+static void test_spread(void **state)
+{
+	double v[100];
+	stress_ksm_unmerge_spread_t s;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < 100; i++)
+		v[i] = (double)(100 - i);	/* unsorted on purpose */
+	stress_ksm_unmerge_spread(v, 100, &s);
+	assert_int_equal(s.n, 100);
+	assert_true(s.p50 == 50.0);
+	assert_true(s.p95 == 95.0);
+	assert_true(s.p99 == 99.0);
+	assert_true(fabs(s.mean - 50.5) < 1e-9);
+	assert_true(fabs(s.stdev - 28.8660700477) < 1e-6);
+	v[0] = 7.0;
+	stress_ksm_unmerge_spread(v, 1, &s);
+	assert_true(s.p50 == 7.0 && s.p99 == 7.0 && s.stdev == 0.0);
+	stress_ksm_unmerge_spread(v, 0, &s);
+	assert_int_equal(s.n, 0);
+}
+
+/*
+ *  test_fields()
+ *	field counting used to keep report lines out of LKP's row shapes
+ */
+static void test_fields(void **state)
+{
+	(void)state;
+	assert_int_equal(stress_ksm_unmerge_fields(""), 0);
+	assert_int_equal(stress_ksm_unmerge_fields("a"), 1);
+	assert_int_equal(stress_ksm_unmerge_fields("  a  b\tc\n"), 3);
+	assert_int_equal(stress_ksm_unmerge_fields("racer vmsplice reached: ops=1 ksm-pages-spliced=2"), 5);
+}
+
+/*
+ *  test_proc_field()
+ *	"name N" lookup in proc text: exact names only
+ */
+static void test_proc_field(void **state)
+{
+	const char *buf = "ksm_rmap_items 5\nksm_zero_pages 7\nksm_merging_pages 9\n"
+		"ksm_process_profit 100\nksm_merge_any: no\n";
+
+	(void)state;
+	assert_int_equal(stress_ksm_unmerge_field(buf, "ksm_zero_pages"), 7);
+	assert_int_equal(stress_ksm_unmerge_field(buf, "ksm_merging_pages"), 9);
+	assert_int_equal(stress_ksm_unmerge_field(buf, "ksm_rmap_items"), 5);
+	assert_int_equal(stress_ksm_unmerge_field(buf, "ksm_merging"), -1);
+	assert_int_equal(stress_ksm_unmerge_field(buf, "zero_pages"), -1);
+	assert_int_equal(stress_ksm_unmerge_field("nr_free 1\ncow_ksm 42\n", "cow_ksm"), 42);
+	assert_int_equal(stress_ksm_unmerge_field("xcow_ksm 1\n", "cow_ksm"), -1);
+}
+
+/*
+ *  test_counter_source()
+ *	fallbacks for kernels without ksm_stat or its ksm_zero_pages line
+ */
+static void test_counter_source(void **state)
+{
+	(void)state;
+	/* stat, stat has zero, merging_pages, pfns, need zero */
+	assert_int_equal(stress_ksm_unmerge_counter_source(true, true, true, true, true), KSM_COUNTERS_KSM_STAT);
+	assert_int_equal(stress_ksm_unmerge_counter_source(true, false, true, true, false), KSM_COUNTERS_KSM_STAT);
+	assert_int_equal(stress_ksm_unmerge_counter_source(true, false, true, true, true), KSM_COUNTERS_PAGEMAP);
+	assert_int_equal(stress_ksm_unmerge_counter_source(false, false, true, true, false), KSM_COUNTERS_MERGING_PAGES);
+	assert_int_equal(stress_ksm_unmerge_counter_source(false, false, true, true, true), KSM_COUNTERS_PAGEMAP);
+	assert_int_equal(stress_ksm_unmerge_counter_source(false, false, false, true, false), KSM_COUNTERS_PAGEMAP);
+	assert_int_equal(stress_ksm_unmerge_counter_source(false, false, true, false, true), KSM_COUNTERS_MERGING_PAGES);
+	assert_int_equal(stress_ksm_unmerge_counter_source(false, false, false, false, false), KSM_COUNTERS_NONE);
+}
+
+static char t_dir[PATH_MAX];
+static char t_state[PATH_MAX + 16];
+
+/*
+ *  t_write()
+ *	write a fake knob file
+ */
+static void t_write(const char *knob, const char *value)
+{
+	char path[PATH_MAX + 64];
+	FILE *fp;
+
+	(void)snprintf(path, sizeof(path), "%s/%s", t_dir, knob);
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	(void)fputs(value, fp);
+	(void)fclose(fp);
+}
+
+/*
+ *  t_read()
+ *	read a fake knob back
+ */
+static const char *t_read(const char *knob)
+{
+	static char buf[64];
+
+	assert_int_equal(stress_ksm_unmerge_knob_read(knob, buf, sizeof(buf)), 0);
+	return buf;
+}
+
+/*
+ *  t_knobs_setup()
+ *	a fake KSM sysfs directory and state file
+ */
+static int t_knobs_setup(void **state)
+{
+	(void)state;
+	(void)snprintf(t_dir, sizeof(t_dir), "/tmp/test-stressor.XXXXXX");
+	if (!mkdtemp(t_dir))
+		return -1;
+	(void)snprintf(t_state, sizeof(t_state), "%s/state", t_dir);
+	stress_ksm_unmerge_sysfs = t_dir;
+	stress_ksm_unmerge_state_file = t_state;
+	t_write("run", "0\n");
+	t_write("pages_to_scan", "100\n");
+	t_write("sleep_millisecs", "20\n");
+	t_write("use_zero_pages", "0\n");
+	t_write("max_page_sharing", "256\n");
+	t_write("merge_across_nodes", "1\n");
+	/* smart_scan missing: an older kernel */
+	return 0;
+}
+
+/*
+ *  t_knobs_teardown()
+ *	remove the fake directory
+ */
+static int t_knobs_teardown(void **state)
+{
+	char cmd[PATH_MAX + 16];
+
+	(void)state;
+	(void)snprintf(cmd, sizeof(cmd), "rm -rf %s", t_dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/*
+ *  test_knobs_save_set_restore()
+ *	set changes the knobs the stressor needs; restore brings back the saved
+ */
+static void test_knobs_save_set_restore(void **state)
+{
+	stress_ksm_unmerge_knobs_t saved;
+	char err[128] = "";
+
+	(void)state;
+	stress_ksm_unmerge_knobs_save(&saved);
+	assert_string_equal(saved.value[0], "0");
+	assert_string_equal(saved.value[6], "");	/* smart_scan absent */
+	assert_int_equal(stress_ksm_unmerge_knobs_set(KSM_UNMERGE_PATTERN_ZERO, err, sizeof(err)), 0);
+	assert_string_equal(t_read("run"), "1");
+	assert_string_equal(t_read("use_zero_pages"), "1");
+	assert_string_equal(t_read("sleep_millisecs"), "0");
+	assert_string_equal(t_read("pages_to_scan"), "10000");
+	assert_int_equal(stress_ksm_unmerge_knobs_restore(&saved), 0);
+	assert_string_equal(t_read("run"), "0");
+	assert_string_equal(t_read("use_zero_pages"), "0");
+	assert_string_equal(t_read("sleep_millisecs"), "20");
+	assert_string_equal(t_read("pages_to_scan"), "100");
+	assert_int_equal(access(t_dir, F_OK), 0);
+}
+
+/*
+ *  test_state_repair()
+ *	a state file left by a killed run is applied, then removed; a corrupt
+ *	one is removed without touching the knobs
+ */
+static void test_state_repair(void **state)
+{
+	stress_ksm_unmerge_knobs_t saved, back;
+	char err[128] = "";
+	pid_t pid;
+
+	(void)state;
+	stress_ksm_unmerge_knobs_save(&saved);
+	assert_int_equal(stress_ksm_unmerge_state_write(&saved), 0);
+	assert_int_equal(stress_ksm_unmerge_state_read(t_state, &back, &pid), 0);
+	assert_int_equal(pid, getpid());
+	assert_memory_equal(&saved, &back, sizeof(saved));
+
+	/* the "killed" run changed the knobs */
+	assert_int_equal(stress_ksm_unmerge_knobs_set(KSM_UNMERGE_PATTERN_SAME, err, sizeof(err)), 0);
+	assert_string_equal(t_read("run"), "1");
+	stress_ksm_unmerge_state_repair();
+	assert_string_equal(t_read("run"), "0");
+	assert_string_equal(t_read("pages_to_scan"), "100");
+	assert_int_not_equal(access(t_state, F_OK), 0);
+
+	/* corrupt: ignored and removed, knobs untouched */
+	t_write("state", "garbage\n");
+	t_write("run", "1\n");
+	stress_ksm_unmerge_state_repair();
+	assert_string_equal(t_read("run"), "1");
+	assert_int_not_equal(access(t_state, F_OK), 0);
+	t_write("run", "0\n");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_method_lists),
+		cmocka_unit_test(test_page_check),
+		cmocka_unit_test(test_patterns_distinct),
+		cmocka_unit_test(test_expect),
+		cmocka_unit_test(test_data_verify),
+		cmocka_unit_test(test_spread),
+		cmocka_unit_test(test_fields),
+		cmocka_unit_test(test_proc_field),
+		cmocka_unit_test(test_counter_source),
+		cmocka_unit_test_setup_teardown(test_knobs_save_set_restore, t_knobs_setup, t_knobs_teardown),
+		cmocka_unit_test_setup_teardown(test_state_repair, t_knobs_setup, t_knobs_teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
