@@ -2974,9 +2974,14 @@ static void stress_ksm_unmerge_init(const uint32_t instances)
 
 	ret = stress_ksm_unmerge_lock();
 	if (ret < 0) {
-		(void)snprintf(sh->knob_error, sizeof(sh->knob_error),
-			"another stress-ksm-unmerge run owns the KSM knobs (%s.lock: %s)",
-			KSM_STATE_FILE, strerror(-ret));
+		if (ret == -EAGAIN || ret == -EACCES)
+			(void)snprintf(sh->knob_error, sizeof(sh->knob_error),
+				"another stress-ksm-unmerge run owns the KSM knobs (%s.lock is locked)",
+				KSM_STATE_FILE);
+		else
+			(void)snprintf(sh->knob_error, sizeof(sh->knob_error),
+				"cannot create the run lock %s.lock, errno=%d (%s)",
+				KSM_STATE_FILE, -ret, strerror(-ret));
 		return;
 	}
 	stress_ksm_unmerge_state_repair();

@@ -203,6 +203,7 @@ static void stress_child_setup(stress_stats_t *stats, const uint32_t instance,
 	args->mapped = &mapped;
 	args->stats = stats;
 	args->info = info;
+	g_pr_fail_shared = &stats->fail_logged;
 	stress_set_oom_adjustment(args, false);
 	pr_dbg("%s: [%" PRIdMAX "] started (instance %" PRIu32 " on CPU %d)\n",
 		STRESSOR_NAME, (intmax_t)args->pid, instance, sched_getcpu());
@@ -278,6 +279,12 @@ static void stress_wait_status(stress_stats_t *stats, stress_run_result_t *res)
 		} else if (sig != SIGALRM) {
 			res->success = false;
 			wexit = EXIT_SIGNALED;
+		}
+		/* a failure it reported is not wiped out by a later kill */
+		if (stats->fail_logged && wexit == EXIT_SUCCESS) {
+			pr_inf("%s: [%" PRIdMAX "] printed %" PRIu64 " fail line(s) before it was killed\n",
+				STRESSOR_NAME, (intmax_t)pid, (uint64_t)stats->fail_logged);
+			wexit = EXIT_NOT_SUCCESS;
 		}
 	}
 	switch (wexit) {

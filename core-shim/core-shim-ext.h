@@ -73,6 +73,7 @@ typedef struct stress_stats {
 	double stime;			/* system time, secs */
 	long int maxrss;		/* max RSS in KB */
 	double *metrics_values;		/* this instance's metric values */
+	volatile uint64_t fail_logged;	/* pr_fail lines the instance printed */
 } stress_stats_t;
 
 typedef struct {
@@ -194,5 +195,8 @@ extern uint64_t stress_memory_available_get(void);
 
 /* core-setting.c */
 extern bool stress_setting_is_set(const char *name);
+
+/* Shared counter the instance's pr_fail() lines are added to (NULL: none) */
+extern volatile uint64_t *g_pr_fail_shared;
 
 #endif
