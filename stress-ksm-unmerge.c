@@ -59,6 +59,7 @@ static const stress_help_t help[] = {
 	{ NULL,	"ksm-unmerge-no-klog",	"do not watch the kernel log for warnings" },
 	{ NULL,	"ksm-unmerge-ops N",	"stop after N verified merge/unmerge cycles" },
 	{ NULL,	"ksm-unmerge-pattern P", "page contents: same, few, zero, mixed or unique" },
+	{ NULL,	"ksm-unmerge-sparse-bytes N", "address space of the sparse racer's range (default 16G)" },
 	{ NULL,	"ksm-unmerge-proc D",	"read per-process KSM counters from D/self instead of /proc (tests fallbacks)" },
 	{ NULL,	"ksm-unmerge-progress S", "print a progress line every S seconds (default 60 in runs of 10 minutes or more)" },
 	{ NULL,	"ksm-unmerge-stop-on-warn", "stop the run at the first kernel warning or hang, keeping the evidence" },
@@ -206,6 +207,7 @@ static const stress_opt_t opts[] = {
 	{ OPT_ksm_unmerge_method,  "ksm-unmerge-method",  TYPE_ID_CALLBACK, 0, 0, stress_ksm_unmerge_method_opt },
 	{ OPT_ksm_unmerge_no_klog, "ksm-unmerge-no-klog", TYPE_ID_BOOL, 0, 1, NULL },
 	{ OPT_ksm_unmerge_pattern, "ksm-unmerge-pattern", TYPE_ID_SIZE_T_METHOD, 0, 0, stress_ksm_unmerge_pattern },
+	{ OPT_ksm_unmerge_sparse_bytes, "ksm-unmerge-sparse-bytes", TYPE_ID_SIZE_T_BYTES, 1 * MB, MAX_48, NULL },
 	{ OPT_ksm_unmerge_proc,    "ksm-unmerge-proc",    TYPE_ID_STR, 0, 0, NULL },
 	{ OPT_ksm_unmerge_progress, "ksm-unmerge-progress", TYPE_ID_UINT32, 1, 86400, NULL },
 	{ OPT_ksm_unmerge_stop_on_warn, "ksm-unmerge-stop-on-warn", TYPE_ID_BOOL, 0, 1, NULL },
@@ -367,6 +369,9 @@ typedef struct {
 	pid_t pid;			/* racer child, if any */
 	void *priv;			/* racer private data */
 	volatile uint64_t quiesced;	/* last cycle the racer parked for */
+	void *(*fn)(void *);		/* racer thread function */
+	struct stress_ksm_unmerge_ctx *ctx;	/* its argument */
+	volatile bool thread_done;	/* fn returned: nothing left to park */
 } stress_ksm_unmerge_racer_run_t;
 
 /* Per instance context */
@@ -1187,6 +1192,24 @@ static uint64_t stress_ksm_unmerge_merged_now(stress_ksm_unmerge_ctx_t *ctx,
 }
 
 /*
+ *  stress_ksm_unmerge_region_merged()
+ *	counters say enough is merged: check the region itself holds it (the
+ *	counters also count other mergeable memory under prctl or the
+ *	sparse and thp racers)
+ */
+static bool stress_ksm_unmerge_region_merged(stress_ksm_unmerge_ctx_t *ctx, const uint64_t want)
+{
+	uint64_t ksm, zero;
+	size_t present;
+
+	if (!ctx->have_pfns || ctx->counters == KSM_COUNTERS_PAGEMAP)
+		return true;
+	if (stress_ksm_unmerge_region_scan(ctx, false, &ksm, &zero, &present) < 0)
+		return true;
+	return ksm + zero >= want;
+}
+
+/*
  *  stress_ksm_unmerge_merge_wait()
  *	sleeping wait for ksmd to merge the prediction; 1 merged, 0 partial
  *	or timeout, -1 stopped by the end of the run
@@ -1214,7 +1237,7 @@ static int stress_ksm_unmerge_merge_wait(stress_ksm_unmerge_ctx_t *ctx, const do
 			scans0 = scans;		/* run=2 by someone else reset the count */
 		total = stress_ksm_unmerge_merged_now(ctx, merging, zero);
 		if (scans - scans0 >= stale_scans) {
-			if (want && total >= want)
+			if (want && total >= want && stress_ksm_unmerge_region_merged(ctx, want))
 				return 1;
 			if (scans != last_scans) {
 				stable_scans = (total == last_total) ? stable_scans + 1 : 0;
@@ -1413,13 +1436,32 @@ static inline bool stress_ksm_unmerge_racer_running(stress_ksm_unmerge_ctx_t *ct
 }
 
 /*
+ *  stress_ksm_unmerge_racer_trampoline()
+ *	run a racer thread function, then mark it done for the quiesce wait
+ */
+static void *stress_ksm_unmerge_racer_trampoline(void *arg)
+{
+	stress_ksm_unmerge_racer_run_t *run = (stress_ksm_unmerge_racer_run_t *)arg;
+	void *ret = run->fn(run->ctx);
+
+	run->thread_done = true;
+	return ret;
+}
+
+/*
  *  stress_ksm_unmerge_racer_thread_start()
  *	start a racer thread running fn(ctx) for racer idx
  */
 static int stress_ksm_unmerge_racer_thread_start(stress_ksm_unmerge_ctx_t *ctx,
 	const size_t idx, void *(*fn)(void *))
 {
-	const int ret = pthread_create(&ctx->run[idx].thread, NULL, fn, ctx);
+	int ret;
+
+	ctx->run[idx].fn = fn;
+	ctx->run[idx].ctx = ctx;
+	ctx->run[idx].thread_done = false;
+	ret = pthread_create(&ctx->run[idx].thread, NULL, stress_ksm_unmerge_racer_trampoline,
+		&ctx->run[idx]);
 
 	if (ret) {
 		pr_fail("%s: %s racer: pthread_create failed, errno=%d (%s)\n",
@@ -1529,12 +1571,17 @@ static void *stress_ksm_unmerge_dontneed_thread(void *arg)
 	const size_t idx = KSM_RACER_IDX_DONTNEED;
 	stress_ksm_unmerge_dontneed_t *d = (stress_ksm_unmerge_dontneed_t *)ctx->run[idx].priv;
 
-	while (stress_ksm_unmerge_racer_running(ctx)) {
+	while (!ctx->racers_stop) {
 		const int phase = ctx->phase;
 
 		if (ctx->quiesce) {
 			stress_ksm_unmerge_dontneed_refill(ctx, d);
 			(void)stress_ksm_unmerge_racer_park(ctx, idx);
+			continue;
+		}
+		if (!stress_ksm_unmerge_racer_running(ctx)) {
+			/* run ending: no new holes, but park for a cycle still verifying */
+			(void)shim_nanosleep_uint64(1000000);
 			continue;
 		}
 		if ((phase == KSM_PHASE_MERGED || phase == KSM_PHASE_UNMERGING) && d->ranges < 64) {
@@ -1737,7 +1784,7 @@ static bool stress_ksm_unmerge_racers_quiesce(stress_ksm_unmerge_ctx_t *ctx)
 	for (i = 0; i < KSM_UNMERGE_RACERS; i++) {
 		if (!(ctx->racers_mask & STRESS_BIT_ULL(i)) || !ctx->run[i].thread_running)
 			continue;
-		while (ctx->run[i].quiesced != ctx->cycle) {
+		while (ctx->run[i].quiesced != ctx->cycle && !ctx->run[i].thread_done) {
 			if (stress_time_now() > deadline) {
 				pr_fail("%s: racer %s did not park within 5 s (stuck in the kernel?)\n",
 					ctx->args->name, stress_ksm_unmerge_racer_names[i]);
@@ -1812,6 +1859,7 @@ static int stress_ksm_unmerge_cycle(stress_ksm_unmerge_ctx_t *ctx, const uint64_
 	uint64_t ksm = 0, kzero = 0;
 	double t0, dt;
 	int waited, ret, rc = 0;
+	bool empty;
 
 	ctx->cycle++;
 	stress_ksm_unmerge_phase_set(ctx, KSM_PHASE_MERGING);
@@ -1839,8 +1887,10 @@ static int stress_ksm_unmerge_cycle(stress_ksm_unmerge_ctx_t *ctx, const uint64_
 		ksm = merging > 0 ? (uint64_t)merging : 0;
 		kzero = zero > 0 ? (uint64_t)zero : 0;
 	}
-	if (waited == 0) {
-		if (ksm + kzero == 0 && ctx->expect_merged + ctx->expect_zero > 0)
+	/* nothing of the region merged (pinned by racers, or ksmd too slow) */
+	empty = (ksm + kzero == 0) && (ctx->expect_merged + ctx->expect_zero > 0);
+	if (waited == 0 || empty) {
+		if (empty)
 			st->merge_timeouts++;
 		else
 			st->partial_merges++;
@@ -1888,6 +1938,8 @@ static int stress_ksm_unmerge_cycle(stress_ksm_unmerge_ctx_t *ctx, const uint64_
 		stress_ksm_unmerge_fail(ctx);
 		return -1;
 	}
+	if (empty)
+		return 0;	/* unmerged nothing: not a bogo op */
 	st->cycles++;
 	st->method_cycles[sw == KSM_UNMERGE_METHOD_PRCTL]++;
 	stress_bogo_inc(args);
@@ -2138,6 +2190,11 @@ static void stress_ksm_unmerge_metrics(stress_ksm_unmerge_ctx_t *ctx, const doub
 			stress_metrics_set(args, "pages merged per cycle",
 				(double)st->pages_merged / (double)st->cycles, STRESS_METRIC_GEOMETRIC_MEAN);
 	}
+	if (st->racer[KSM_RACER_IDX_SPARSE].active && st->racer[KSM_RACER_IDX_SPARSE].ops &&
+	    st->racer[KSM_RACER_IDX_SPARSE].aux)
+		stress_metrics_set(args, "nanosecs per sparse page",
+			(double)st->racer[KSM_RACER_IDX_SPARSE].aux /
+			(double)st->racer[KSM_RACER_IDX_SPARSE].ops, STRESS_METRIC_HARMONIC_MEAN);
 	for (i = 0; i < KSM_UNMERGE_RACERS; i++) {
 		char desc[64];
 
