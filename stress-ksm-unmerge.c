@@ -360,6 +360,7 @@ typedef struct {
 	int (*start)(struct stress_ksm_unmerge_ctx *ctx, const size_t idx);
 	void (*stop)(struct stress_ksm_unmerge_ctx *ctx, const size_t idx);
 	void (*cycle)(struct stress_ksm_unmerge_ctx *ctx, const size_t idx, const int phase);
+	void (*restore)(struct stress_ksm_unmerge_ctx *ctx, const size_t idx);	/* main thread, all parked */
 } stress_ksm_unmerge_racer_t;
 
 /* Per racer private run state inside an instance */
@@ -962,7 +963,7 @@ static uint64_t stress_ksm_unmerge_full_scans(stress_ksm_unmerge_ctx_t *ctx)
  */
 static int64_t stress_ksm_unmerge_cow_ksm(stress_ksm_unmerge_ctx_t *ctx)
 {
-	static char buf[16384];
+	char buf[16384];
 
 	if (stress_ksm_unmerge_fd_read(ctx->vmstat_fd, buf, sizeof(buf)) <= 0)
 		return -1;
@@ -1484,13 +1485,6 @@ static void stress_ksm_unmerge_racer_thread_stop(stress_ksm_unmerge_ctx_t *ctx, 
 	ctx->run[idx].thread_running = false;
 }
 
-#if __has_include("stress-ksm-unmerge-racers-a.inc.c")
-#include "stress-ksm-unmerge-racers-a.inc.c"
-#endif
-#if __has_include("stress-ksm-unmerge-racers-b.inc.c")
-#include "stress-ksm-unmerge-racers-b.inc.c"
-#endif
-
 /* dontneed racer: pages it discarded this cycle, refilled before verification */
 typedef struct {
 	uint8_t *holes;			/* one byte per page: discarded */
@@ -1517,12 +1511,17 @@ static bool stress_ksm_unmerge_page_is_ksm(stress_ksm_unmerge_ctx_t *ctx, const 
 
 /*
  *  stress_ksm_unmerge_dontneed_refill()
- *	rewrite the pattern into every page the racer discarded
+ *	restore hook: rewrite the pattern into every page the racer discarded;
+ *	runs in the main thread after all racers parked, so after the mprotect
+ *	racer made every page writable again
  */
-static void stress_ksm_unmerge_dontneed_refill(stress_ksm_unmerge_ctx_t *ctx,
-	stress_ksm_unmerge_dontneed_t *d)
+static void stress_ksm_unmerge_dontneed_refill(stress_ksm_unmerge_ctx_t *ctx, const size_t idx)
 {
+	stress_ksm_unmerge_dontneed_t *d = (stress_ksm_unmerge_dontneed_t *)ctx->run[idx].priv;
 	size_t i;
+
+	if (!d)
+		return;
 
 	for (i = 0; i < ctx->npages; i++) {
 		if (!d->holes[i])
@@ -1575,7 +1574,7 @@ static void *stress_ksm_unmerge_dontneed_thread(void *arg)
 		const int phase = ctx->phase;
 
 		if (ctx->quiesce) {
-			stress_ksm_unmerge_dontneed_refill(ctx, d);
+			/* holes are refilled by restore() once every racer parked */
 			(void)stress_ksm_unmerge_racer_park(ctx, idx);
 			continue;
 		}
@@ -1590,7 +1589,6 @@ static void *stress_ksm_unmerge_dontneed_thread(void *arg)
 		}
 		(void)shim_nanosleep_uint64(200000);
 	}
-	stress_ksm_unmerge_dontneed_refill(ctx, d);
 	return NULL;
 }
 
@@ -1649,7 +1647,15 @@ static void stress_ksm_unmerge_dontneed_stop(stress_ksm_unmerge_ctx_t *ctx, cons
 
 #define KSM_RACER_DONTNEED { "dontneed", "unmerge over MADV_DONTNEED holes", \
 	"ksm-pages-discarded", stress_ksm_unmerge_dontneed_supported, \
-	stress_ksm_unmerge_dontneed_start, stress_ksm_unmerge_dontneed_stop, NULL }
+	stress_ksm_unmerge_dontneed_start, stress_ksm_unmerge_dontneed_stop, NULL, \
+	stress_ksm_unmerge_dontneed_refill }
+
+#if __has_include("stress-ksm-unmerge-racers-a.inc.c")
+#include "stress-ksm-unmerge-racers-a.inc.c"
+#endif
+#if __has_include("stress-ksm-unmerge-racers-b.inc.c")
+#include "stress-ksm-unmerge-racers-b.inc.c"
+#endif
 
 #if !defined(KSM_RACER_VMSPLICE) || !defined(KSM_RACER_GUP) ||	\
     !defined(KSM_RACER_UFFD_WP) || !defined(KSM_RACER_MRELEASE) ||	\
@@ -1674,47 +1680,47 @@ static const stress_ksm_unmerge_racer_t stress_ksm_unmerge_racers[KSM_UNMERGE_RA
 #if defined(KSM_RACER_VMSPLICE)
 	KSM_RACER_VMSPLICE,
 #else
-	{ "vmsplice", "GUP refs from vmsplice on KSM pages", "ksm-pages-spliced", stress_ksm_unmerge_racer_unimplemented, NULL, NULL, NULL },
+	{ "vmsplice", "GUP refs from vmsplice on KSM pages", "ksm-pages-spliced", stress_ksm_unmerge_racer_unimplemented, NULL, NULL, NULL, NULL },
 #endif
 #if defined(KSM_RACER_GUP)
 	KSM_RACER_GUP,
 #else
-	{ "gup", "O_DIRECT GUP-fast pins of KSM pages", "ksm-pages-pinned", stress_ksm_unmerge_racer_unimplemented, NULL, NULL, NULL },
+	{ "gup", "O_DIRECT GUP-fast pins of KSM pages", "ksm-pages-pinned", stress_ksm_unmerge_racer_unimplemented, NULL, NULL, NULL, NULL },
 #endif
 #if defined(KSM_RACER_UFFD_WP)
 	KSM_RACER_UFFD_WP,
 #else
-	{ "uffd-wp", "unshare of uffd-wp protected KSM pages", "wp-pages-unshared", stress_ksm_unmerge_racer_unimplemented, NULL, NULL, NULL },
+	{ "uffd-wp", "unshare of uffd-wp protected KSM pages", "wp-pages-unshared", stress_ksm_unmerge_racer_unimplemented, NULL, NULL, NULL, NULL },
 #endif
 #if defined(KSM_RACER_MRELEASE)
 	KSM_RACER_MRELEASE,
 #else
-	{ "mrelease", "process_mrelease vs exit_mmap of KSM memory", "mrelease-reaps", stress_ksm_unmerge_racer_unimplemented, NULL, NULL, NULL },
+	{ "mrelease", "process_mrelease vs exit_mmap of KSM memory", "mrelease-reaps", stress_ksm_unmerge_racer_unimplemented, NULL, NULL, NULL, NULL },
 #endif
 #if defined(KSM_RACER_FORK)
 	KSM_RACER_FORK,
 #else
-	{ "fork", "COW of KSM pages in forked children", "ksm-cow-writes", stress_ksm_unmerge_racer_unimplemented, NULL, NULL, NULL },
+	{ "fork", "COW of KSM pages in forked children", "ksm-cow-writes", stress_ksm_unmerge_racer_unimplemented, NULL, NULL, NULL, NULL },
 #endif
 #if defined(KSM_RACER_MPROTECT)
 	KSM_RACER_MPROTECT,
 #else
-	{ "mprotect", "unmerge of PROT_NONE / read-only KSM pages", "ksm-pages-protected", stress_ksm_unmerge_racer_unimplemented, NULL, NULL, NULL },
+	{ "mprotect", "unmerge of PROT_NONE / read-only KSM pages", "ksm-pages-protected", stress_ksm_unmerge_racer_unimplemented, NULL, NULL, NULL, NULL },
 #endif
 #if defined(KSM_RACER_DONTNEED)
 	KSM_RACER_DONTNEED,
 #else
-	{ "dontneed", "unmerge over MADV_DONTNEED holes", "ksm-pages-discarded", stress_ksm_unmerge_racer_unimplemented, NULL, NULL, NULL },
+	{ "dontneed", "unmerge over MADV_DONTNEED holes", "ksm-pages-discarded", stress_ksm_unmerge_racer_unimplemented, NULL, NULL, NULL, NULL },
 #endif
 #if defined(KSM_RACER_SPARSE)
 	KSM_RACER_SPARSE,
 #else
-	{ "sparse", "unmerge walk over unpopulated ranges", "sparse-pages-walked", stress_ksm_unmerge_racer_unimplemented, NULL, NULL, NULL },
+	{ "sparse", "unmerge walk over unpopulated ranges", "sparse-pages-walked", stress_ksm_unmerge_racer_unimplemented, NULL, NULL, NULL, NULL },
 #endif
 #if defined(KSM_RACER_THP)
 	KSM_RACER_THP,
 #else
-	{ "thp", "KSM split of THPs, unmerge vs compaction", "thps-split", stress_ksm_unmerge_racer_unimplemented, NULL, NULL, NULL },
+	{ "thp", "KSM split of THPs, unmerge vs compaction", "thps-split", stress_ksm_unmerge_racer_unimplemented, NULL, NULL, NULL, NULL },
 #endif
 };
 
@@ -1792,6 +1798,10 @@ static bool stress_ksm_unmerge_racers_quiesce(stress_ksm_unmerge_ctx_t *ctx)
 			}
 			(void)shim_nanosleep_uint64(50000);
 		}
+	}
+	for (i = 0; i < KSM_UNMERGE_RACERS; i++) {
+		if ((ctx->racers_mask & STRESS_BIT_ULL(i)) && stress_ksm_unmerge_racers[i].restore)
+			stress_ksm_unmerge_racers[i].restore(ctx, i);
 	}
 	return true;
 }

@@ -844,7 +844,7 @@ int stress_shim_opts_parse(int argc, char **argv, const stressor_info_t *info,
 	if (!lopts)
 		longjmp(g_error_env, 1);
 
-	optind = 1;
+	optind = 0;	/* 0: glibc also forgets a half parsed "-abc" */
 	opterr = 0;
 	for (;;) {
 		const stress_global_opt_t *g;

@@ -27,7 +27,7 @@
  *  shim_enosys()
  *	fail with ENOSYS
  */
-static inline int shim_enosys(void)
+static inline int MAYBE_UNUSED shim_enosys(void)
 {
 	errno = ENOSYS;
 	return -1;

@@ -122,7 +122,7 @@ static void test_times_good(void **state)
 		{ "2M", 120 }, { "1h", 3600 }, { "1d", 86400 },
 		{ "1w", 604800 }, { "1y", 31536000 },
 	};
-	size_t i;
+	volatile size_t i;
 	uint64_t v = 0;
 
 	(void)state;

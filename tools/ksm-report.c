@@ -980,7 +980,8 @@ int kr_load_side(const char *path, kr_side_t *side)
 		names[n++] = kr_asprintf("%s/%s", path, de->d_name);
 	}
 	(void)closedir(dir);
-	qsort(names, n, sizeof(*names), kr_cmp_str);
+	if (n)
+		qsort(names, n, sizeof(*names), kr_cmp_str);
 	for (size_t i = 0; i < n; i++) {
 		(void)kr_load_file(names[i], side);
 		free(names[i]);
@@ -1798,7 +1799,8 @@ static void kr_write_env_knobs(FILE *fp, const char *sysfs)
 		names[n++] = kr_xstrdup(de->d_name);
 	}
 	(void)closedir(dir);
-	qsort(names, n, sizeof(*names), kr_cmp_str);
+	if (n)
+		qsort(names, n, sizeof(*names), kr_cmp_str);
 	for (size_t i = 0; i < n; i++) {
 		char path[PATH_MAX], val[256];
 
