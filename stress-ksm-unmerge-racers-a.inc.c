@@ -201,11 +201,13 @@ static uint8_t stress_ksm_unmerge_ra_expected(const stress_ksm_unmerge_ctx_t *ct
 static size_t stress_ksm_unmerge_ra_range(const stress_ksm_unmerge_ctx_t *ctx, const size_t max,
 	size_t *first)
 {
+	/* keep out of pages another racer may make PROT_NONE (mprotect) */
+	const size_t npages = ctx->racers_touch_npages ? ctx->racers_touch_npages : ctx->npages;
 	size_t n = 1 + stress_mwc32modn((uint32_t)max);
 
-	if (n > ctx->npages)
-		n = ctx->npages;
-	*first = stress_mwc32modn((uint32_t)(ctx->npages - n + 1));
+	if (n > npages)
+		n = npages;
+	*first = stress_mwc32modn((uint32_t)(npages - n + 1));
 	return n;
 }
 

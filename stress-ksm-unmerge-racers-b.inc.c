@@ -107,6 +107,20 @@ static bool stress_ksm_unmerge_b_entry_ksm(const uint64_t e, const uint64_t flag
 }
 
 /*
+ *  stress_ksm_unmerge_b_page_ksm()
+ *	is region page i (pagemap entry e, kpageflags flags) a KSM page; the
+ *	shared zero page only counts as a KSM zero page where the pattern puts
+ *	zero pages (elsewhere it is a discarded page read back)
+ */
+static bool stress_ksm_unmerge_b_page_ksm(const stress_ksm_unmerge_ctx_t *ctx, const size_t i,
+	const uint64_t e, const uint64_t flags)
+{
+	if ((e & PM_PRESENT) && ctx->zero_pfn && ((e & PM_PFN_MASK) == ctx->zero_pfn))
+		return stress_ksm_unmerge_page_kind(ctx->pattern, i) == KSM_KIND_ZERO;
+	return stress_ksm_unmerge_b_entry_ksm(e, flags, ctx->zero_pfn);
+}
+
+/*
  *  stress_ksm_unmerge_b_unshared()
  *	pure: page that mapped KSM pfn_before now maps e_after (flags_after):
  *	1 unshared (a new private page), 0 not present or another racer's
@@ -667,7 +681,7 @@ static int stress_ksm_unmerge_fork_neighbours(stress_ksm_unmerge_ctx_t *ctx, con
 			continue;
 		if (stress_ksm_unmerge_b_lookup(ctx, pm_fd, page, &e, &flags) < 0)
 			return stress_ksm_unmerge_fork_child_fail(sh, KSM_FORK_FAIL_PAGEMAP, errno, j, -1);
-		if (!stress_ksm_unmerge_b_entry_ksm(e, flags, ctx->zero_pfn))
+		if (!stress_ksm_unmerge_b_page_ksm(ctx, j, e, flags))
 			continue;
 		off = stress_ksm_unmerge_b_pattern_bad(ctx, j, page);
 		if (off >= 0)
@@ -690,7 +704,7 @@ static int stress_ksm_unmerge_fork_cow_one(stress_ksm_unmerge_ctx_t *ctx, const 
 
 	if (stress_ksm_unmerge_b_lookup(ctx, pm_fd, page, &e0, &f0) < 0)
 		return stress_ksm_unmerge_fork_child_fail(sh, KSM_FORK_FAIL_PAGEMAP, errno, i, -1);
-	if (!stress_ksm_unmerge_b_entry_ksm(e0, f0, ctx->zero_pfn))
+	if (!stress_ksm_unmerge_b_page_ksm(ctx, i, e0, f0))
 		return 0;
 	if (stress_ksm_unmerge_page_check(ctx, i, page) >= 0) {
 		off = stress_ksm_unmerge_b_pattern_bad(ctx, i, page);
@@ -1204,7 +1218,7 @@ static void stress_ksm_unmerge_mprotect_snapshot(stress_ksm_unmerge_ctx_t *ctx,
 			continue;
 		if ((e & PM_PFN_MASK) != ctx->zero_pfn)
 			flags = stress_ksm_unmerge_kpageflags(ctx->kpageflags_fd, e & PM_PFN_MASK);
-		if (!stress_ksm_unmerge_b_entry_ksm(e, flags, ctx->zero_pfn))
+		if (!stress_ksm_unmerge_b_page_ksm(ctx, i, e, flags))
 			continue;
 		mp->snap[i] = e & PM_PFN_MASK;
 		mp->list[mp->nsnap++] = i;
@@ -1239,6 +1253,10 @@ static void stress_ksm_unmerge_mprotect_evidence(stress_ksm_unmerge_ctx_t *ctx, 
 
 		before[k] = mp->snap[i];
 		after[k] = after[i];	/* compact in place: list is ascending, k <= i */
+		/* a KSM zero page, or a discarded one read back: pagemap cannot tell */
+		if (before[k] == ctx->zero_pfn && (after[k] & PM_PFN_MASK) == ctx->zero_pfn &&
+		    stress_ksm_unmerge_b_others(ctx))
+			after[k] = 0;
 		mp->flags[k] = ((after[k] & PM_PRESENT) && (after[k] & PM_PFN_MASK) != ctx->zero_pfn) ?
 			stress_ksm_unmerge_kpageflags(ctx->kpageflags_fd, after[k] & PM_PFN_MASK) : 0;
 	}
@@ -1355,6 +1373,7 @@ static int stress_ksm_unmerge_mprotect_start(stress_ksm_unmerge_ctx_t *ctx, cons
 	mp->frozen = true;
 	ctx->run[idx].priv = mp;
 	ctx->racers_disturb_layout = true;
+	ctx->racers_touch_npages = stress_ksm_unmerge_mprotect_window(ctx);
 	/* a PTE changed under ksmd fails its pte_same() check: merges slip a pass */
 	ctx->racers_disturb_counts = true;
 	if (stress_ksm_unmerge_racer_thread_start(ctx, idx, stress_ksm_unmerge_mprotect_thread) < 0) {

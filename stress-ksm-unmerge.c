@@ -411,6 +411,7 @@ typedef struct stress_ksm_unmerge_ctx {
 	char racers_str[128];		/* their names, for the kernel-log context */
 	bool racers_disturb_counts;	/* racers can block or break merges */
 	bool racers_disturb_layout;	/* racers change VMAs or discard pages */
+	size_t racers_touch_npages;	/* racers that read/write pages stay below this (0 = npages) */
 	stress_ksm_unmerge_racer_run_t run[KSM_UNMERGE_RACERS];
 } stress_ksm_unmerge_ctx_t;
 

@@ -42,7 +42,8 @@ log=$TMPD/kill-instance.log
 "$STRESSOR" --ksm-unmerge 2 -t 6 --metrics --ksm-unmerge-bytes 32M > "$log" 2>&1 &
 pid=$!
 wait_started "$log" || fail "instance kill: run did not start"
-child=$(pgrep -P $pid | head -1)
+# an instance, not the kernel-log watcher or the monitor the parent also forks
+child=$(for c in $(pgrep -P $pid); do grep -q '\[run\]' /proc/$c/cmdline 2>/dev/null && echo $c; done | head -1)
 [ -n "$child" ] || fail "no instance process found"
 kill -KILL "$child"
 wait $pid

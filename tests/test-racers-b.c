@@ -107,6 +107,25 @@ static void test_unshared(void **state)
 }
 
 /*
+ *  test_page_ksm()
+ *	the zero page is a KSM zero page only where the pattern puts zeros
+ */
+static void test_page_ksm(void **state)
+{
+	t_env_t *e = *state;
+
+	assert_false(stress_ksm_unmerge_b_page_ksm(&e->ctx, 3, t_entry(T_ZERO_PFN), 0));
+	assert_true(stress_ksm_unmerge_b_page_ksm(&e->ctx, 3, t_entry(0x800), T_KSM_FLAG));
+	assert_false(stress_ksm_unmerge_b_page_ksm(&e->ctx, 3, t_entry(0x800), 0));
+	e->ctx.pattern = KSM_UNMERGE_PATTERN_ZERO;
+	assert_true(stress_ksm_unmerge_b_page_ksm(&e->ctx, 3, t_entry(T_ZERO_PFN), 0));
+	e->ctx.pattern = KSM_UNMERGE_PATTERN_MIXED;	/* page 2 of 4 is the zero kind */
+	assert_true(stress_ksm_unmerge_b_page_ksm(&e->ctx, 2, t_entry(T_ZERO_PFN), 0));
+	assert_false(stress_ksm_unmerge_b_page_ksm(&e->ctx, 3, t_entry(T_ZERO_PFN), 0));
+	e->ctx.pattern = KSM_UNMERGE_PATTERN_SAME;
+}
+
+/*
  *  test_mrelease_judge()
  *	0 reaps, ESRCH is legitimate, EINVAL and anything else fail
  */
@@ -311,6 +330,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_unshared),
+		cmocka_unit_test_setup_teardown(test_page_ksm, t_setup, t_teardown),
 		cmocka_unit_test(test_mrelease_judge),
 		cmocka_unit_test(test_mrelease_status),
 		cmocka_unit_test(test_fork_written),
