@@ -34,7 +34,7 @@ core-shim/libshim.a: $(SHIM_OBJ)
 core-shim/%.o: core-shim/%.c $(SHIM_HDR)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-$(STRESSOR).o: $(STRESSOR).c $(SHIM_HDR) $(wildcard stress-ksm-unmerge-*.inc.c)
+$(STRESSOR).o: $(STRESSOR).c $(SHIM_HDR)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
 $(STRESSOR): $(STRESSOR).o core-shim/libshim.a

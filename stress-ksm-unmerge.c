@@ -24,6 +24,7 @@
 #include <sys/prctl.h>
 #endif
 
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <dirent.h>
 #include <sys/klog.h>
@@ -722,15 +723,2216 @@ static int stress_ksm_unmerge_knobs_set(const int pattern, char *err, const size
 	return 0;
 }
 
-#if __has_include("stress-ksm-unmerge-klog.inc.c")
-#include "stress-ksm-unmerge-klog.inc.c"
-#else
-static int stress_ksm_unmerge_klog_start(void) { return -1; }
-static void stress_ksm_unmerge_klog_stop(void) { }
-static uint32_t stress_ksm_unmerge_klog_events(void) { return 0; }
-static bool stress_ksm_unmerge_klog_sync(double timeout) { (void)timeout; return true; }
-static void stress_ksm_unmerge_klog_context_set(const uint32_t instance, const char *phase, const char *racers) { (void)instance; (void)phase; (void)racers; }
+/* Kernel-log watcher (begin) */
+
+/*
+ *  Kernel-log watcher.  A forked watcher process reads /dev/kmsg from the start of
+ * the run, groups each splat (first line, RIP, call trace), names it
+ * with the 0-day/LKP dmesg key and counts it in shared memory; the
+ * instances check the count after a final sync and fail the run.
+ *
+ * Which records are looked at: facility 0 (kernel) and facility 1
+ * (LOG_USER).  User space cannot write a facility 0 record: a write of
+ * "<4>..." to /dev/kmsg is stored as LOG_USER (measured on 6.18: "<4>"
+ * gives prefix 12, "<0>" gives 8), so facility 1 is how test harnesses
+ * inject kernel-format splats.  Daemons (systemd, journald: facility 3
+ * and up) are never looked at.  Facility 1 records only count when they
+ * match a kernel splat signature at the start of the line and are
+ * reported as injected from user space.
+ */
+#define STRESS_KSM_UNMERGE_KLOG_NAME		"ksm-unmerge"
+#define STRESS_KSM_UNMERGE_KLOG_KMSG		"/dev/kmsg"
+#define STRESS_KSM_UNMERGE_KLOG_TAINTED		"/proc/sys/kernel/tainted"
+#define STRESS_KSM_UNMERGE_KLOG_REC_MAX		(8192 + 64)	/* CONSOLE_EXT_LOG_MAX + slack */
+#define STRESS_KSM_UNMERGE_KLOG_LINE_MAX	(1024)	/* longest logical line kept */
+#define STRESS_KSM_UNMERGE_KLOG_KEY_LEN		(160)
+#define STRESS_KSM_UNMERGE_KLOG_KEYS_MAX	(48)	/* distinct keys per run */
+#define STRESS_KSM_UNMERGE_KLOG_EVENT_KEYS	(8)	/* keys per splat */
+#define STRESS_KSM_UNMERGE_KLOG_TRACE_MAX	(20)	/* call trace lines kept */
+#define STRESS_KSM_UNMERGE_KLOG_TRACE_LEN	(112)
+#define STRESS_KSM_UNMERGE_KLOG_FUNC_LEN	(96)
+#define STRESS_KSM_UNMERGE_KLOG_SPLAT_RECS	(80)	/* records before a splat is closed */
+#define STRESS_KSM_UNMERGE_KLOG_IDLE		(1.0)	/* seconds before a splat is closed */
+#define STRESS_KSM_UNMERGE_KLOG_AFTER		(40)	/* lines after a splat a panic belongs to it */
+#define STRESS_KSM_UNMERGE_KLOG_POLL_MS		(50)
+#define STRESS_KSM_UNMERGE_KLOG_SLOTS		(64)	/* instance context slots */
+#define STRESS_KSM_UNMERGE_KLOG_CTX_LEN		(48)
+#define STRESS_KSM_UNMERGE_KLOG_PR_FAIL_MAX	(4)	/* stay below stress-ng's 5 fail abort */
+#define STRESS_KSM_UNMERGE_KLOG_FAC_KERN	(0)
+#define STRESS_KSM_UNMERGE_KLOG_FAC_USER	(1)
+
+/* event kinds returned by stress_ksm_unmerge_klog_classify() */
+#define STRESS_KSM_UNMERGE_KLOG_NOISE		(0)
+#define STRESS_KSM_UNMERGE_KLOG_WARNING		(1)
+#define STRESS_KSM_UNMERGE_KLOG_BUG		(2)
+#define STRESS_KSM_UNMERGE_KLOG_OOPS		(3)
+#define STRESS_KSM_UNMERGE_KLOG_LOCKUP		(4)
+#define STRESS_KSM_UNMERGE_KLOG_RCU_STALL	(5)
+#define STRESS_KSM_UNMERGE_KLOG_HUNG_TASK	(6)
+#define STRESS_KSM_UNMERGE_KLOG_CORRUPTION	(7)
+#define STRESS_KSM_UNMERGE_KLOG_SANITIZER	(8)
+#define STRESS_KSM_UNMERGE_KLOG_LOCKDEP		(9)
+#define STRESS_KSM_UNMERGE_KLOG_PANIC		(10)
+#define STRESS_KSM_UNMERGE_KLOG_TAINT		(11)
+#define STRESS_KSM_UNMERGE_KLOG_RIP		(12)	/* secondary key only */
+
+/* kernel-log status in the summary / YAML */
+#define STRESS_KSM_UNMERGE_KLOG_STATUS_OFF	(0)
+#define STRESS_KSM_UNMERGE_KLOG_STATUS_OK	(1)
+#define STRESS_KSM_UNMERGE_KLOG_STATUS_UNAVAIL	(2)
+
+/* splat grouping phases */
+#define STRESS_KSM_UNMERGE_KLOG_PH_NONE		(0)
+#define STRESS_KSM_UNMERGE_KLOG_PH_HEADER	(1)	/* before "Call Trace:" */
+#define STRESS_KSM_UNMERGE_KLOG_PH_TRACE	(2)	/* collecting trace entries */
+#define STRESS_KSM_UNMERGE_KLOG_PH_TAIL		(3)	/* trace done, reported */
+
+typedef struct {
+	char key[STRESS_KSM_UNMERGE_KLOG_KEY_LEN];
+	uint32_t count;
+	int kind;
+} stress_ksm_unmerge_klog_key_t;
+
+typedef struct {
+	volatile uint32_t gen;		/* odd while being written */
+	char phase[STRESS_KSM_UNMERGE_KLOG_CTX_LEN];
+	char racers[STRESS_KSM_UNMERGE_KLOG_CTX_LEN];
+} stress_ksm_unmerge_klog_ctx_t;
+
+/* shared (MAP_SHARED) state: watcher writes, instances and parent read */
+typedef struct {
+	uint32_t events;		/* distinct failure events */
+	uint32_t lost;			/* records overwritten before read */
+	uint32_t records;		/* records read */
+	uint32_t drain_gen;		/* bumped after each full drain */
+	uint32_t stop;			/* parent asks watcher to stop */
+	uint32_t watcher_done;		/* watcher has exited its loop */
+	uint32_t taint_start;
+	uint32_t taint_reported;	/* taint bits already reported */
+	uint32_t nkeys;
+	uint32_t keys_dropped;
+	int status;
+	pid_t watcher;
+	double time_start;
+	stress_ksm_unmerge_klog_key_t keys[STRESS_KSM_UNMERGE_KLOG_KEYS_MAX];
+	stress_ksm_unmerge_klog_ctx_t ctx[STRESS_KSM_UNMERGE_KLOG_SLOTS];
+} stress_ksm_unmerge_klog_shared_t;
+
+/* watcher-local state: the splat being assembled, continuation look-ahead */
+typedef struct {
+	int phase;
+	int kind;
+	bool reported;
+	bool user;
+	uint32_t nrecs;
+	uint32_t ntrace;
+	uint32_t nkeys;
+	double t_first;
+	double t_last;
+	uint64_t usec;
+	char key[STRESS_KSM_UNMERGE_KLOG_KEY_LEN];
+	char first[STRESS_KSM_UNMERGE_KLOG_LINE_MAX];
+	char rip[STRESS_KSM_UNMERGE_KLOG_FUNC_LEN];
+	char trace[STRESS_KSM_UNMERGE_KLOG_TRACE_MAX][STRESS_KSM_UNMERGE_KLOG_TRACE_LEN];
+	char keys[STRESS_KSM_UNMERGE_KLOG_EVENT_KEYS][STRESS_KSM_UNMERGE_KLOG_KEY_LEN];
+	/* one record look-ahead so 'c'/'+' continuation records can be joined */
+	bool pend_valid;
+	int pend_fac;
+	uint64_t pend_usec;
+	size_t pend_len;
+	char pend[STRESS_KSM_UNMERGE_KLOG_REC_MAX];
+	bool seq_valid;
+	uint64_t seq_next;
+	uint32_t pr_fails;
+	uint32_t after;		/* lines since the last splat closed */
+} stress_ksm_unmerge_klog_state_t;
+
+/* output buffer for the regex-like rewrite passes */
+typedef struct {
+	char *buf;
+	size_t len;
+	size_t cap;
+} stress_ksm_unmerge_klog_str_t;
+
+typedef void (*stress_ksm_unmerge_klog_pass_fn)(const char *s, const size_t n,
+	stress_ksm_unmerge_klog_str_t *o);
+
+static stress_ksm_unmerge_klog_shared_t *stress_ksm_unmerge_klog_shm;
+static stress_ksm_unmerge_klog_state_t stress_ksm_unmerge_klog_st;
+static const char *stress_ksm_unmerge_klog_taint_path = STRESS_KSM_UNMERGE_KLOG_TAINTED;
+
+/* kernel taint letters, bit 0..19 (kernel/panic.c taint_flags[]) */
+static const char stress_ksm_unmerge_klog_taint_chars[] = "PFSRMBUDAWCIOELKXTNJ";
+
+static const char * const stress_ksm_unmerge_klog_kind_names[] = {
+	"noise", "warning", "BUG", "oops", "lockup", "RCU stall", "hung task",
+	"memory corruption", "sanitizer report", "lockdep report", "panic",
+	"taint", "RIP",
+};
+
+/*
+ *  stress_ksm_unmerge_klog_kind_name()
+ *	human readable name of an event kind
+ */
+static const char *stress_ksm_unmerge_klog_kind_name(const int kind)
+{
+	if ((kind < 0) || ((size_t)kind >= SIZEOF_ARRAY(stress_ksm_unmerge_klog_kind_names)))
+		return "event";
+	return stress_ksm_unmerge_klog_kind_names[kind];
+}
+
+/*
+ *  stress_ksm_unmerge_klog_isword()
+ *	Ruby regex \w: [A-Za-z0-9_]
+ */
+static inline bool stress_ksm_unmerge_klog_isword(const int c)
+{
+	return ((c >= 'a') && (c <= 'z')) || ((c >= 'A') && (c <= 'Z')) ||
+	       ((c >= '0') && (c <= '9')) || (c == '_');
+}
+
+/*
+ *  stress_ksm_unmerge_klog_isdigit()
+ *	ASCII decimal digit
+ */
+static inline bool stress_ksm_unmerge_klog_isdigit(const int c)
+{
+	return (c >= '0') && (c <= '9');
+}
+
+/*
+ *  stress_ksm_unmerge_klog_ishex()
+ *	lower case hex digit [0-9a-f]
+ */
+static inline bool stress_ksm_unmerge_klog_ishex(const int c)
+{
+	return stress_ksm_unmerge_klog_isdigit(c) || ((c >= 'a') && (c <= 'f'));
+}
+
+/*
+ *  stress_ksm_unmerge_klog_isalpha()
+ *	ASCII letter
+ */
+static inline bool stress_ksm_unmerge_klog_isalpha(const int c)
+{
+	return ((c >= 'a') && (c <= 'z')) || ((c >= 'A') && (c <= 'Z'));
+}
+
+/*
+ *  stress_ksm_unmerge_klog_wat()
+ *	is s[i] (0 <= i < n) a word char; out of range is not
+ */
+static inline bool stress_ksm_unmerge_klog_wat(const char *s, const size_t n, const size_t i)
+{
+	return (i < n) && stress_ksm_unmerge_klog_isword((unsigned char)s[i]);
+}
+
+/*
+ *  stress_ksm_unmerge_klog_bound()
+ *	Ruby \b at position i of s[0..n)
+ */
+static inline bool stress_ksm_unmerge_klog_bound(const char *s, const size_t n, const size_t i)
+{
+	const bool before = (i > 0) && stress_ksm_unmerge_klog_wat(s, n, i - 1);
+
+	return before != stress_ksm_unmerge_klog_wat(s, n, i);
+}
+
+/*
+ *  stress_ksm_unmerge_klog_put()
+ *	append n bytes to an output buffer, truncating silently
+ */
+static void stress_ksm_unmerge_klog_put(stress_ksm_unmerge_klog_str_t *o, const char *s, const size_t n)
+{
+	size_t i;
+
+	for (i = 0; (i < n) && (o->len + 1 < o->cap); i++)
+		o->buf[o->len++] = s[i];
+	o->buf[o->len] = '\0';
+}
+
+/*
+ *  stress_ksm_unmerge_klog_pass()
+ *	run one rewrite pass over the NUL terminated buf (capacity cap)
+ */
+static void stress_ksm_unmerge_klog_pass(char *buf, const size_t cap, stress_ksm_unmerge_klog_pass_fn fn)
+{
+	char tmp[STRESS_KSM_UNMERGE_KLOG_LINE_MAX];
+	stress_ksm_unmerge_klog_str_t o;
+	size_t n = strlen(buf);
+
+	if (n >= sizeof(tmp))
+		n = sizeof(tmp) - 1;
+	(void)shim_memcpy(tmp, buf, n);
+	tmp[n] = '\0';
+	o.buf = buf;
+	o.len = 0;
+	o.cap = cap;
+	buf[0] = '\0';
+	fn(tmp, n, &o);
+}
+
+/*
+ *  stress_ksm_unmerge_klog_p_isra()
+ *	remove \.(isra|constprop|part)\.[0-9]+
+ */
+static void stress_ksm_unmerge_klog_p_isra(const char *s, const size_t n, stress_ksm_unmerge_klog_str_t *o)
+{
+	static const char * const sfx[] = { ".isra.", ".constprop.", ".part." };
+	size_t i = 0, j;
+
+	while (i < n) {
+		bool hit = false;
+
+		for (j = 0; j < SIZEOF_ARRAY(sfx); j++) {
+			const size_t l = strlen(sfx[j]);
+
+			if ((i + l < n) && !strncmp(s + i, sfx[j], l) &&
+			    stress_ksm_unmerge_klog_isdigit((unsigned char)s[i + l])) {
+				i += l;
+				while ((i < n) && stress_ksm_unmerge_klog_isdigit((unsigned char)s[i]))
+					i++;
+				hit = true;
+				break;
+			}
+		}
+		if (!hit)
+			stress_ksm_unmerge_klog_put(o, s + i++, 1);
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_klog_p_blkdev()
+ *	\b(loop|nbd|sd|...)\d+ -> name#, the block device part of LKP's list
+ */
+static void stress_ksm_unmerge_klog_p_blkdev(const char *s, const size_t n, stress_ksm_unmerge_klog_str_t *o)
+{
+	static const char * const names[] = {
+		"bcache", "blkext", "btt", "dasd", "drbd", "fd", "hd", "jsfd",
+		"lloop", "loop", "md", "mdp", "mmc", "nbd", "nd_blk", "nfhd",
+		"nullb", "nvme", "pmem", "ramdisk", "scm", "sd", "simdisk", "sr",
+		"ubd", "ubiblock", "virtblk", "xsysace", "zram",
+	};
+	size_t i = 0, j;
+
+	while (i < n) {
+		bool hit = false;
+
+		if (stress_ksm_unmerge_klog_bound(s, n, i)) {
+			for (j = 0; j < SIZEOF_ARRAY(names); j++) {
+				const size_t l = strlen(names[j]);
+
+				if ((i + l < n) && !strncmp(s + i, names[j], l) &&
+				    stress_ksm_unmerge_klog_isdigit((unsigned char)s[i + l])) {
+					stress_ksm_unmerge_klog_put(o, s + i, l);
+					stress_ksm_unmerge_klog_put(o, "#", 1);
+					i += l;
+					while ((i < n) && stress_ksm_unmerge_klog_isdigit((unsigned char)s[i]))
+						i++;
+					hit = true;
+					break;
+				}
+			}
+		}
+		if (!hit)
+			stress_ksm_unmerge_klog_put(o, s + i++, 1);
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_klog_p_hexword()
+ *	\b[0-9a-f]{8}\b and \b[0-9a-f]{16}\b -> #
+ */
+static void stress_ksm_unmerge_klog_p_hexword(const char *s, const size_t n, stress_ksm_unmerge_klog_str_t *o)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		if (stress_ksm_unmerge_klog_wat(s, n, i)) {
+			size_t j = i;
+			bool hex = true;
+
+			while (stress_ksm_unmerge_klog_wat(s, n, j)) {
+				if (!stress_ksm_unmerge_klog_ishex((unsigned char)s[j]))
+					hex = false;
+				j++;
+			}
+			if (hex && ((j - i == 8) || (j - i == 16)))
+				stress_ksm_unmerge_klog_put(o, "#", 1);
+			else
+				stress_ksm_unmerge_klog_put(o, s + i, j - i);
+			i = j;
+		} else {
+			stress_ksm_unmerge_klog_put(o, s + i++, 1);
+		}
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_klog_p_eqhex()
+ *	(=)[0-9a-f]+\b -> =#
+ */
+static void stress_ksm_unmerge_klog_p_eqhex(const char *s, const size_t n, stress_ksm_unmerge_klog_str_t *o)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		if ((s[i] == '=') && (i + 1 < n) && stress_ksm_unmerge_klog_ishex((unsigned char)s[i + 1])) {
+			size_t j = i + 1;
+
+			while ((j < n) && stress_ksm_unmerge_klog_ishex((unsigned char)s[j]))
+				j++;
+			if (!stress_ksm_unmerge_klog_wat(s, n, j)) {
+				stress_ksm_unmerge_klog_put(o, "=#", 2);
+				i = j;
+				continue;
+			}
+		}
+		stress_ksm_unmerge_klog_put(o, s + i++, 1);
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_klog_p_offset0x()
+ *	remove [+/]0x[0-9a-f]+\b
+ */
+static void stress_ksm_unmerge_klog_p_offset0x(const char *s, const size_t n, stress_ksm_unmerge_klog_str_t *o)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		if (((s[i] == '+') || (s[i] == '/')) && (i + 3 < n) &&
+		    (s[i + 1] == '0') && (s[i + 2] == 'x') &&
+		    stress_ksm_unmerge_klog_ishex((unsigned char)s[i + 3])) {
+			size_t j = i + 3;
+
+			while ((j < n) && stress_ksm_unmerge_klog_ishex((unsigned char)s[j]))
+				j++;
+			if (!stress_ksm_unmerge_klog_wat(s, n, j)) {
+				i = j;
+				continue;
+			}
+		}
+		stress_ksm_unmerge_klog_put(o, s + i++, 1);
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_klog_p_offset()
+ *	remove [+/][0-9a-f]+\b
+ */
+static void stress_ksm_unmerge_klog_p_offset(const char *s, const size_t n, stress_ksm_unmerge_klog_str_t *o)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		if (((s[i] == '+') || (s[i] == '/')) && (i + 1 < n) &&
+		    stress_ksm_unmerge_klog_ishex((unsigned char)s[i + 1])) {
+			size_t j = i + 1;
+
+			while ((j < n) && stress_ksm_unmerge_klog_ishex((unsigned char)s[j]))
+				j++;
+			if (!stress_ksm_unmerge_klog_wat(s, n, j)) {
+				i = j;
+				continue;
+			}
+		}
+		stress_ksm_unmerge_klog_put(o, s + i++, 1);
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_klog_p_tainted()
+ *	remove " (Tainted:.+)" up to the last ')'
+ */
+static void stress_ksm_unmerge_klog_p_tainted(const char *s, const size_t n, stress_ksm_unmerge_klog_str_t *o)
+{
+	const char *t = strstr(s, " (Tainted:");
+	const char *close = strrchr(s, ')');
+
+	if (t && close && (close > t + 10)) {
+		stress_ksm_unmerge_klog_put(o, s, (size_t)(t - s));
+		stress_ksm_unmerge_klog_put(o, close + 1, n - (size_t)(close + 1 - s));
+		return;
+	}
+	stress_ksm_unmerge_klog_put(o, s, n);
+}
+
+/*
+ *  stress_ksm_unmerge_klog_p_version()
+ *	\b[3-9]\.[0-9]+[-a-z0-9.]+ -> # (kernel version)
+ */
+static void stress_ksm_unmerge_klog_p_version(const char *s, const size_t n, stress_ksm_unmerge_klog_str_t *o)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		if ((s[i] >= '3') && (s[i] <= '9') && stress_ksm_unmerge_klog_bound(s, n, i) &&
+		    (i + 2 < n) && (s[i + 1] == '.') &&
+		    stress_ksm_unmerge_klog_isdigit((unsigned char)s[i + 2])) {
+			size_t j = i + 2;
+
+			while ((j < n) && ((s[j] == '-') || (s[j] == '.') ||
+			       stress_ksm_unmerge_klog_isdigit((unsigned char)s[j]) ||
+			       ((s[j] >= 'a') && (s[j] <= 'z'))))
+				j++;
+			if (j - (i + 2) >= 2) {
+				stress_ksm_unmerge_klog_put(o, "#", 1);
+				i = j;
+				continue;
+			}
+		}
+		stress_ksm_unmerge_klog_put(o, s + i++, 1);
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_klog_p_date()
+ *	\b[1-9][0-9]-[A-Z][a-z]+-[0-9]{4}\b -> #
+ */
+static void stress_ksm_unmerge_klog_p_date(const char *s, const size_t n, stress_ksm_unmerge_klog_str_t *o)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		if ((s[i] >= '1') && (s[i] <= '9') && stress_ksm_unmerge_klog_bound(s, n, i) &&
+		    (i + 4 < n) && stress_ksm_unmerge_klog_isdigit((unsigned char)s[i + 1]) &&
+		    (s[i + 2] == '-') && (s[i + 3] >= 'A') && (s[i + 3] <= 'Z')) {
+			size_t j = i + 4, k;
+			bool ok;
+
+			while ((j < n) && (s[j] >= 'a') && (s[j] <= 'z'))
+				j++;
+			ok = (j > i + 4) && (j + 5 <= n) && (s[j] == '-');
+			for (k = 1; ok && (k <= 4); k++)
+				ok = stress_ksm_unmerge_klog_isdigit((unsigned char)s[j + k]);
+			if (ok && !stress_ksm_unmerge_klog_wat(s, n, j + 5)) {
+				stress_ksm_unmerge_klog_put(o, "#", 1);
+				i = j + 5;
+				continue;
+			}
+		}
+		stress_ksm_unmerge_klog_put(o, s + i++, 1);
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_klog_p_hex0x()
+ *	\b0x[0-9a-f]+\b -> #, and \b[a-f0-9]{40}\b -> #
+ */
+static void stress_ksm_unmerge_klog_p_hex0x(const char *s, const size_t n, stress_ksm_unmerge_klog_str_t *o)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		if ((s[i] == '0') && stress_ksm_unmerge_klog_bound(s, n, i) && (i + 2 < n) &&
+		    (s[i + 1] == 'x') && stress_ksm_unmerge_klog_ishex((unsigned char)s[i + 2])) {
+			size_t j = i + 2;
+
+			while ((j < n) && stress_ksm_unmerge_klog_ishex((unsigned char)s[j]))
+				j++;
+			if (!stress_ksm_unmerge_klog_wat(s, n, j)) {
+				stress_ksm_unmerge_klog_put(o, "#", 1);
+				i = j;
+				continue;
+			}
+		}
+		if (stress_ksm_unmerge_klog_wat(s, n, i) && stress_ksm_unmerge_klog_bound(s, n, i)) {
+			size_t j = i;
+
+			while ((j < n) && stress_ksm_unmerge_klog_ishex((unsigned char)s[j]))
+				j++;
+			if ((j - i == 40) && !stress_ksm_unmerge_klog_wat(s, n, j)) {
+				stress_ksm_unmerge_klog_put(o, "#", 1);
+				i = j;
+				continue;
+			}
+		}
+		stress_ksm_unmerge_klog_put(o, s + i++, 1);
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_klog_p_number()
+ *	\b[0-9][0-9.]* -> #, then #x\b -> 0x
+ */
+static void stress_ksm_unmerge_klog_p_number(const char *s, const size_t n, stress_ksm_unmerge_klog_str_t *o)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		if (stress_ksm_unmerge_klog_isdigit((unsigned char)s[i]) &&
+		    stress_ksm_unmerge_klog_bound(s, n, i)) {
+			while ((i < n) && (stress_ksm_unmerge_klog_isdigit((unsigned char)s[i]) || (s[i] == '.')))
+				i++;
+			stress_ksm_unmerge_klog_put(o, "#", 1);
+			continue;
+		}
+		stress_ksm_unmerge_klog_put(o, s + i++, 1);
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_klog_p_hashx()
+ *	#x\b -> 0x
+ */
+static void stress_ksm_unmerge_klog_p_hashx(const char *s, const size_t n, stress_ksm_unmerge_klog_str_t *o)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		if ((s[i] == '#') && (i + 1 < n) && (s[i + 1] == 'x') &&
+		    !stress_ksm_unmerge_klog_wat(s, n, i + 2)) {
+			stress_ksm_unmerge_klog_put(o, "0x", 2);
+			i += 2;
+			continue;
+		}
+		stress_ksm_unmerge_klog_put(o, s + i++, 1);
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_klog_p_spaces()
+ *	[\\"$] -> ~, tab -> space, runs of spaces -> one space
+ */
+static void stress_ksm_unmerge_klog_p_spaces(const char *s, const size_t n, stress_ksm_unmerge_klog_str_t *o)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		char c = s[i];
+
+		if ((c == '\\') || (c == '"') || (c == '$'))
+			c = '~';
+		else if (c == '\t')
+			c = ' ';
+		if ((c == ' ') && (o->len > 0) && (o->buf[o->len - 1] == ' '))
+			continue;
+		stress_ksm_unmerge_klog_put(o, &c, 1);
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_klog_p_squeeze1()
+ *	([^a-zA-Z0-9])\  -> \1
+ */
+static void stress_ksm_unmerge_klog_p_squeeze1(const char *s, const size_t n, stress_ksm_unmerge_klog_str_t *o)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		const int c = (unsigned char)s[i];
+
+		if (!stress_ksm_unmerge_klog_isalpha(c) && !stress_ksm_unmerge_klog_isdigit(c) &&
+		    (i + 1 < n) && (s[i + 1] == ' ')) {
+			stress_ksm_unmerge_klog_put(o, s + i, 1);
+			i += 2;
+			continue;
+		}
+		stress_ksm_unmerge_klog_put(o, s + i++, 1);
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_klog_p_squeeze2()
+ *	\ ([^a-zA-Z]) -> \1
+ */
+static void stress_ksm_unmerge_klog_p_squeeze2(const char *s, const size_t n, stress_ksm_unmerge_klog_str_t *o)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		if ((s[i] == ' ') && (i + 1 < n) && !stress_ksm_unmerge_klog_isalpha((unsigned char)s[i + 1])) {
+			stress_ksm_unmerge_klog_put(o, s + i + 1, 1);
+			i += 2;
+			continue;
+		}
+		stress_ksm_unmerge_klog_put(o, s + i++, 1);
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_klog_p_underscore()
+ *	strip one leading space, "  _" -> "_", spaces -> _, strip trailing punctuation
+ */
+static void stress_ksm_unmerge_klog_p_underscore(const char *s, const size_t n, stress_ksm_unmerge_klog_str_t *o)
+{
+	size_t i = 0, end = n;
+
+	if ((n > 0) && (s[0] == ' '))
+		i = 1;
+	/* the trailing strip runs after tr, so spaces count as '_' there */
+	while ((end > i) && ((s[end - 1] == ' ') || strchr("-_.,;:#!*[(", s[end - 1])))
+		end--;
+	for (; i < end; i++) {
+		if ((s[i] == ' ') && (i + 2 < end) && (s[i + 1] == ' ') && (s[i + 2] == '_')) {
+			stress_ksm_unmerge_klog_put(o, "_", 1);
+			i += 2;
+			continue;
+		}
+		stress_ksm_unmerge_klog_put(o, (s[i] == ' ') ? "_" : s + i, 1);
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_klog_p_colnum()
+ *	([a-z]:)[0-9]+\b -> \1
+ */
+static void stress_ksm_unmerge_klog_p_colnum(const char *s, const size_t n, stress_ksm_unmerge_klog_str_t *o)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		if ((s[i] >= 'a') && (s[i] <= 'z') && (i + 2 < n) && (s[i + 1] == ':') &&
+		    stress_ksm_unmerge_klog_isdigit((unsigned char)s[i + 2])) {
+			size_t j = i + 2;
+
+			while ((j < n) && stress_ksm_unmerge_klog_isdigit((unsigned char)s[j]))
+				j++;
+			if (!stress_ksm_unmerge_klog_wat(s, n, j)) {
+				stress_ksm_unmerge_klog_put(o, s + i, 2);
+				i = j;
+				continue;
+			}
+		}
+		stress_ksm_unmerge_klog_put(o, s + i++, 1);
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_klog_p_ripaddr()
+ *	remove #:[<#>][<#>] (legacy "RIP: 0010:[<addr>]  [<addr>] func")
+ */
+static void stress_ksm_unmerge_klog_p_ripaddr(const char *s, const size_t n, stress_ksm_unmerge_klog_str_t *o)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		if (!strncmp(s + i, "#:[<#>][<#>]", 12)) {
+			i += 12;
+			continue;
+		}
+		stress_ksm_unmerge_klog_put(o, s + i++, 1);
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_klog_p_rip()
+ *	RIP:#: -> RIP:
+ */
+static void stress_ksm_unmerge_klog_p_rip(const char *s, const size_t n, stress_ksm_unmerge_klog_str_t *o)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		if (!strncmp(s + i, "RIP:#:", 6)) {
+			stress_ksm_unmerge_klog_put(o, "RIP:", 4);
+			i += 6;
+			continue;
+		}
+		stress_ksm_unmerge_klog_put(o, s + i++, 1);
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_klog_p_wnum()
+ *	[^/a-zA-Z0-9_]\w[0-9]+\W -> # (first == true), or
+ *	\W\w[0-9]+[^/a-zA-Z0-9_] -> # (first == false)
+ */
+static void stress_ksm_unmerge_klog_p_wnum(const char *s, const size_t n,
+	stress_ksm_unmerge_klog_str_t *o, const bool first)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		const bool lead = first ? ((s[i] != '/') && !stress_ksm_unmerge_klog_wat(s, n, i)) :
+					  !stress_ksm_unmerge_klog_wat(s, n, i);
+
+		if (lead && stress_ksm_unmerge_klog_wat(s, n, i + 1) && (i + 2 < n) &&
+		    stress_ksm_unmerge_klog_isdigit((unsigned char)s[i + 2])) {
+			size_t j = i + 2;
+
+			while ((j < n) && stress_ksm_unmerge_klog_isdigit((unsigned char)s[j]))
+				j++;
+			if ((j < n) && !stress_ksm_unmerge_klog_wat(s, n, j) && (first || (s[j] != '/'))) {
+				stress_ksm_unmerge_klog_put(o, "#", 1);
+				i = j + 1;
+				continue;
+			}
+		}
+		stress_ksm_unmerge_klog_put(o, s + i++, 1);
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_klog_p_wnum1()
+ *	[^/a-zA-Z0-9_]\w[0-9]+\W -> #
+ */
+static void stress_ksm_unmerge_klog_p_wnum1(const char *s, const size_t n, stress_ksm_unmerge_klog_str_t *o)
+{
+	stress_ksm_unmerge_klog_p_wnum(s, n, o, true);
+}
+
+/*
+ *  stress_ksm_unmerge_klog_p_wnum2()
+ *	\W\w[0-9]+[^/a-zA-Z0-9_] -> #
+ */
+static void stress_ksm_unmerge_klog_p_wnum2(const char *s, const size_t n, stress_ksm_unmerge_klog_str_t *o)
+{
+	stress_ksm_unmerge_klog_p_wnum(s, n, o, false);
+}
+
+/*
+ *  stress_ksm_unmerge_klog_error_id()
+ *	LKP generate_error_id(): normalise a (pre-selected) line into a key
+ */
+static void stress_ksm_unmerge_klog_error_id(char *buf, const size_t cap)
+{
+	static const stress_ksm_unmerge_klog_pass_fn passes[] = {
+		stress_ksm_unmerge_klog_p_isra,
+		stress_ksm_unmerge_klog_p_blkdev,
+		stress_ksm_unmerge_klog_p_hexword,
+		stress_ksm_unmerge_klog_p_eqhex,
+		stress_ksm_unmerge_klog_p_offset0x,
+		stress_ksm_unmerge_klog_p_offset,
+		stress_ksm_unmerge_klog_p_tainted,
+		/* common_error_id() */
+		stress_ksm_unmerge_klog_p_version,
+		stress_ksm_unmerge_klog_p_date,
+		stress_ksm_unmerge_klog_p_hex0x,
+		stress_ksm_unmerge_klog_p_number,
+		stress_ksm_unmerge_klog_p_hashx,
+		stress_ksm_unmerge_klog_p_spaces,
+		stress_ksm_unmerge_klog_p_squeeze1,
+		stress_ksm_unmerge_klog_p_squeeze2,
+		stress_ksm_unmerge_klog_p_underscore,
+		/* back in generate_error_id() */
+		stress_ksm_unmerge_klog_p_colnum,
+		stress_ksm_unmerge_klog_p_ripaddr,
+		stress_ksm_unmerge_klog_p_rip,
+		stress_ksm_unmerge_klog_p_wnum1,
+		stress_ksm_unmerge_klog_p_wnum2,
+	};
+	size_t i, n = strlen(buf);
+
+	/* remove a trailing " ]" ([ INFO: ... ] lockdep headers) */
+	if ((n >= 2) && !strcmp(buf + n - 2, " ]"))
+		buf[n - 2] = '\0';
+	for (i = 0; i < SIZEOF_ARRAY(passes); i++)
+		stress_ksm_unmerge_klog_pass(buf, cap, passes[i]);
+}
+
+/*
+ *  stress_ksm_unmerge_klog_set()
+ *	copy n bytes of src into buf (capacity cap) as a string
+ */
+static void stress_ksm_unmerge_klog_set(char *buf, const size_t cap, const char *src, size_t n)
+{
+	if (n >= cap)
+		n = cap - 1;
+	(void)memmove(buf, src, n);
+	buf[n] = '\0';
+}
+
+/*
+ *  stress_ksm_unmerge_klog_simple()
+ *	LKP handle_simple_patterns() subset: fixed heads kept verbatim
+ */
+static bool stress_ksm_unmerge_klog_simple(char *buf, const size_t cap)
+{
+	static const char * const heads[] = {
+		"related general protection fault:",
+		"BUG: using __this_cpu_read() in preemptible",
+		"BUG: unable to handle kernel",
+		"BUG: workqueue leaked lock or atomic:",
+		"BUG: scheduling while atomic:",
+		"BUG: Bad page map in process",
+		"BUG: Bad page state in process",
+		"BUG: Bad page cache in process",
+	};
+	const char *p;
+	size_t i;
+
+	/* INFO: rcu[_a-z]* (self-detected stall on CPU|detected stalls on CPUs/tasks:) */
+	for (p = strstr(buf, "INFO: rcu"); p; p = strstr(p + 1, "INFO: rcu")) {
+		const char *q = p + 9;
+
+		while ((*q == '_') || ((*q >= 'a') && (*q <= 'z')))
+			q++;
+		if (!strncmp(q, " self-detected stall on CPU", 27)) {
+			stress_ksm_unmerge_klog_set(buf, cap, p, (size_t)(q + 27 - p));
+			return true;
+		}
+		if (!strncmp(q, " detected stalls on CPUs/tasks:", 31)) {
+			stress_ksm_unmerge_klog_set(buf, cap, p, (size_t)(q + 31 - p));
+			return true;
+		}
+	}
+	for (i = 0; i < SIZEOF_ARRAY(heads); i++) {
+		p = strstr(buf, heads[i]);
+		if (p) {
+			stress_ksm_unmerge_klog_set(buf, cap, p, strlen(heads[i]));
+			return true;
+		}
+	}
+	/* BUG: soft lockup - CPU#\d+ stuck for \d+s!.* */
+	for (p = strstr(buf, "BUG: soft lockup - CPU#"); p; p = strstr(p + 1, "BUG: soft lockup - CPU#")) {
+		const char *q = p + 23;
+
+		if (!stress_ksm_unmerge_klog_isdigit((unsigned char)*q))
+			continue;
+		while (stress_ksm_unmerge_klog_isdigit((unsigned char)*q))
+			q++;
+		if (strncmp(q, " stuck for ", 11))
+			continue;
+		q += 11;
+		if (!stress_ksm_unmerge_klog_isdigit((unsigned char)*q))
+			continue;
+		while (stress_ksm_unmerge_klog_isdigit((unsigned char)*q))
+			q++;
+		if (strncmp(q, "s!", 2))
+			continue;
+		stress_ksm_unmerge_klog_set(buf, cap, p, strlen(p));
+		return true;
+	}
+	p = strstr(buf, "BUG: workqueue lockup - pool");
+	if (p) {
+		stress_ksm_unmerge_klog_set(buf, cap, p, 28);
+		return true;
+	}
+	/* (rcu_sched kthread starved) for \d+ jiffies */
+	for (p = strstr(buf, "rcu_sched kthread starved for "); p;
+	     p = strstr(p + 1, "rcu_sched kthread starved for ")) {
+		const char *q = p + 30;
+
+		if (!stress_ksm_unmerge_klog_isdigit((unsigned char)*q))
+			continue;
+		while (stress_ksm_unmerge_klog_isdigit((unsigned char)*q))
+			q++;
+		if (!strncmp(q, " jiffies", 8)) {
+			stress_ksm_unmerge_klog_set(buf, cap, p, 25);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_oops_head()
+ *	([A-Z]+[ a-zA-Z]*): [a-f0-9]{4} \[#[0-9]+\]  -> \1 (leftmost)
+ */
+static bool stress_ksm_unmerge_klog_oops_head(char *buf, const size_t cap)
+{
+	const size_t n = strlen(buf);
+	size_t p;
+
+	for (p = 0; p < n; p++) {
+		size_t q = p + 1, k;
+		bool ok;
+
+		if ((buf[p] < 'A') || (buf[p] > 'Z'))
+			continue;
+		while ((q < n) && ((buf[q] == ' ') || stress_ksm_unmerge_klog_isalpha((unsigned char)buf[q])))
+			q++;
+		ok = (q + 10 <= n) && (buf[q] == ':') && (buf[q + 1] == ' ');
+		for (k = 2; ok && (k < 6); k++)
+			ok = stress_ksm_unmerge_klog_ishex((unsigned char)buf[q + k]);
+		ok = ok && !strncmp(buf + q + 6, " [#", 3) &&
+		     stress_ksm_unmerge_klog_isdigit((unsigned char)buf[q + 9]);
+		if (ok) {
+			k = q + 9;
+			while ((k < n) && stress_ksm_unmerge_klog_isdigit((unsigned char)buf[k]))
+				k++;
+			if ((k + 1 < n) && (buf[k] == ']') && (buf[k + 1] == ' ')) {
+				stress_ksm_unmerge_klog_set(buf, cap, buf + p, q - p);
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_sanitizer_head()
+ *	(BUG: (KASAN|KFENCE): [a-z\-_ ]+ in [a-z_]+)\+ -> \1
+ */
+static bool stress_ksm_unmerge_klog_sanitizer_head(char *buf, const size_t cap, const char *what)
+{
+	const char *p = strstr(buf, what), *r, *e;
+
+	if (!p)
+		return false;
+	r = p + strlen(what);
+	e = r;
+	while ((*e == '-') || (*e == '_') || (*e == ' ') || ((*e >= 'a') && (*e <= 'z')))
+		e++;
+	/* greedy class run, then backtrack to the last " in <func>+" */
+	for (; e > r; e--) {
+		const char *f;
+
+		if (strncmp(e, " in ", 4))
+			continue;
+		f = e + 4;
+		while ((*f == '_') || ((*f >= 'a') && (*f <= 'z')))
+			f++;
+		if ((f > e + 4) && (*f == '+')) {
+			stress_ksm_unmerge_klog_set(buf, cap, p, (size_t)(f - p));
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_composite()
+ *	LKP handle_composite_patterns(): hung task / locks held heads
+ */
+static bool stress_ksm_unmerge_klog_composite(char *buf, const size_t cap)
+{
+	const char *p = strstr(buf, "INFO: task ");
+	const char *q;
+
+	if (p) {
+		/* (INFO: task ).* (blocked for more than \d+ seconds), greedy .* */
+		for (q = buf + strlen(buf); q >= p + 11; q--) {
+			const char *d;
+
+			if (strncmp(q, " blocked for more than ", 23))
+				continue;
+			d = q + 23;
+			if (!stress_ksm_unmerge_klog_isdigit((unsigned char)*d))
+				continue;
+			while (stress_ksm_unmerge_klog_isdigit((unsigned char)*d))
+				d++;
+			if (strncmp(d, " seconds", 8))
+				continue;
+			{
+				char tmp[STRESS_KSM_UNMERGE_KLOG_LINE_MAX];
+
+				(void)snprintf(tmp, sizeof(tmp), "INFO: task %.*s",
+					(int)(d + 8 - (q + 1)), q + 1);
+				stress_ksm_unmerge_klog_set(buf, cap, tmp, strlen(tmp));
+			}
+			return true;
+		}
+	}
+	p = strstr(buf, "BUG: ");
+	q = strstr(buf, " still has locks held");
+	if (p && q && (q > p + 5)) {
+		stress_ksm_unmerge_klog_set(buf, cap, "BUG: still has locks held", 25);
+		return true;
+	}
+	return false;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_complex()
+ *	LKP handle_complex_patterns() subset: WARNING, UBSAN, rss-counter, ]---
+ */
+static bool stress_ksm_unmerge_klog_complex(char *buf, const size_t cap)
+{
+	const char *p, *q;
+
+	/* WARNING:.* at .* ([a-zA-Z.0-9_]+\+0x) -> "WARNING: " + first "at .*" */
+	p = strstr(buf, "WARNING:");
+	if (p && (q = strstr(p, " at ")) != NULL) {
+		const char *f;
+		bool ok = false;
+
+		for (f = q + 4; *f && !ok; f++) {
+			const char *g;
+
+			if (*f != ' ')
+				continue;
+			for (g = f + 1; (*g == '.') || stress_ksm_unmerge_klog_isword((unsigned char)*g); g++)
+				;
+			ok = (g > f + 1) && !strncmp(g, "+0x", 3);
+		}
+		if (ok) {
+			char tmp[STRESS_KSM_UNMERGE_KLOG_LINE_MAX];
+
+			(void)snprintf(tmp, sizeof(tmp), "WARNING: %s", strstr(buf, "at "));
+			stress_ksm_unmerge_klog_set(buf, cap, tmp, strlen(tmp));
+			return true;
+		}
+	}
+	p = strstr(buf, "UBSAN: ");
+	if (p && p[7]) {
+		stress_ksm_unmerge_klog_set(buf, cap, p, strlen(p));
+		return true;
+	}
+	p = strstr(buf, "BUG: using smp_processor_id() in preemptible");
+	if (p) {
+		stress_ksm_unmerge_klog_set(buf, cap, p, 44);
+		return true;
+	}
+	p = strstr(buf, "BUG: Bad rss-counter state mm:");
+	if (p) {
+		const char *m = p + 30, *e = m;
+
+		/* mm:([0-9a-f]+|\(_*ptrval_*\))<space> */
+		while (stress_ksm_unmerge_klog_ishex((unsigned char)*e))
+			e++;
+		if ((e == m) || (*e != ' ')) {
+			e = m;
+			if (*e == '(') {
+				for (e++; *e == '_'; e++)
+					;
+				if (!strncmp(e, "ptrval", 6)) {
+					for (e += 6; *e == '_'; e++)
+						;
+					e = (*e == ')') ? e + 1 : m;
+				} else {
+					e = m;
+				}
+			}
+		}
+		if ((e > m) && (*e == ' ')) {
+			char tmp[STRESS_KSM_UNMERGE_KLOG_LINE_MAX];
+
+			(void)snprintf(tmp, sizeof(tmp), "%.*s#%s", (int)(m - buf), buf, e);
+			stress_ksm_unmerge_klog_set(buf, cap, tmp, strlen(tmp));
+			return true;
+		}
+	}
+	/* (.*) \]---(.*) greedy: the last " ]---" */
+	for (p = NULL, q = strstr(buf, " ]---"); q; q = strstr(q + 1, " ]---"))
+		p = q;
+	if (p) {
+		char tmp[STRESS_KSM_UNMERGE_KLOG_LINE_MAX];
+
+		(void)snprintf(tmp, sizeof(tmp), "%.*s%s", (int)(p - buf), buf, p + 5);
+		stress_ksm_unmerge_klog_set(buf, cap, tmp, strlen(tmp));
+		return true;
+	}
+	return false;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_oops_cut()
+ *	LKP selects "[a-zA-Z0-9_ #]+: [0-9a-f]{4} \[#[0-9]+\]" up to the ']'
+ *	(e.g. "general protection fault: 0000 [#1]") unless "Oops: .*" matched
+ */
+static void stress_ksm_unmerge_klog_oops_cut(char *buf)
+{
+	char *p = buf;
+	int k;
+
+	if (!strncmp(buf, "Oops: ", 6))
+		return;
+	while (stress_ksm_unmerge_klog_isword((unsigned char)*p) || (*p == ' ') || (*p == '#'))
+		p++;
+	if ((p == buf) || strncmp(p, ": ", 2))
+		return;
+	for (k = 2; k < 6; k++)
+		if (!stress_ksm_unmerge_klog_ishex((unsigned char)p[k]))
+			return;
+	if (strncmp(p + 6, " [#", 3) || !stress_ksm_unmerge_klog_isdigit((unsigned char)p[9]))
+		return;
+	for (p += 9; stress_ksm_unmerge_klog_isdigit((unsigned char)*p); p++)
+		;
+	if (*p == ']')
+		p[1] = '\0';
+}
+
+/*
+ *  stress_ksm_unmerge_klog_make_key()
+ *	LKP analyze_error_id(): line -> key without the "dmesg." prefix
+ */
+static void stress_ksm_unmerge_klog_make_key(const char *line, char *key, const size_t keylen)
+{
+	char buf[STRESS_KSM_UNMERGE_KLOG_LINE_MAX];
+	const char *p = line;
+
+	/* preprocess_line(): drop everything before the first letter */
+	while (*p && !stress_ksm_unmerge_klog_isalpha((unsigned char)*p))
+		p++;
+	stress_ksm_unmerge_klog_set(buf, sizeof(buf), p, strlen(p));
+	stress_ksm_unmerge_klog_oops_cut(buf);
+
+	if (!stress_ksm_unmerge_klog_simple(buf, sizeof(buf)) &&
+	    !stress_ksm_unmerge_klog_oops_head(buf, sizeof(buf)) &&
+	    !stress_ksm_unmerge_klog_sanitizer_head(buf, sizeof(buf), "BUG: KASAN: ") &&
+	    !stress_ksm_unmerge_klog_sanitizer_head(buf, sizeof(buf), "BUG: KFENCE: ") &&
+	    !stress_ksm_unmerge_klog_composite(buf, sizeof(buf)))
+		(void)stress_ksm_unmerge_klog_complex(buf, sizeof(buf));
+
+	stress_ksm_unmerge_klog_error_id(buf, sizeof(buf));
+	stress_ksm_unmerge_klog_set(key, keylen, buf, strlen(buf));
+}
+
+/*
+ *  stress_ksm_unmerge_klog_after_prefix()
+ *	text after a leading "<subsystem>: " ([a-zA-Z0-9_ -]+: ), else NULL
+ */
+static const char *stress_ksm_unmerge_klog_after_prefix(const char *line)
+{
+	const char *p;
+
+	/* e.g. "watchdog: ", "NMI watchdog: ", "rcu: " */
+	for (p = line; stress_ksm_unmerge_klog_isword((unsigned char)*p) || (*p == ' ') || (*p == '-'); p++)
+		;
+	if ((p == line) || (p[0] != ':') || (p[1] != ' '))
+		return NULL;
+	return p + 2;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_head()
+ *	does line (or the text after its prefix, if any) start with pat
+ */
+static bool stress_ksm_unmerge_klog_head(const char *line, const char *after, const char *pat)
+{
+	const size_t l = strlen(pat);
+
+	return !strncmp(line, pat, l) || (after && !strncmp(after, pat, l));
+}
+
+/*
+ *  stress_ksm_unmerge_klog_noise()
+ *	lines that look alarming but are not kernel failures
+ */
+static bool stress_ksm_unmerge_klog_noise(const char *line)
+{
+	static const char * const noise[] = {
+		"invoked oom-killer",
+		"Out of memory",
+		"oom-kill:",
+		"oom_reaper:",
+		"callbacks suppressed",
+		"Memory cgroup out of memory",
+	};
+	size_t i;
+
+	if (!strncmp(line, "audit:", 6) || !strncmp(line, "audit(", 6) ||
+	    !strncmp(line, "type=", 5))
+		return true;
+	for (i = 0; i < SIZEOF_ARRAY(noise); i++)
+		if (strstr(line, noise[i]))
+			return true;
+	return false;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_kind()
+ *	failure kind of one logical line (leading blanks stripped), 0 if none
+ */
+static int stress_ksm_unmerge_klog_kind(const char *line)
+{
+	static const struct {
+		const char *pat;
+		bool head;	/* anchored (after an optional prefix) */
+		int kind;
+	} sigs[] = {
+		{ "possible circular locking dependency detected", false, STRESS_KSM_UNMERGE_KLOG_LOCKDEP },
+		{ "possible recursive locking detected", false, STRESS_KSM_UNMERGE_KLOG_LOCKDEP },
+		{ "inconsistent lock state", false, STRESS_KSM_UNMERGE_KLOG_LOCKDEP },
+		{ "suspicious RCU usage", false, STRESS_KSM_UNMERGE_KLOG_LOCKDEP },
+		{ "WARNING: CPU: ", true, STRESS_KSM_UNMERGE_KLOG_WARNING },
+		{ "WARNING: at ", true, STRESS_KSM_UNMERGE_KLOG_WARNING },
+		{ "kernel BUG at ", true, STRESS_KSM_UNMERGE_KLOG_BUG },
+		{ "Kernel BUG at ", true, STRESS_KSM_UNMERGE_KLOG_BUG },
+		{ "BUG: soft lockup", true, STRESS_KSM_UNMERGE_KLOG_LOCKUP },
+		{ "BUG: workqueue lockup", true, STRESS_KSM_UNMERGE_KLOG_LOCKUP },
+		{ "BUG: KASAN: ", true, STRESS_KSM_UNMERGE_KLOG_SANITIZER },
+		{ "BUG: KFENCE: ", true, STRESS_KSM_UNMERGE_KLOG_SANITIZER },
+		{ "BUG: Bad ", true, STRESS_KSM_UNMERGE_KLOG_CORRUPTION },
+		{ "BUG: ", true, STRESS_KSM_UNMERGE_KLOG_BUG },
+		{ "Oops: ", true, STRESS_KSM_UNMERGE_KLOG_OOPS },
+		{ "general protection fault", true, STRESS_KSM_UNMERGE_KLOG_OOPS },
+		{ "Unable to handle kernel ", true, STRESS_KSM_UNMERGE_KLOG_OOPS },
+		{ "KASAN: ", true, STRESS_KSM_UNMERGE_KLOG_SANITIZER },
+		{ "KFENCE: ", true, STRESS_KSM_UNMERGE_KLOG_SANITIZER },
+		{ "UBSAN: ", true, STRESS_KSM_UNMERGE_KLOG_SANITIZER },
+		{ "Watchdog detected hard LOCKUP", true, STRESS_KSM_UNMERGE_KLOG_LOCKUP },
+		{ "list_add corruption", true, STRESS_KSM_UNMERGE_KLOG_CORRUPTION },
+		{ "list_del corruption", true, STRESS_KSM_UNMERGE_KLOG_CORRUPTION },
+		{ "refcount_t: ", true, STRESS_KSM_UNMERGE_KLOG_CORRUPTION },
+		{ "page dumped because", true, STRESS_KSM_UNMERGE_KLOG_CORRUPTION },
+		{ "Huh VM_FAULT_OOM leaked out", true, STRESS_KSM_UNMERGE_KLOG_WARNING },
+		{ "Kernel panic - not syncing", true, STRESS_KSM_UNMERGE_KLOG_PANIC },
+	};
+	const char *after = stress_ksm_unmerge_klog_after_prefix(line);
+	size_t i;
+
+	if (stress_ksm_unmerge_klog_head(line, after, "Kernel panic - not syncing"))
+		return STRESS_KSM_UNMERGE_KLOG_PANIC;
+	if (stress_ksm_unmerge_klog_noise(line))
+		return STRESS_KSM_UNMERGE_KLOG_NOISE;
+	for (i = 0; i < SIZEOF_ARRAY(sigs); i++) {
+		const bool hit = sigs[i].head ?
+			stress_ksm_unmerge_klog_head(line, after, sigs[i].pat) :
+			(strstr(line, sigs[i].pat) != NULL);
+
+		if (hit)
+			return sigs[i].kind;
+	}
+	/* "WARNING: <file>:<line> at <func>+0x..." (newer WARN format) */
+	if (stress_ksm_unmerge_klog_head(line, after, "WARNING: ") && strstr(line, " at ") &&
+	    strstr(line, "+0x"))
+		return STRESS_KSM_UNMERGE_KLOG_WARNING;
+	/* rcu: INFO: rcu_preempt detected stalls / self-detected stall */
+	if (stress_ksm_unmerge_klog_head(line, after, "INFO: rcu") && strstr(line, "detected stall"))
+		return STRESS_KSM_UNMERGE_KLOG_RCU_STALL;
+	if (stress_ksm_unmerge_klog_head(line, after, "INFO: task ") && strstr(line, " blocked for more than "))
+		return STRESS_KSM_UNMERGE_KLOG_HUNG_TASK;
+	return STRESS_KSM_UNMERGE_KLOG_NOISE;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_classify()
+ *	pure: event kind (> 0) of a message and its LKP key, 0 for noise
+ */
+static int stress_ksm_unmerge_klog_classify(const char *msg, char *key, size_t keylen)
+{
+	const char *p = msg;
+	int kind;
+
+	if (key && keylen)
+		key[0] = '\0';
+	if (!msg)
+		return STRESS_KSM_UNMERGE_KLOG_NOISE;
+	while ((*p == ' ') || (*p == '\t'))
+		p++;
+	kind = stress_ksm_unmerge_klog_kind(p);
+	if ((kind != STRESS_KSM_UNMERGE_KLOG_NOISE) && key && keylen)
+		stress_ksm_unmerge_klog_make_key(p, key, keylen);
+	return kind;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_num()
+ *	parse a decimal u64 field ending in term; -1 on error
+ */
+static int stress_ksm_unmerge_klog_num(const char **pp, const char *end, const char term, uint64_t *val)
+{
+	const char *p = *pp;
+	uint64_t v = 0;
+
+	if ((p >= end) || !stress_ksm_unmerge_klog_isdigit((unsigned char)*p))
+		return -1;
+	while ((p < end) && stress_ksm_unmerge_klog_isdigit((unsigned char)*p)) {
+		const uint64_t d = (uint64_t)(*p - '0');
+
+		if (v > (UINT64_MAX - d) / 10)
+			return -1;
+		v = (v * 10) + d;
+		p++;
+	}
+	if ((p >= end) || (*p != term))
+		return -1;
+	*pp = p + 1;
+	*val = v;
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_record_parse()
+ *	pure: "pri,seq,usec,flags[,..];message\n[ KEY=value\n...]", 0 or -1
+ */
+static int stress_ksm_unmerge_klog_record_parse(const char *rec, size_t len, int *level,
+	uint64_t *seq, uint64_t *usec, int *facility, const char **msg, size_t *msglen)
+{
+	const char *p = rec, *end, *semi, *nl;
+	uint64_t pri, s, u;
+
+	if (!rec)
+		return -1;
+	end = rec + len;
+	semi = memchr(rec, ';', len);
+	if (!semi)
+		return -1;
+	if ((stress_ksm_unmerge_klog_num(&p, semi, ',', &pri) < 0) || (pri > 1023))
+		return -1;
+	if (stress_ksm_unmerge_klog_num(&p, semi, ',', &s) < 0)
+		return -1;
+	if (stress_ksm_unmerge_klog_num(&p, semi, ',', &u) < 0)
+		return -1;
+	/* flags: one char, then optional ",key=value" fields (caller=) */
+	if ((p >= semi) || ((p + 1 < semi) && (p[1] != ',')))
+		return -1;
+	nl = memchr(semi + 1, '\n', (size_t)(end - (semi + 1)));
+	if (level)
+		*level = (int)(pri & 7);
+	if (facility)
+		*facility = (int)(pri >> 3);
+	if (seq)
+		*seq = s;
+	if (usec)
+		*usec = u;
+	if (msg)
+		*msg = semi + 1;
+	if (msglen)
+		*msglen = (size_t)((nl ? nl : end) - (semi + 1));
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_record_flag()
+ *	flags char of a well-formed record ('-', 'c' or legacy '+')
+ */
+static char stress_ksm_unmerge_klog_record_flag(const char *rec, const size_t len)
+{
+	size_t i, commas = 0;
+
+	for (i = 0; (i < len) && (rec[i] != ';'); i++) {
+		if ((rec[i] == ',') && (++commas == 3))
+			return ((i + 1 < len) && (rec[i + 1] != ';')) ? rec[i + 1] : '-';
+	}
+	return '-';
+}
+
+/*
+ *  stress_ksm_unmerge_klog_hexval()
+ *	value of a hex digit (either case), -1 if not one
+ */
+static int stress_ksm_unmerge_klog_hexval(const int c)
+{
+	if ((c >= '0') && (c <= '9'))
+		return c - '0';
+	if ((c >= 'a') && (c <= 'f'))
+		return c - 'a' + 10;
+	if ((c >= 'A') && (c <= 'F'))
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_unescape()
+ *	decode \xNN escapes; keep '\n', other control chars become ' '
+ */
+static size_t stress_ksm_unmerge_klog_unescape(const char *in, const size_t inlen, char *out, const size_t outlen)
+{
+	size_t i = 0, o = 0;
+
+	if (!outlen)
+		return 0;
+	while ((i < inlen) && (o + 1 < outlen)) {
+		int c = (unsigned char)in[i];
+
+		if ((c == '\\') && (i + 3 < inlen) && (in[i + 1] == 'x') &&
+		    (stress_ksm_unmerge_klog_hexval((unsigned char)in[i + 2]) >= 0) &&
+		    (stress_ksm_unmerge_klog_hexval((unsigned char)in[i + 3]) >= 0)) {
+			c = (stress_ksm_unmerge_klog_hexval((unsigned char)in[i + 2]) << 4) |
+			    stress_ksm_unmerge_klog_hexval((unsigned char)in[i + 3]);
+			i += 4;
+		} else {
+			i++;
+		}
+		if (((c < ' ') && (c != '\n')) || (c == 0x7f))
+			c = ' ';
+		out[o++] = (char)c;
+	}
+	out[o] = '\0';
+	return o;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_key_add()
+ *	count one key in the shared table (watcher / parent only)
+ */
+static void stress_ksm_unmerge_klog_key_add(const char *key, const int kind)
+{
+	stress_ksm_unmerge_klog_shared_t *shm = stress_ksm_unmerge_klog_shm;
+	uint32_t i;
+
+	if (!shm || !key || !*key)
+		return;
+	for (i = 0; i < shm->nkeys; i++) {
+		if (!strcmp(shm->keys[i].key, key)) {
+			shm->keys[i].count++;
+			return;
+		}
+	}
+	if (shm->nkeys >= STRESS_KSM_UNMERGE_KLOG_KEYS_MAX) {
+		shm->keys_dropped++;
+		return;
+	}
+	(void)shim_strscpy(shm->keys[shm->nkeys].key, key, sizeof(shm->keys[0].key));
+	shm->keys[shm->nkeys].kind = kind;
+	shm->keys[shm->nkeys].count = 1;
+	__atomic_add_fetch(&shm->nkeys, 1, __ATOMIC_SEQ_CST);
+}
+
+/*
+ *  stress_ksm_unmerge_klog_event_key()
+ *	add a key to the current splat once, and to the table
+ */
+static void stress_ksm_unmerge_klog_event_key(const char *key, const int kind)
+{
+	stress_ksm_unmerge_klog_state_t *st = &stress_ksm_unmerge_klog_st;
+	uint32_t i;
+
+	if (!*key)
+		return;
+	for (i = 0; i < st->nkeys; i++)
+		if (!strcmp(st->keys[i], key))
+			return;
+	if (st->nkeys < STRESS_KSM_UNMERGE_KLOG_EVENT_KEYS)
+		(void)shim_strscpy(st->keys[st->nkeys++], key, sizeof(st->keys[0]));
+	stress_ksm_unmerge_klog_key_add(key, kind);
+}
+
+/*
+ *  stress_ksm_unmerge_klog_context_set()
+ *	instance: record what it is doing now (phase, racing threads)
+ */
+static void stress_ksm_unmerge_klog_context_set(const uint32_t instance, const char *phase, const char *racers)
+{
+	stress_ksm_unmerge_klog_shared_t *shm = stress_ksm_unmerge_klog_shm;
+	stress_ksm_unmerge_klog_ctx_t *ctx;
+
+	if (!shm || (instance >= STRESS_KSM_UNMERGE_KLOG_SLOTS))
+		return;
+	ctx = &shm->ctx[instance];
+	__atomic_add_fetch(&ctx->gen, 1, __ATOMIC_SEQ_CST);	/* odd: writing */
+	(void)shim_strscpy(ctx->phase, (phase && *phase) ? phase : "-", sizeof(ctx->phase));
+	(void)shim_strscpy(ctx->racers, (racers && *racers) ? racers : "-", sizeof(ctx->racers));
+	__atomic_add_fetch(&ctx->gen, 1, __ATOMIC_SEQ_CST);	/* even: stable */
+}
+
+/*
+ *  stress_ksm_unmerge_klog_context_get()
+ *	read an instance slot consistently; false if never set
+ */
+static bool stress_ksm_unmerge_klog_context_get(const uint32_t instance, char *phase, char *racers)
+{
+	stress_ksm_unmerge_klog_ctx_t *ctx = &stress_ksm_unmerge_klog_shm->ctx[instance];
+	int tries;
+
+	for (tries = 0; tries < 100; tries++) {
+		const uint32_t g1 = __atomic_load_n(&ctx->gen, __ATOMIC_SEQ_CST);
+
+		if (g1 == 0)
+			return false;
+		if (g1 & 1)
+			continue;
+		(void)shim_memcpy(phase, ctx->phase, STRESS_KSM_UNMERGE_KLOG_CTX_LEN);
+		(void)shim_memcpy(racers, ctx->racers, STRESS_KSM_UNMERGE_KLOG_CTX_LEN);
+		phase[STRESS_KSM_UNMERGE_KLOG_CTX_LEN - 1] = '\0';
+		racers[STRESS_KSM_UNMERGE_KLOG_CTX_LEN - 1] = '\0';
+		if (__atomic_load_n(&ctx->gen, __ATOMIC_SEQ_CST) == g1)
+			return true;
+	}
+	(void)shim_strscpy(phase, "(busy)", STRESS_KSM_UNMERGE_KLOG_CTX_LEN);
+	(void)shim_strscpy(racers, "(busy)", STRESS_KSM_UNMERGE_KLOG_CTX_LEN);
+	return true;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_report()
+ *	print the splat once: key, first line, RIP, call trace, contexts
+ */
+static void stress_ksm_unmerge_klog_report(void)
+{
+	stress_ksm_unmerge_klog_state_t *st = &stress_ksm_unmerge_klog_st;
+	const char *name = STRESS_KSM_UNMERGE_KLOG_NAME;
+	const double t0 = stress_ksm_unmerge_klog_shm ? stress_ksm_unmerge_klog_shm->time_start : st->t_first;
+	uint32_t i;
+
+	if (st->reported || (st->phase == STRESS_KSM_UNMERGE_KLOG_PH_NONE))
+		return;
+	st->reported = true;
+	pr_block_begin();
+	if (st->pr_fails < STRESS_KSM_UNMERGE_KLOG_PR_FAIL_MAX) {
+		st->pr_fails++;
+		pr_fail("%s: kernel %s: %s\n", name, stress_ksm_unmerge_klog_kind_name(st->kind), st->key);
+	} else {
+		pr_inf("%s: kernel %s: %s\n", name, stress_ksm_unmerge_klog_kind_name(st->kind), st->key);
+	}
+	pr_inf("%s:   first line: %s%s\n", name, st->first,
+		st->user ? " (injected from user space, facility 1)" : "");
+	pr_inf("%s:   time: %.3fs into the run (kernel time %" PRIu64 ".%06" PRIu64 ")\n",
+		name, st->t_first - t0, st->usec / 1000000, st->usec % 1000000);
+	if (st->rip[0])
+		pr_inf("%s:   function at RIP: %s\n", name, st->rip);
+	for (i = 0; i < st->ntrace; i++)
+		pr_inf("%s:   call trace: %s\n", name, st->trace[i]);
+	for (i = 1; i < st->nkeys; i++)
+		pr_inf("%s:   also: %s\n", name, st->keys[i]);
+	if (stress_ksm_unmerge_klog_shm) {
+		for (i = 0; i < STRESS_KSM_UNMERGE_KLOG_SLOTS; i++) {
+			char phase[STRESS_KSM_UNMERGE_KLOG_CTX_LEN];
+			char racers[STRESS_KSM_UNMERGE_KLOG_CTX_LEN];
+
+			if (stress_ksm_unmerge_klog_context_get(i, phase, racers))
+				pr_inf("%s:   instance %" PRIu32 ": phase %s, racers %s\n",
+					name, i, phase, racers);
+		}
+	}
+	pr_block_end();
+}
+
+/*
+ *  stress_ksm_unmerge_klog_close()
+ *	finish the current splat (report if not yet done)
+ */
+static void stress_ksm_unmerge_klog_close(void)
+{
+	stress_ksm_unmerge_klog_state_t *st = &stress_ksm_unmerge_klog_st;
+
+	stress_ksm_unmerge_klog_report();
+	st->phase = STRESS_KSM_UNMERGE_KLOG_PH_NONE;
+	st->after = 0;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_open()
+ *	start a new splat: count the event, remember the first line
+ */
+static void stress_ksm_unmerge_klog_open(const char *line, const char *key, const int kind,
+	const bool user, const uint64_t usec, const double now)
+{
+	stress_ksm_unmerge_klog_state_t *st = &stress_ksm_unmerge_klog_st;
+
+	if (st->phase != STRESS_KSM_UNMERGE_KLOG_PH_NONE)
+		stress_ksm_unmerge_klog_close();
+	st->phase = STRESS_KSM_UNMERGE_KLOG_PH_HEADER;
+	st->kind = kind;
+	st->reported = false;
+	st->user = user;
+	st->nrecs = 0;
+	st->ntrace = 0;
+	st->nkeys = 0;
+	st->t_first = now;
+	st->t_last = now;
+	st->usec = usec;
+	st->rip[0] = '\0';
+	(void)shim_strscpy(st->key, key, sizeof(st->key));
+	(void)shim_strscpy(st->first, line, sizeof(st->first));
+	if (stress_ksm_unmerge_klog_shm)
+		__atomic_add_fetch(&stress_ksm_unmerge_klog_shm->events, 1, __ATOMIC_SEQ_CST);
+	stress_ksm_unmerge_klog_event_key(key, kind);
+}
+
+/*
+ *  stress_ksm_unmerge_klog_trace_entry()
+ *	is the line a call trace entry or marker ("func+0x1/0x2", "<TASK>")
+ */
+static bool stress_ksm_unmerge_klog_trace_entry(const char *p)
+{
+	const char *q;
+
+	if (*p == '<')
+		return strchr(p, '>') != NULL;
+	if ((p[0] == '?') && (p[1] == ' '))
+		p += 2;
+	if ((p[0] == '[') && (p[1] == '<'))		/* [<ffffffff81234567>] func+0x */
+		return strstr(p, "+0x") != NULL;
+	for (q = p; stress_ksm_unmerge_klog_isword((unsigned char)*q) || (*q == '.') || (*q == '$'); q++)
+		;
+	return (q > p) && !strncmp(q, "+0x", 3);
+}
+
+/*
+ *  stress_ksm_unmerge_klog_rip()
+ *	"RIP: 0010:func+0x1/0x2" -> func (also "pc : func+0x", "EIP: func+0x")
+ */
+static bool stress_ksm_unmerge_klog_rip(const char *p, char *func, const size_t len)
+{
+	const char *q;
+
+	if (!strncmp(p, "RIP: ", 5) || !strncmp(p, "EIP: ", 5))
+		p += 5;
+	else if (!strncmp(p, "pc : ", 5))
+		p += 5;
+	else
+		return false;
+	q = strchr(p, ':');
+	if (q && (q - p == 4))
+		p = q + 1;
+	for (q = p; stress_ksm_unmerge_klog_isword((unsigned char)*q) || (*q == '.'); q++)
+		;
+	if ((q == p) || strncmp(q, "+0x", 3))
+		return false;
+	stress_ksm_unmerge_klog_set(func, len, p, (size_t)(q - p));
+	return true;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_in_splat()
+ *	feed a non-head line to the open splat (RIP, trace, end marker)
+ */
+static void stress_ksm_unmerge_klog_in_splat(const char *p)
+{
+	stress_ksm_unmerge_klog_state_t *st = &stress_ksm_unmerge_klog_st;
+	char func[STRESS_KSM_UNMERGE_KLOG_FUNC_LEN];
+
+	if (!strncmp(p, "---[ end trace", 14) || !strncmp(p, "---[ end Kernel panic", 21)) {
+		stress_ksm_unmerge_klog_close();
+		return;
+	}
+	if (st->phase == STRESS_KSM_UNMERGE_KLOG_PH_TRACE) {
+		if (stress_ksm_unmerge_klog_trace_entry(p)) {
+			if (!strncmp(p, "</TASK>", 7)) {
+				st->phase = STRESS_KSM_UNMERGE_KLOG_PH_TAIL;
+				stress_ksm_unmerge_klog_report();
+			} else if ((*p != '<') && (*p != '?') &&
+				   (st->ntrace < STRESS_KSM_UNMERGE_KLOG_TRACE_MAX)) {
+				(void)shim_strscpy(st->trace[st->ntrace++], p, sizeof(st->trace[0]));
+			}
+			return;
+		}
+		st->phase = STRESS_KSM_UNMERGE_KLOG_PH_TAIL;
+		stress_ksm_unmerge_klog_report();
+	}
+	if (st->phase == STRESS_KSM_UNMERGE_KLOG_PH_HEADER) {
+		if (!strncmp(p, "Call Trace:", 11) || !strncmp(p, "Call trace:", 11)) {
+			st->phase = STRESS_KSM_UNMERGE_KLOG_PH_TRACE;
+			return;
+		}
+		if (!st->rip[0] && stress_ksm_unmerge_klog_rip(p, func, sizeof(func))) {
+			char key[STRESS_KSM_UNMERGE_KLOG_KEY_LEN];
+
+			(void)shim_strscpy(st->rip, func, sizeof(st->rip));
+			if (!strncmp(p, "RIP: ", 5)) {
+				stress_ksm_unmerge_klog_make_key(p, key, sizeof(key));
+				stress_ksm_unmerge_klog_event_key(key, STRESS_KSM_UNMERGE_KLOG_RIP);
+			}
+		}
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_klog_line()
+ *	process one logical kernel-log line
+ */
+static void stress_ksm_unmerge_klog_line(const char *line, const int facility, const uint64_t usec, const double now)
+{
+	stress_ksm_unmerge_klog_state_t *st = &stress_ksm_unmerge_klog_st;
+	char key[STRESS_KSM_UNMERGE_KLOG_KEY_LEN];
+	const char *p = line;
+	int kind;
+
+	if ((facility != STRESS_KSM_UNMERGE_KLOG_FAC_KERN) &&
+	    (facility != STRESS_KSM_UNMERGE_KLOG_FAC_USER))
+		return;
+	while ((*p == ' ') || (*p == '\t'))
+		p++;
+	if (!*p)
+		return;
+	kind = stress_ksm_unmerge_klog_classify(p, key, sizeof(key));
+	if (st->phase == STRESS_KSM_UNMERGE_KLOG_PH_NONE) {
+		/* the panic following an oops belongs to that oops */
+		if ((kind == STRESS_KSM_UNMERGE_KLOG_PANIC) && st->nkeys &&
+		    (st->after < STRESS_KSM_UNMERGE_KLOG_AFTER)) {
+			stress_ksm_unmerge_klog_event_key(key, kind);
+			return;
+		}
+		st->after++;
+	} else {
+		st->nrecs++;
+		st->t_last = now;
+		if (kind != STRESS_KSM_UNMERGE_KLOG_NOISE) {
+			/*
+			 * Same splat: a different head before the trace ended
+			 * (BUG + Oops, refcount_t + WARNING) or a panic after
+			 * it; the same head again or another WARN is a new one
+			 */
+			const bool again = !strcmp(key, st->key) ||
+				((kind == STRESS_KSM_UNMERGE_KLOG_WARNING) &&
+				 (st->kind == STRESS_KSM_UNMERGE_KLOG_WARNING));
+
+			if (((st->phase != STRESS_KSM_UNMERGE_KLOG_PH_TAIL) && !again) ||
+			    (kind == STRESS_KSM_UNMERGE_KLOG_PANIC)) {
+				stress_ksm_unmerge_klog_event_key(key, kind);
+				return;
+			}
+		} else {
+			stress_ksm_unmerge_klog_in_splat(p);
+			if ((st->phase != STRESS_KSM_UNMERGE_KLOG_PH_NONE) &&
+			    (st->nrecs > STRESS_KSM_UNMERGE_KLOG_SPLAT_RECS))
+				stress_ksm_unmerge_klog_close();
+			return;
+		}
+	}
+	if (kind != STRESS_KSM_UNMERGE_KLOG_NOISE)
+		stress_ksm_unmerge_klog_open(p, key, kind,
+			facility == STRESS_KSM_UNMERGE_KLOG_FAC_USER, usec, now);
+}
+
+/*
+ *  stress_ksm_unmerge_klog_flush_pending()
+ *	process the look-ahead record, one logical line per '\n'
+ */
+static void stress_ksm_unmerge_klog_flush_pending(const double now)
+{
+	stress_ksm_unmerge_klog_state_t *st = &stress_ksm_unmerge_klog_st;
+	char *line, *nl;
+
+	if (!st->pend_valid)
+		return;
+	st->pend_valid = false;
+	st->pend[st->pend_len] = '\0';
+	for (line = st->pend; line; line = nl) {
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl++ = '\0';
+		stress_ksm_unmerge_klog_line(line, st->pend_fac, st->pend_usec, now);
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_klog_feed()
+ *	process one raw /dev/kmsg record; -1 if malformed
+ */
+static int stress_ksm_unmerge_klog_feed(const char *rec, const size_t len, const double now)
+{
+	stress_ksm_unmerge_klog_state_t *st = &stress_ksm_unmerge_klog_st;
+	stress_ksm_unmerge_klog_shared_t *shm = stress_ksm_unmerge_klog_shm;
+	const char *msg;
+	size_t msglen;
+	uint64_t seq, usec;
+	int level, facility;
+	char flag;
+	bool cont;
+
+	if (stress_ksm_unmerge_klog_record_parse(rec, len, &level, &seq, &usec,
+			&facility, &msg, &msglen) < 0)
+		return -1;
+	flag = stress_ksm_unmerge_klog_record_flag(rec, len);
+	if (shm) {
+		shm->records++;
+		if (st->seq_valid && (seq > st->seq_next))
+			shm->lost += (uint32_t)(seq - st->seq_next);
+	}
+	st->seq_valid = true;
+	st->seq_next = seq + 1;
+
+	/* 'c' (LOG_CONT fragment, 6.x) and '+' (legacy) continue the last record */
+	cont = ((flag == 'c') || (flag == '+')) && st->pend_valid &&
+	       (st->pend_fac == facility);
+	if (!cont) {
+		stress_ksm_unmerge_klog_flush_pending(now);
+		st->pend_len = 0;
+		st->pend_fac = facility;
+		st->pend_usec = usec;
+	}
+	st->pend_len += stress_ksm_unmerge_klog_unescape(msg, msglen, st->pend + st->pend_len,
+		sizeof(st->pend) - st->pend_len);
+	st->pend_valid = true;
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_idle()
+ *	end of a drain: flush look-ahead, close a quiet splat (or all if final)
+ */
+static void stress_ksm_unmerge_klog_idle(const double now, const bool final)
+{
+	stress_ksm_unmerge_klog_state_t *st = &stress_ksm_unmerge_klog_st;
+
+	stress_ksm_unmerge_klog_flush_pending(now);
+	if ((st->phase != STRESS_KSM_UNMERGE_KLOG_PH_NONE) &&
+	    (final || (now - st->t_last >= STRESS_KSM_UNMERGE_KLOG_IDLE)))
+		stress_ksm_unmerge_klog_close();
+}
+
+/*
+ *  stress_ksm_unmerge_klog_taint_letters()
+ *	letters of the set taint bits, e.g. 0x200 -> "W"; unknown bits as #N
+ */
+static void stress_ksm_unmerge_klog_taint_letters(const uint32_t bits, char *buf, const size_t len)
+{
+	size_t o = 0;
+	uint32_t i;
+
+	if (!len)
+		return;
+	buf[0] = '\0';
+	for (i = 0; i < 32; i++) {
+		char tmp[8];
+		size_t l;
+
+		if (!(bits & (1U << i)))
+			continue;
+		if (i < sizeof(stress_ksm_unmerge_klog_taint_chars) - 1) {
+			tmp[0] = stress_ksm_unmerge_klog_taint_chars[i];
+			tmp[1] = '\0';
+		} else {
+			(void)snprintf(tmp, sizeof(tmp), "#%" PRIu32, i);
+		}
+		l = strlen(tmp);
+		if (o + l + 1 > len)
+			break;
+		(void)shim_memcpy(buf + o, tmp, l + 1);
+		o += l;
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_klog_taint_read()
+ *	read the taint mask from the (injectable) tainted file; -1 on error
+ */
+static int stress_ksm_unmerge_klog_taint_read(uint32_t *val)
+{
+	char buf[32];
+	ssize_t n;
+	int fd;
+	unsigned long v;
+	char *end;
+
+	fd = open(stress_ksm_unmerge_klog_taint_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	(void)close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	errno = 0;
+	v = strtoul(buf, &end, 10);
+	if ((errno != 0) || (end == buf))
+		return -1;
+	*val = (uint32_t)v;
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_taint_check()
+ *	report taint bits that appeared since the start (once each)
+ */
+static void stress_ksm_unmerge_klog_taint_check(const uint32_t now_bits)
+{
+	stress_ksm_unmerge_klog_shared_t *shm = stress_ksm_unmerge_klog_shm;
+	uint32_t bits;
+	char letters[64], key[STRESS_KSM_UNMERGE_KLOG_KEY_LEN];
+
+	if (!shm)
+		return;
+	bits = now_bits & ~shm->taint_start & ~shm->taint_reported;
+	if (!bits)
+		return;
+	shm->taint_reported |= bits;
+	stress_ksm_unmerge_klog_taint_letters(bits, letters, sizeof(letters));
+	(void)snprintf(key, sizeof(key), "taint:%s", letters);
+	stress_ksm_unmerge_klog_key_add(key, STRESS_KSM_UNMERGE_KLOG_TAINT);
+	/* a new taint only counts as an event when the log showed nothing */
+	if (__atomic_load_n(&shm->events, __ATOMIC_SEQ_CST) == 0) {
+		__atomic_add_fetch(&shm->events, 1, __ATOMIC_SEQ_CST);
+		pr_fail("%s: kernel taint: %s (0x%" PRIx32 ") set during the run, no log record seen\n",
+			STRESS_KSM_UNMERGE_KLOG_NAME, letters, bits);
+	} else {
+		pr_inf("%s: kernel taint: %s (0x%" PRIx32 ") set during the run\n",
+			STRESS_KSM_UNMERGE_KLOG_NAME, letters, bits);
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_klog_drain()
+ *	read every available record; false when the fd is unusable
+ */
+static bool stress_ksm_unmerge_klog_drain(const int fd)
+{
+	static char rec[STRESS_KSM_UNMERGE_KLOG_REC_MAX];
+
+	for (;;) {
+		const ssize_t n = read(fd, rec, sizeof(rec) - 1);
+
+		if (n > 0) {
+			rec[n] = '\0';
+			(void)stress_ksm_unmerge_klog_feed(rec, (size_t)n, stress_time_now());
+			continue;
+		}
+		if (n == 0)
+			return true;
+		if (errno == EAGAIN)
+			return true;
+		if (errno == EINTR)
+			continue;
+		if (errno == EPIPE)	/* overwritten: the seq gap is counted as lost */
+			continue;
+		pr_err("%s: kernel-log: read of %s failed, errno=%d (%s)\n",
+			STRESS_KSM_UNMERGE_KLOG_NAME, STRESS_KSM_UNMERGE_KLOG_KMSG, errno, strerror(errno));
+		return false;
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_klog_watch()
+ *	watcher process main loop, never returns
+ */
+static void NORETURN stress_ksm_unmerge_klog_watch(const int fd, const pid_t parent)
+{
+	stress_ksm_unmerge_klog_shared_t *shm = stress_ksm_unmerge_klog_shm;
+	uint32_t taint = shm->taint_start;
+	bool ok = true;
+
+	(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+	(void)signal(SIGINT, SIG_IGN);
+	(void)signal(SIGALRM, SIG_IGN);
+	(void)signal(SIGHUP, SIG_IGN);
+	(void)signal(SIGTERM, SIG_DFL);
+	(void)signal(SIGPIPE, SIG_IGN);
+
+	while (ok) {
+		struct pollfd pfd;
+		const bool stopping = __atomic_load_n(&shm->stop, __ATOMIC_SEQ_CST) != 0;
+		/*
+		 * Taint is read every pass (so a sync() covers it too), and
+		 * before the drain: the records of a WARN/oops that set it
+		 * are then already readable and explain it
+		 */
+		const bool check_taint = stress_ksm_unmerge_klog_taint_read(&taint) == 0;
+
+		ok = stress_ksm_unmerge_klog_drain(fd);
+		stress_ksm_unmerge_klog_idle(stress_time_now(), stopping || !ok);
+		if (check_taint)
+			stress_ksm_unmerge_klog_taint_check(taint);
+		__atomic_add_fetch(&shm->drain_gen, 1, __ATOMIC_SEQ_CST);
+		if (stopping || (getppid() != parent))
+			break;
+		pfd.fd = fd;
+		pfd.events = POLLIN;
+		pfd.revents = 0;
+		(void)poll(&pfd, 1, STRESS_KSM_UNMERGE_KLOG_POLL_MS);
+	}
+	__atomic_store_n(&shm->watcher_done, 1, __ATOMIC_SEQ_CST);
+	(void)close(fd);
+	_exit(ok ? EXIT_SUCCESS : EXIT_FAILURE);
+}
+
+/*
+ *  stress_ksm_unmerge_klog_shm_init()
+ *	map the shared state (idempotent); -1 on failure
+ */
+static int stress_ksm_unmerge_klog_shm_init(void)
+{
+	void *p;
+
+	if (stress_ksm_unmerge_klog_shm)
+		return 0;
+	p = mmap(NULL, sizeof(*stress_ksm_unmerge_klog_shm), PROT_READ | PROT_WRITE,
+		MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return -1;
+	stress_ksm_unmerge_klog_shm = (stress_ksm_unmerge_klog_shared_t *)p;
+	stress_ksm_unmerge_klog_shm->status = STRESS_KSM_UNMERGE_KLOG_STATUS_OFF;
+	stress_ksm_unmerge_klog_shm->watcher = -1;
+	stress_ksm_unmerge_klog_shm->time_start = stress_time_now();
+	(void)shim_memset(&stress_ksm_unmerge_klog_st, 0, sizeof(stress_ksm_unmerge_klog_st));
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_start()
+ *	parent, from init(): record taint, fork the watcher; 0 or -1 (check off)
+ */
+static int stress_ksm_unmerge_klog_start(void)
+{
+	stress_ksm_unmerge_klog_shared_t *shm;
+	const pid_t parent = getpid();
+	uint32_t taint = 0;
+	pid_t pid;
+	int fd;
+
+	if (stress_ksm_unmerge_klog_shm_init() < 0) {
+		pr_inf("%s: kernel-log check off: cannot mmap shared state, errno=%d (%s)\n",
+			STRESS_KSM_UNMERGE_KLOG_NAME, errno, strerror(errno));
+		return -1;
+	}
+	shm = stress_ksm_unmerge_klog_shm;
+	if (shm->watcher > 0)
+		return 0;
+	shm->status = STRESS_KSM_UNMERGE_KLOG_STATUS_UNAVAIL;
+	if (stress_ksm_unmerge_klog_taint_read(&taint) < 0)
+		pr_dbg("%s: kernel-log: cannot read %s, errno=%d (%s)\n",
+			STRESS_KSM_UNMERGE_KLOG_NAME, stress_ksm_unmerge_klog_taint_path,
+			errno, strerror(errno));
+	shm->taint_start = taint;
+
+	fd = open(STRESS_KSM_UNMERGE_KLOG_KMSG, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		pr_inf("%s: kernel-log check off: cannot open %s: errno=%d (%s)\n",
+			STRESS_KSM_UNMERGE_KLOG_NAME, STRESS_KSM_UNMERGE_KLOG_KMSG, errno, strerror(errno));
+		return -1;
+	}
+	/* only records logged from now on */
+	if (lseek(fd, 0, SEEK_END) < 0) {
+		pr_inf("%s: kernel-log check off: cannot seek %s: errno=%d (%s)\n",
+			STRESS_KSM_UNMERGE_KLOG_NAME, STRESS_KSM_UNMERGE_KLOG_KMSG, errno, strerror(errno));
+		(void)close(fd);
+		return -1;
+	}
+	shm->time_start = stress_time_now();
+	(void)fflush(stdout);
+	(void)fflush(stderr);
+	pid = fork();
+	if (pid < 0) {
+		pr_inf("%s: kernel-log check off: fork of watcher failed, errno=%d (%s)\n",
+			STRESS_KSM_UNMERGE_KLOG_NAME, errno, strerror(errno));
+		(void)close(fd);
+		return -1;
+	}
+	if (pid == 0)
+		stress_ksm_unmerge_klog_watch(fd, parent);
+	(void)close(fd);
+	shm->watcher = pid;
+	shm->status = STRESS_KSM_UNMERGE_KLOG_STATUS_OK;
+	pr_dbg("%s: kernel-log watcher started, pid %" PRIdMAX ", taint 0x%" PRIx32 "\n",
+		STRESS_KSM_UNMERGE_KLOG_NAME, (intmax_t)pid, taint);
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_events()
+ *	number of distinct failure events so far (any process)
+ */
+static uint32_t stress_ksm_unmerge_klog_events(void)
+{
+	if (!stress_ksm_unmerge_klog_shm)
+		return 0;
+	return __atomic_load_n(&stress_ksm_unmerge_klog_shm->events, __ATOMIC_SEQ_CST);
+}
+
+/*
+ *  stress_ksm_unmerge_klog_sync()
+ *	wait until the watcher consumed every record present now; false on timeout
+ */
+static bool stress_ksm_unmerge_klog_sync(const double timeout)
+{
+	stress_ksm_unmerge_klog_shared_t *shm = stress_ksm_unmerge_klog_shm;
+	double t_end;
+	uint32_t gen;
+
+	if (!shm || (shm->status != STRESS_KSM_UNMERGE_KLOG_STATUS_OK))
+		return true;
+	t_end = stress_time_now() + timeout;
+	/* drain gen+1 may have hit EAGAIN before now; gen+2 started after now */
+	gen = __atomic_load_n(&shm->drain_gen, __ATOMIC_SEQ_CST);
+	for (;;) {
+		if ((int32_t)(__atomic_load_n(&shm->drain_gen, __ATOMIC_SEQ_CST) - gen) >= 2)
+			return true;
+		if (__atomic_load_n(&shm->watcher_done, __ATOMIC_SEQ_CST))
+			return true;
+		if (stress_time_now() >= t_end)
+			return false;
+		(void)shim_usleep(5000);
+	}
+}
+
+#if defined(STRESS_KSM_STANDALONE)
+/*
+ *  stress_ksm_unmerge_klog_yaml_quote()
+ *	append a single-quoted YAML scalar
+ */
+static void stress_ksm_unmerge_klog_yaml_quote(stress_ksm_unmerge_klog_str_t *o, const char *s)
+{
+	stress_ksm_unmerge_klog_put(o, "'", 1);
+	for (; *s; s++) {
+		if (*s == '\'')
+			stress_ksm_unmerge_klog_put(o, "''", 2);
+		else
+			stress_ksm_unmerge_klog_put(o, s, 1);
+	}
+	stress_ksm_unmerge_klog_put(o, "'", 1);
+}
+
+/*
+ *  stress_ksm_unmerge_klog_yaml()
+ *	YAML body of the kernel-log section (indented 4, no header line)
+ */
+static size_t stress_ksm_unmerge_klog_yaml(char *buf, const size_t len)
+{
+	static const char * const status[] = { "off", "ok", "unavailable" };
+	stress_ksm_unmerge_klog_shared_t *shm = stress_ksm_unmerge_klog_shm;
+	stress_ksm_unmerge_klog_str_t o;
+	char tmp[128];
+	int st = shm ? shm->status : STRESS_KSM_UNMERGE_KLOG_STATUS_OFF;
+	uint32_t i;
+
+	if (!len)
+		return 0;
+	o.buf = buf;
+	o.len = 0;
+	o.cap = len;
+	buf[0] = '\0';
+	if ((st < 0) || ((size_t)st >= SIZEOF_ARRAY(status)))
+		st = STRESS_KSM_UNMERGE_KLOG_STATUS_UNAVAIL;
+	(void)snprintf(tmp, sizeof(tmp), "    status: %s\n    warnings: %" PRIu32 "\n"
+		"    lost-records: %" PRIu32 "\n", status[st],
+		shm ? shm->events : 0, shm ? shm->lost : 0);
+	stress_ksm_unmerge_klog_put(&o, tmp, strlen(tmp));
+	if (!shm || !shm->nkeys)
+		return o.len;
+	stress_ksm_unmerge_klog_put(&o, "    keys:\n", 10);
+	for (i = 0; i < shm->nkeys; i++) {
+		stress_ksm_unmerge_klog_put(&o, "        - key: ", 15);
+		stress_ksm_unmerge_klog_yaml_quote(&o, shm->keys[i].key);
+		(void)snprintf(tmp, sizeof(tmp), "\n          count: %" PRIu32 "\n", shm->keys[i].count);
+		stress_ksm_unmerge_klog_put(&o, tmp, strlen(tmp));
+	}
+	return o.len;
+}
 #endif
+
+/*
+ *  stress_ksm_unmerge_klog_reap()
+ *	ask the watcher to do its final drain and exit; kill it after 3 s
+ */
+static void stress_ksm_unmerge_klog_reap(stress_ksm_unmerge_klog_shared_t *shm)
+{
+	const double t_end = stress_time_now() + 3.0;
+	int status;
+
+	__atomic_store_n(&shm->stop, 1, __ATOMIC_SEQ_CST);
+	for (;;) {
+		const pid_t ret = shim_waitpid(shm->watcher, &status, WNOHANG);
+
+		if ((ret == shm->watcher) || ((ret < 0) && (errno != EINTR)))
+			break;
+		if (stress_time_now() >= t_end) {
+			pr_inf("%s: kernel-log watcher pid %" PRIdMAX " did not stop, killing it\n",
+				STRESS_KSM_UNMERGE_KLOG_NAME, (intmax_t)shm->watcher);
+			(void)shim_kill(shm->watcher, SIGKILL);
+			(void)shim_waitpid(shm->watcher, &status, 0);
+			break;
+		}
+		(void)shim_usleep(10000);
+	}
+	shm->watcher = -1;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_stop()
+ *	parent, from deinit(): final drain, reap watcher, compare taint, summary
+ */
+static void stress_ksm_unmerge_klog_stop(void)
+{
+	stress_ksm_unmerge_klog_shared_t *shm = stress_ksm_unmerge_klog_shm;
+	const char *name = STRESS_KSM_UNMERGE_KLOG_NAME;
+	uint32_t i, taint;
+
+	if (shm && (shm->watcher > 0))
+		stress_ksm_unmerge_klog_reap(shm);
+	if (shm && (shm->status == STRESS_KSM_UNMERGE_KLOG_STATUS_OK)) {
+		if (stress_ksm_unmerge_klog_taint_read(&taint) == 0)
+			stress_ksm_unmerge_klog_taint_check(taint);
+		if (shm->events)
+			pr_fail("%s: kernel warnings: %" PRIu32 "\n", name, shm->events);
+		else
+			pr_inf("%s: kernel warnings: 0\n", name);
+		for (i = 0; i < shm->nkeys; i++)
+			pr_inf("%s: kernel-log key: %s (count %" PRIu32 ")\n",
+				name, shm->keys[i].key, shm->keys[i].count);
+		if (shm->keys_dropped)
+			pr_inf("%s: kernel-log: %" PRIu32 " further keys not listed\n",
+				name, shm->keys_dropped);
+		if (shm->lost)
+			pr_inf("%s: kernel-log: %" PRIu32 " records lost (overwritten before read)\n",
+				name, shm->lost);
+	}
+#if defined(STRESS_KSM_STANDALONE)
+	{
+		static char body[8192];
+
+		(void)stress_ksm_unmerge_klog_yaml(body, sizeof(body));
+		stress_yaml_extra_add("kernel-log", body);
+	}
+#endif
+}
+
+/* Kernel-log watcher (end) */
 
 /* What one page holds under the chosen pattern */
 enum {
@@ -1651,78 +3853,3561 @@ static void stress_ksm_unmerge_dontneed_stop(stress_ksm_unmerge_ctx_t *ctx, cons
 	stress_ksm_unmerge_dontneed_start, stress_ksm_unmerge_dontneed_stop, NULL, \
 	stress_ksm_unmerge_dontneed_refill }
 
-#if __has_include("stress-ksm-unmerge-racers-a.inc.c")
-#include "stress-ksm-unmerge-racers-a.inc.c"
-#endif
-#if __has_include("stress-ksm-unmerge-racers-b.inc.c")
-#include "stress-ksm-unmerge-racers-b.inc.c"
+/*
+ *  Racers vmsplice, gup, uffd-wp and thp:
+ *  vmsplice  GUP references on KSM pages held in a pipe across the unmerge
+ *  gup       O_DIRECT read-only and write pins of KSM pages (COW breaks)
+ *  uffd-wp   unshare of uffd-wp protected KSM pages, with an unmerge watchdog
+ *  thp       KSM split of THPs, unmerge racing memory compaction
+ */
+#if !defined(KPF_BIT_THP)
+#define KPF_BIT_THP			(22)
 #endif
 
-#if !defined(KSM_RACER_VMSPLICE) || !defined(KSM_RACER_GUP) ||	\
-    !defined(KSM_RACER_UFFD_WP) || !defined(KSM_RACER_MRELEASE) ||	\
-    !defined(KSM_RACER_FORK) || !defined(KSM_RACER_MPROTECT) ||	\
-    !defined(KSM_RACER_DONTNEED) || !defined(KSM_RACER_SPARSE) ||	\
-    !defined(KSM_RACER_THP)
+/* Racers implemented in this file; others may discard or protect pages */
+#define KSM_RA_MASK	(STRESS_BIT_ULL(KSM_RACER_IDX_VMSPLICE) |	\
+			 STRESS_BIT_ULL(KSM_RACER_IDX_GUP) |		\
+			 STRESS_BIT_ULL(KSM_RACER_IDX_UFFD_WP) |	\
+			 STRESS_BIT_ULL(KSM_RACER_IDX_THP))
+
+#define KSM_RA_MAX_PAGES		(16)	/* pages per vmsplice / O_DIRECT op */
+
+/* What one page of the region maps right now */
+enum {
+	KSM_RA_PAGE_ABSENT = 0,		/* not present */
+	KSM_RA_PAGE_ANON,		/* present, not a KSM page */
+	KSM_RA_PAGE_KSM,		/* KSM page (KPF_KSM) */
+	KSM_RA_PAGE_KZERO,		/* zero page placed by KSM */
+};
+
 /*
- *  stress_ksm_unmerge_racer_unimplemented()
- *	placeholder for racers not built yet: always skipped with the reason
+ *  stress_ksm_unmerge_ra_others()
+ *	are racers from outside this file running (they may discard,
+ *	protect or rewrite pages, so transient zero pages are legitimate)
  */
-static int stress_ksm_unmerge_racer_unimplemented(char *reason, const size_t len)
+static inline bool stress_ksm_unmerge_ra_others(const stress_ksm_unmerge_ctx_t *ctx)
 {
-	(void)snprintf(reason, len, "not implemented in this build");
+	return (ctx->racers_mask & ~KSM_RA_MASK) != 0;
+}
+
+/*
+ *  stress_ksm_unmerge_ra_reason()
+ *	set a racer's reason string (why skipped / not reached)
+ */
+static void stress_ksm_unmerge_ra_reason(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
+	const char *fmt, ...) FORMAT(printf, 3, 4);
+
+static void stress_ksm_unmerge_ra_reason(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
+	const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(ctx->st->racer[idx].reason, sizeof(ctx->st->racer[idx].reason), fmt, ap);
+	va_end(ap);
+}
+
+/*
+ *  stress_ksm_unmerge_ra_pm_state()
+ *	classify one pagemap entry (KSM page, KSM zero page, anon, absent)
+ */
+static int stress_ksm_unmerge_ra_pm_state(const stress_ksm_unmerge_ctx_t *ctx, const uint64_t e)
+{
+	if (!(e & PM_PRESENT))
+		return KSM_RA_PAGE_ABSENT;
+	if ((e & PM_PFN_MASK) == ctx->zero_pfn)
+		return KSM_RA_PAGE_KZERO;
+	if (stress_ksm_unmerge_kpageflags(ctx->kpageflags_fd, e & PM_PFN_MASK) &
+	    STRESS_BIT_ULL(KPF_BIT_KSM))
+		return KSM_RA_PAGE_KSM;
+	return KSM_RA_PAGE_ANON;
+}
+
+/*
+ *  stress_ksm_unmerge_ra_states()
+ *	state of n pages from addr into st[], -1 without pagemap PFNs
+ */
+static int stress_ksm_unmerge_ra_states(const stress_ksm_unmerge_ctx_t *ctx, const void *addr,
+	const size_t n, uint8_t *st)
+{
+	uint64_t pm[KSM_RA_MAX_PAGES];
+	size_t i;
+
+	if (!ctx->have_pfns || n > KSM_RA_MAX_PAGES ||
+	    stress_ksm_unmerge_pagemap_read(ctx->pagemap_fd, addr, n, ctx->page_size, pm) < 0) {
+		(void)memset(st, KSM_RA_PAGE_ABSENT, n);
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		st[i] = (uint8_t)stress_ksm_unmerge_ra_pm_state(ctx, pm[i]);
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_ra_present()
+ *	states of pages first.. (up to n): how many leading pages hold their
+ *	pattern bytes (present, and on the zero page only if the pattern is
+ *	zero there); touching a hole another racer discarded would map the
+ *	zero page (taken for a KSM zero page by the verification) or, for
+ *	an O_DIRECT read, expose zeros until the transfer lands
+ */
+static size_t stress_ksm_unmerge_ra_present(const stress_ksm_unmerge_ctx_t *ctx, const size_t first,
+	const size_t n, uint8_t *st)
+{
+	size_t j;
+
+	if (stress_ksm_unmerge_ra_states(ctx, ctx->region + first * ctx->page_size, n, st) < 0)
+		return n;	/* no PFNs: cannot tell, take them all */
+	for (j = 0; j < n; j++) {
+		if (st[j] == KSM_RA_PAGE_ABSENT)
+			break;
+		if (st[j] == KSM_RA_PAGE_KZERO &&
+		    stress_ksm_unmerge_page_kind(ctx->pattern, first + j) != KSM_KIND_ZERO)
+			break;
+	}
+	return j;
+}
+
+/*
+ *  stress_ksm_unmerge_ra_is_zero()
+ *	is the buffer all zero bytes
+ */
+static bool stress_ksm_unmerge_ra_is_zero(const uint8_t *buf, const size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (buf[i])
+			return false;
+	return true;
+}
+
+/*
+ *  stress_ksm_unmerge_ra_pages_check()
+ *	pure verifier: buf holds len bytes copied from region pages first..;
+ *	returns the index (within buf) of the first page that is not the
+ *	pattern, with its byte offset in *off, or -1 if all intact; whole
+ *	zero pages pass only if tolerate_zero (another racer discarded them);
+ *	scratch is one page used for a partial last page
+ */
+static ssize_t stress_ksm_unmerge_ra_pages_check(const stress_ksm_unmerge_ctx_t *ctx,
+	const size_t first, const uint8_t *buf, const size_t len, const bool tolerate_zero,
+	uint8_t *scratch, ssize_t *off)
+{
+	const size_t ps = ctx->page_size;
+	size_t j;
+
+	*off = -1;
+	for (j = 0; j * ps < len; j++) {
+		const uint8_t *page = buf + j * ps;
+		const size_t plen = (len - j * ps < ps) ? len - j * ps : ps;
+		size_t b;
+
+		if (plen == ps) {
+			*off = stress_ksm_unmerge_page_check(ctx, first + j, page);
+		} else {
+			stress_ksm_unmerge_page_fill(ctx, first + j, scratch);
+			for (b = 0; b < plen && page[b] == scratch[b]; b++)
+				;
+			*off = (b < plen) ? (ssize_t)b : -1;
+		}
+		if (*off < 0)
+			continue;
+		if (tolerate_zero && stress_ksm_unmerge_ra_is_zero(page, plen)) {
+			*off = -1;
+			continue;
+		}
+		return (ssize_t)j;
+	}
 	return -1;
 }
+
+/*
+ *  stress_ksm_unmerge_ra_expected()
+ *	expected byte at offset off of region page i
+ */
+static uint8_t stress_ksm_unmerge_ra_expected(const stress_ksm_unmerge_ctx_t *ctx,
+	const size_t i, const ssize_t off, uint8_t *scratch)
+{
+	stress_ksm_unmerge_page_fill(ctx, i, scratch);
+	return scratch[off];
+}
+
+/*
+ *  stress_ksm_unmerge_ra_range()
+ *	random range of 1..max pages inside the region: first page, count
+ */
+static size_t stress_ksm_unmerge_ra_range(const stress_ksm_unmerge_ctx_t *ctx, const size_t max,
+	size_t *first)
+{
+	/* keep out of pages another racer may make PROT_NONE (mprotect) */
+	const size_t npages = ctx->racers_touch_npages ? ctx->racers_touch_npages : ctx->npages;
+	size_t n = 1 + stress_mwc32modn((uint32_t)max);
+
+	if (n > npages)
+		n = npages;
+	*first = stress_mwc32modn((uint32_t)(npages - n + 1));
+	return n;
+}
+
+/*
+ *  stress_ksm_unmerge_ra_running()
+ *	racer thread loop condition: run until racers_stop, not until the
+ *	end of the run: a cycle that is past its merge when the run ends
+ *	still verifies, and its quiesce needs every thread to park
+ */
+static inline bool stress_ksm_unmerge_ra_running(const stress_ksm_unmerge_ctx_t *ctx)
+{
+	return !ctx->racers_stop;
+}
+
+/*
+ *  stress_ksm_unmerge_ra_phase_active()
+ *	racers act only while merged or being unmerged, never while merging,
+ *	and start nothing new once the run is ending
+ */
+static inline bool stress_ksm_unmerge_ra_phase_active(const stress_ksm_unmerge_ctx_t *ctx)
+{
+	const int phase = ctx->phase;
+
+	return !ctx->quiesce && (phase == KSM_PHASE_MERGED || phase == KSM_PHASE_UNMERGING) &&
+		stress_continue(ctx->args);
+}
+
+/* ------------------------------------------------------------------ */
+/* vmsplice: GUP references on KSM pages held in a pipe               */
+/* ------------------------------------------------------------------ */
+
+#if defined(HAVE_VMSPLICE) && defined(SPLICE_F_NONBLOCK)
+
+typedef struct {
+	int pipefd[2];			/* non-blocking pipe */
+	uint8_t *buf;			/* drain buffer, KSM_RA_MAX_PAGES pages */
+	uint8_t *scratch;		/* one page for partial-page checks */
+} stress_ksm_unmerge_vmsplice_t;
+
+/*
+ *  stress_ksm_unmerge_vmsplice_hold()
+ *	keep the pages in the pipe for up to 1 ms or until the phase moves
+ *	on, so a drain often happens while the unmerge copies them
+ */
+static void stress_ksm_unmerge_vmsplice_hold(stress_ksm_unmerge_ctx_t *ctx)
+{
+	const int phase = ctx->phase;
+	const uint32_t steps = stress_mwc32modn(20);
+	uint32_t s;
+
+	for (s = 0; s < steps && ctx->phase == phase && !ctx->quiesce; s++)
+		(void)shim_nanosleep_uint64(50000);
+}
+
+/*
+ *  stress_ksm_unmerge_vmsplice_drain()
+ *	read len bytes back out of the pipe; 0 or -errno
+ */
+static int stress_ksm_unmerge_vmsplice_drain(stress_ksm_unmerge_vmsplice_t *v, const size_t len)
+{
+	size_t got = 0;
+	int spins = 0;
+
+	while (got < len) {
+		const ssize_t n = read(v->pipefd[0], v->buf + got, len - got);
+
+		if (n > 0) {
+			got += (size_t)n;
+			continue;
+		}
+		if (n == 0)
+			return -EPIPE;
+		if ((errno != EAGAIN && errno != EINTR) || ++spins > 10000)
+			return -errno;
+		(void)shim_nanosleep_uint64(10000);
+	}
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_vmsplice_splice()
+ *	vmsplice pages first..first+n-1 into the pipe; bytes or -1 (errno)
+ */
+static ssize_t stress_ksm_unmerge_vmsplice_splice(stress_ksm_unmerge_ctx_t *ctx,
+	stress_ksm_unmerge_vmsplice_t *v, const size_t first, const size_t n)
+{
+	struct iovec iov[KSM_RA_MAX_PAGES];
+	size_t j;
+
+	for (j = 0; j < n; j++) {
+		iov[j].iov_base = ctx->region + (first + j) * ctx->page_size;
+		iov[j].iov_len = ctx->page_size;
+	}
+	return vmsplice(v->pipefd[1], iov, n, SPLICE_F_NONBLOCK);
+}
+
+/*
+ *  stress_ksm_unmerge_vmsplice_one()
+ *	one op: count KSM pages, vmsplice them, hold, drain, check every byte
+ */
+static void stress_ksm_unmerge_vmsplice_one(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
+	stress_ksm_unmerge_vmsplice_t *v)
+{
+	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
+	uint8_t st[KSM_RA_MAX_PAGES];
+	bool was_ksm[KSM_RA_MAX_PAGES];
+	size_t first, j, covered, n = stress_ksm_unmerge_ra_range(ctx, KSM_RA_MAX_PAGES, &first);
+	ssize_t ret, bad, off;
+	int err;
+
+	n = stress_ksm_unmerge_ra_present(ctx, first, n, st);
+	if (!n)
+		return;
+	for (j = 0; j < n; j++)
+		was_ksm[j] = stress_ksm_unmerge_page_is_ksm(ctx, first + j);
+	ret = stress_ksm_unmerge_vmsplice_splice(ctx, v, first, n);
+	if (ret <= 0) {
+		/* EFAULT: another racer made the range PROT_NONE */
+		if (ret == 0 || errno == EAGAIN || errno == EINTR ||
+		    (errno == EFAULT && stress_ksm_unmerge_ra_others(ctx)))
+			return;
+		pr_fail("%s: vmsplice racer: vmsplice of pages %zu..%zu failed, errno=%d (%s)\n",
+			ctx->args->name, first, first + n - 1, errno, strerror(errno));
+		rs->failures++;
+		return;
+	}
+	stress_ksm_unmerge_vmsplice_hold(ctx);
+	err = stress_ksm_unmerge_vmsplice_drain(v, (size_t)ret);
+	if (err < 0) {
+		pr_fail("%s: vmsplice racer: draining %zd bytes from the pipe failed, errno=%d (%s)\n",
+			ctx->args->name, ret, -err, strerror(-err));
+		rs->failures++;
+		return;
+	}
+	bad = stress_ksm_unmerge_ra_pages_check(ctx, first, v->buf, (size_t)ret,
+		stress_ksm_unmerge_ra_others(ctx), v->scratch, &off);
+	if (bad >= 0) {
+		pr_fail("%s: vmsplice racer: page %zu read back from the pipe: byte %zd is 0x%02x, "
+			"expected 0x%02x (was KSM when spliced: %s)\n", ctx->args->name,
+			first + (size_t)bad, off, v->buf[(size_t)bad * ctx->page_size + (size_t)off],
+			stress_ksm_unmerge_ra_expected(ctx, first + (size_t)bad, off, v->scratch),
+			was_ksm[bad] ? "yes" : "no");
+		rs->failures++;
+	}
+	covered = ((size_t)ret + ctx->page_size - 1) / ctx->page_size;
+	for (j = 0; j < covered && j < n; j++)
+		rs->evidence += was_ksm[j];
+	rs->aux += covered;
+	rs->ops++;
+}
+
+/*
+ *  stress_ksm_unmerge_vmsplice_thread()
+ *	racer: vmsplice merged pages into a pipe and read them back, while
+ *	merged and while being unmerged; the pipe is empty whenever it parks
+ */
+static void *stress_ksm_unmerge_vmsplice_thread(void *arg)
+{
+	stress_ksm_unmerge_ctx_t *ctx = (stress_ksm_unmerge_ctx_t *)arg;
+	const size_t idx = KSM_RACER_IDX_VMSPLICE;
+	stress_ksm_unmerge_vmsplice_t *v = (stress_ksm_unmerge_vmsplice_t *)ctx->run[idx].priv;
+
+	while (stress_ksm_unmerge_ra_running(ctx)) {
+		if (ctx->quiesce) {
+			(void)stress_ksm_unmerge_racer_park(ctx, idx);
+			continue;
+		}
+		if (stress_ksm_unmerge_ra_phase_active(ctx)) {
+			stress_ksm_unmerge_vmsplice_one(ctx, idx, v);
+			continue;
+		}
+		(void)shim_nanosleep_uint64(100000);
+	}
+	return NULL;
+}
+
+/*
+ *  stress_ksm_unmerge_vmsplice_supported()
+ *	vmsplice needs pipes and the syscall
+ */
+static int stress_ksm_unmerge_vmsplice_supported(char *reason, const size_t len)
+{
+	int fds[2];
+	char c = 0;
+	struct iovec iov = { &c, 1 };
+
+	if (pipe(fds) < 0) {
+		(void)snprintf(reason, len, "pipe failed, errno=%d (%s)", errno, strerror(errno));
+		return -1;
+	}
+	if (vmsplice(fds[1], &iov, 1, SPLICE_F_NONBLOCK) < 0) {
+		(void)snprintf(reason, len, "vmsplice failed, errno=%d (%s)", errno, strerror(errno));
+		(void)close(fds[0]);
+		(void)close(fds[1]);
+		return -1;
+	}
+	(void)close(fds[0]);
+	(void)close(fds[1]);
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_vmsplice_free()
+ *	close the pipe, free the buffers
+ */
+static void stress_ksm_unmerge_vmsplice_free(stress_ksm_unmerge_ctx_t *ctx, const size_t idx)
+{
+	stress_ksm_unmerge_vmsplice_t *v = (stress_ksm_unmerge_vmsplice_t *)ctx->run[idx].priv;
+
+	if (!v)
+		return;
+	if (v->pipefd[0] >= 0)
+		(void)close(v->pipefd[0]);
+	if (v->pipefd[1] >= 0)
+		(void)close(v->pipefd[1]);
+	free(v->buf);
+	free(v->scratch);
+	free(v);
+	ctx->run[idx].priv = NULL;
+}
+
+/*
+ *  stress_ksm_unmerge_vmsplice_start()
+ *	pipe, drain buffer and thread
+ */
+static int stress_ksm_unmerge_vmsplice_start(stress_ksm_unmerge_ctx_t *ctx, const size_t idx)
+{
+	stress_ksm_unmerge_vmsplice_t *v = calloc(1, sizeof(*v));
+
+	if (!v) {
+		stress_ksm_unmerge_ra_reason(ctx, idx, "out of memory for the racer state");
+		return -1;
+	}
+	v->pipefd[0] = v->pipefd[1] = -1;
+	ctx->run[idx].priv = v;
+	v->buf = malloc(KSM_RA_MAX_PAGES * ctx->page_size);
+	v->scratch = malloc(ctx->page_size);
+	if (!v->buf || !v->scratch) {
+		stress_ksm_unmerge_ra_reason(ctx, idx, "out of memory for the drain buffer");
+		stress_ksm_unmerge_vmsplice_free(ctx, idx);
+		return -1;
+	}
+	if (pipe2(v->pipefd, O_CLOEXEC | O_NONBLOCK) < 0) {
+		stress_ksm_unmerge_ra_reason(ctx, idx, "pipe2 failed, errno=%d (%s)", errno, strerror(errno));
+		v->pipefd[0] = v->pipefd[1] = -1;
+		stress_ksm_unmerge_vmsplice_free(ctx, idx);
+		return -1;
+	}
+	/* a page in the pipe blocks its merge (and others against it) */
+	ctx->racers_disturb_counts = true;
+	if (stress_ksm_unmerge_racer_thread_start(ctx, idx, stress_ksm_unmerge_vmsplice_thread) < 0) {
+		stress_ksm_unmerge_vmsplice_free(ctx, idx);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_vmsplice_stop()
+ *	join the thread (the pipe is drained by then), close the pipe
+ */
+static void stress_ksm_unmerge_vmsplice_stop(stress_ksm_unmerge_ctx_t *ctx, const size_t idx)
+{
+	stress_ksm_unmerge_racer_thread_stop(ctx, idx);
+	stress_ksm_unmerge_vmsplice_free(ctx, idx);
+}
+
+#define KSM_RACER_VMSPLICE { "vmsplice", "GUP refs from vmsplice on KSM pages", \
+	"ksm-pages-spliced", stress_ksm_unmerge_vmsplice_supported, \
+	stress_ksm_unmerge_vmsplice_start, stress_ksm_unmerge_vmsplice_stop, NULL, NULL }
+
 #endif
+
+/* ------------------------------------------------------------------ */
+/* gup: O_DIRECT read-only and write pins of KSM pages                */
+/* ------------------------------------------------------------------ */
+
+#if defined(O_DIRECT)
+
+#define KSM_GUP_SLOT_OUT	(0)	/* file slot written from the region */
+#define KSM_GUP_SLOT_IN		(1)	/* file slot read into the region */
+
+typedef struct {
+	int fd;				/* O_DIRECT temp file, already unlinked */
+	int vmstat_fd;			/* own /proc/vmstat fd (thread-safe reads) */
+	uint8_t *buf;			/* page aligned bounce buffer */
+	uint8_t *scratch;		/* one page for partial-page checks */
+	char dir[PATH_MAX];		/* where the file lives */
+	uint64_t ro_unshared;		/* KSM pages unshared by read-only pins */
+	uint64_t cow_short;		/* cow_ksm deltas short of the count */
+} stress_ksm_unmerge_gup_t;
+
+/*
+ *  stress_ksm_unmerge_gup_cow_ksm()
+ *	global cow_ksm from this racer's own vmstat fd, -1 if unknown
+ */
+static int64_t stress_ksm_unmerge_gup_cow_ksm(const int fd)
+{
+	char buf[16384];
+
+	if (stress_ksm_unmerge_fd_read(fd, buf, sizeof(buf)) <= 0)
+		return -1;
+	return stress_ksm_unmerge_field(buf, "cow_ksm");
+}
+
+/*
+ *  stress_ksm_unmerge_gup_broken()
+ *	pure: pages that were KSM pages (or KSM zero pages) before a write
+ *	pin and are present, non-KSM pages after it; KSM folios in *folios
+ */
+static uint64_t stress_ksm_unmerge_gup_broken(const uint8_t *before, const uint8_t *after,
+	const size_t n, uint64_t *folios)
+{
+	uint64_t broken = 0;
+	size_t j;
+
+	*folios = 0;
+	for (j = 0; j < n; j++) {
+		if ((before[j] != KSM_RA_PAGE_KSM && before[j] != KSM_RA_PAGE_KZERO) ||
+		    after[j] != KSM_RA_PAGE_ANON)
+			continue;
+		broken++;
+		*folios += (before[j] == KSM_RA_PAGE_KSM);
+	}
+	return broken;
+}
+
+/*
+ *  stress_ksm_unmerge_gup_cow_check()
+ *	pure: a cow_ksm delta must cover every KSM folio a write pin broke
+ *	(zero pages are not counted by the kernel); -1 if it does not
+ */
+static int stress_ksm_unmerge_gup_cow_check(const int64_t cow_delta, const uint64_t folios)
+{
+	if (cow_delta < 0)
+		return 0;	/* counter unavailable */
+	return ((uint64_t)cow_delta >= folios) ? 0 : -1;
+}
+
+/*
+ *  stress_ksm_unmerge_gup_try_dir()
+ *	create an unlinked O_DIRECT file in dir and prove a 4K aligned
+ *	write works there; fd or -errno
+ */
+static int stress_ksm_unmerge_gup_try_dir(const char *dir, uint8_t *buf, const size_t ps)
+{
+	char path[PATH_MAX];
+	int fd, err;
+
+	(void)snprintf(path, sizeof(path), "%s/stress-ksm-unmerge-gup-%d-%d.tmp",
+		dir, (int)getpid(), shim_gettid());
+	fd = open(path, O_CREAT | O_EXCL | O_RDWR | O_DIRECT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	(void)shim_unlink(path);
+	(void)memset(buf, 0x5a, ps);
+	if (pwrite(fd, buf, ps, 0) != (ssize_t)ps) {
+		err = errno ? errno : EIO;
+		(void)close(fd);
+		return -err;
+	}
+	return fd;
+}
+
+/*
+ *  stress_ksm_unmerge_gup_file()
+ *	pick --temp-path, /var/tmp or /tmp: the first where O_DIRECT works
+ */
+static int stress_ksm_unmerge_gup_file(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
+	stress_ksm_unmerge_gup_t *g)
+{
+	const char *dirs[] = { stress_fs_temp_path_get(), "/var/tmp", "/tmp" };
+	char tried[64] = "";
+	size_t i;
+
+	for (i = 0; i < SIZEOF_ARRAY(dirs); i++) {
+		int fd;
+
+		if (!dirs[i])
+			continue;
+		fd = stress_ksm_unmerge_gup_try_dir(dirs[i], g->buf, ctx->page_size);
+		if (fd >= 0) {
+			g->fd = fd;
+			(void)strlcpy(g->dir, dirs[i], sizeof(g->dir));
+			return 0;
+		}
+		if (!tried[0])
+			(void)snprintf(tried, sizeof(tried), "%s: errno=%d (%s)", dirs[i], -fd, strerror(-fd));
+	}
+	stress_ksm_unmerge_ra_reason(ctx, idx, "no temp dir supports O_DIRECT (%s)", tried);
+	return -1;
+}
+
+/*
+ *  stress_ksm_unmerge_gup_io_ok()
+ *	did an O_DIRECT transfer move all len bytes; a failure is counted
+ *	unless another racer explains it (EFAULT on a PROT_NONE range)
+ */
+static bool stress_ksm_unmerge_gup_io_ok(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
+	const char *what, const ssize_t ret, const size_t len)
+{
+	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
+
+	if (ret == (ssize_t)len)
+		return true;
+	if (ret < 0 && (errno == EINTR || (errno == EFAULT && stress_ksm_unmerge_ra_others(ctx))))
+		return false;
+	pr_fail("%s: gup racer: O_DIRECT %s of %zu bytes returned %zd, errno=%d (%s)\n",
+		ctx->args->name, what, len, ret, ret < 0 ? errno : 0, ret < 0 ? strerror(errno) : "short");
+	rs->failures++;
+	return false;
+}
+
+/*
+ *  stress_ksm_unmerge_gup_report_bad()
+ *	report a page whose bytes are not the pattern
+ */
+static void stress_ksm_unmerge_gup_report_bad(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
+	stress_ksm_unmerge_gup_t *g, const char *where, const size_t page, const uint8_t *p,
+	const ssize_t off)
+{
+	pr_fail("%s: gup racer: %s page %zu byte %zd is 0x%02x, expected 0x%02x\n",
+		ctx->args->name, where, page, off, p[off],
+		stress_ksm_unmerge_ra_expected(ctx, page, off, g->scratch));
+	stress_ksm_unmerge_racer_stats(ctx, idx)->failures++;
+}
+
+/*
+ *  stress_ksm_unmerge_gup_out()
+ *	O_DIRECT write from merged pages (read-only pins), read the file
+ *	back and check it holds the pattern
+ */
+static void stress_ksm_unmerge_gup_out(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
+	stress_ksm_unmerge_gup_t *g)
+{
+	const size_t ps = ctx->page_size;
+	const off_t slot = (off_t)(KSM_GUP_SLOT_OUT * KSM_RA_MAX_PAGES * ps);
+	uint8_t before[KSM_RA_MAX_PAGES], after[KSM_RA_MAX_PAGES];
+	uint64_t folios;
+	size_t first, n = stress_ksm_unmerge_ra_range(ctx, KSM_RA_MAX_PAGES, &first);
+	ssize_t bad, off;
+
+	n = stress_ksm_unmerge_ra_present(ctx, first, n, before);
+	if (!n)
+		return;
+	if (!stress_ksm_unmerge_gup_io_ok(ctx, idx, "write from the region",
+			pwrite(g->fd, ctx->region + first * ps, n * ps, slot), n * ps))
+		return;
+	(void)stress_ksm_unmerge_ra_states(ctx, ctx->region + first * ps, n, after);
+	g->ro_unshared += stress_ksm_unmerge_gup_broken(before, after, n, &folios);
+	if (!stress_ksm_unmerge_gup_io_ok(ctx, idx, "read back of the file",
+			pread(g->fd, g->buf, n * ps, slot), n * ps))
+		return;
+	bad = stress_ksm_unmerge_ra_pages_check(ctx, first, g->buf, n * ps,
+		stress_ksm_unmerge_ra_others(ctx), g->scratch, &off);
+	if (bad >= 0)
+		stress_ksm_unmerge_gup_report_bad(ctx, idx, g, "file written from region",
+			first + (size_t)bad, g->buf + (size_t)bad * ps, off);
+	stress_ksm_unmerge_racer_stats(ctx, idx)->ops++;
+}
+
+/*
+ *  stress_ksm_unmerge_gup_in_prepare()
+ *	write the pattern bytes of pages first.. into the file's in-slot
+ */
+static bool stress_ksm_unmerge_gup_in_prepare(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
+	stress_ksm_unmerge_gup_t *g, const size_t first, const size_t n, const off_t slot)
+{
+	size_t j;
+
+	for (j = 0; j < n; j++)
+		stress_ksm_unmerge_page_fill(ctx, first + j, g->buf + j * ctx->page_size);
+	return stress_ksm_unmerge_gup_io_ok(ctx, idx, "write of the pattern file",
+		pwrite(g->fd, g->buf, n * ctx->page_size, slot), n * ctx->page_size);
+}
+
+/*
+ *  stress_ksm_unmerge_gup_in()
+ *	O_DIRECT read of the pattern into merged pages (write pins): the
+ *	KSM pages must be COW-broken, cow_ksm must count them, data intact
+ */
+static void stress_ksm_unmerge_gup_in(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
+	stress_ksm_unmerge_gup_t *g)
+{
+	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
+	const size_t ps = ctx->page_size;
+	const off_t slot = (off_t)(KSM_GUP_SLOT_IN * KSM_RA_MAX_PAGES * ps);
+	uint8_t before[KSM_RA_MAX_PAGES], after[KSM_RA_MAX_PAGES];
+	uint64_t broken, folios;
+	int64_t cow0, cow1;
+	size_t first, j, n = stress_ksm_unmerge_ra_range(ctx, KSM_RA_MAX_PAGES, &first);
+	ssize_t off;
+
+	if (!stress_ksm_unmerge_gup_in_prepare(ctx, idx, g, first, n, slot))
+		return;
+	n = stress_ksm_unmerge_ra_present(ctx, first, n, before);
+	if (!n)
+		return;
+	cow0 = stress_ksm_unmerge_gup_cow_ksm(g->vmstat_fd);
+	if (!stress_ksm_unmerge_gup_io_ok(ctx, idx, "read into the region",
+			pread(g->fd, ctx->region + first * ps, n * ps, slot), n * ps))
+		return;
+	cow1 = stress_ksm_unmerge_gup_cow_ksm(g->vmstat_fd);
+	(void)stress_ksm_unmerge_ra_states(ctx, ctx->region + first * ps, n, after);
+	broken = stress_ksm_unmerge_gup_broken(before, after, n, &folios);
+	rs->evidence += broken;
+	if (stress_ksm_unmerge_gup_cow_check((cow0 >= 0 && cow1 >= 0) ? cow1 - cow0 : -1, folios) < 0) {
+		g->cow_short++;
+		if (!stress_ksm_unmerge_ra_others(ctx)) {
+			pr_fail("%s: gup racer: O_DIRECT read broke %" PRIu64 " KSM pages (%zu..%zu) "
+				"but cow_ksm grew by only %" PRId64 "\n", ctx->args->name,
+				folios, first, first + n - 1, cow1 - cow0);
+			rs->failures++;
+		}
+	}
+	for (j = 0; j < n; j++) {
+		const uint8_t *p = ctx->region + (first + j) * ps;
+
+		off = stress_ksm_unmerge_page_check(ctx, first + j, p);
+		if (off >= 0 && !(stress_ksm_unmerge_ra_others(ctx) && stress_ksm_unmerge_ra_is_zero(p, ps))) {
+			stress_ksm_unmerge_gup_report_bad(ctx, idx, g, "region after O_DIRECT read into",
+				first + j, p, off);
+			break;
+		}
+	}
+	rs->ops++;
+}
+
+/*
+ *  stress_ksm_unmerge_gup_thread()
+ *	racer: O_DIRECT writes from and reads into merged pages while merged
+ *	and while being unmerged; every transfer completes before it parks
+ */
+static void *stress_ksm_unmerge_gup_thread(void *arg)
+{
+	stress_ksm_unmerge_ctx_t *ctx = (stress_ksm_unmerge_ctx_t *)arg;
+	const size_t idx = KSM_RACER_IDX_GUP;
+	stress_ksm_unmerge_gup_t *g = (stress_ksm_unmerge_gup_t *)ctx->run[idx].priv;
+	uint32_t n = 0;
+
+	while (stress_ksm_unmerge_ra_running(ctx)) {
+		if (ctx->quiesce) {
+			(void)stress_ksm_unmerge_racer_park(ctx, idx);
+			continue;
+		}
+		if (stress_ksm_unmerge_ra_phase_active(ctx)) {
+			/* write pins (the evidence) twice as often as read-only pins */
+			if ((n++ % 3) == 2)
+				stress_ksm_unmerge_gup_out(ctx, idx, g);
+			else
+				stress_ksm_unmerge_gup_in(ctx, idx, g);
+			continue;
+		}
+		(void)shim_nanosleep_uint64(100000);
+	}
+	return NULL;
+}
+
+/*
+ *  stress_ksm_unmerge_gup_supported()
+ *	O_DIRECT exists; the temp dir is probed in start()
+ */
+static int stress_ksm_unmerge_gup_supported(char *reason, const size_t len)
+{
+	(void)reason;
+	(void)len;
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_gup_free()
+ *	close the file and counters, free the buffers
+ */
+static void stress_ksm_unmerge_gup_free(stress_ksm_unmerge_ctx_t *ctx, const size_t idx)
+{
+	stress_ksm_unmerge_gup_t *g = (stress_ksm_unmerge_gup_t *)ctx->run[idx].priv;
+
+	if (!g)
+		return;
+	if (g->fd >= 0)
+		(void)close(g->fd);
+	if (g->vmstat_fd >= 0)
+		(void)close(g->vmstat_fd);
+	if (g->buf)
+		(void)munmap(g->buf, KSM_RA_MAX_PAGES * ctx->page_size);
+	free(g->scratch);
+	free(g);
+	ctx->run[idx].priv = NULL;
+}
+
+/*
+ *  stress_ksm_unmerge_gup_start()
+ *	bounce buffer, unlinked O_DIRECT file, thread
+ */
+static int stress_ksm_unmerge_gup_start(stress_ksm_unmerge_ctx_t *ctx, const size_t idx)
+{
+	stress_ksm_unmerge_gup_t *g = calloc(1, sizeof(*g));
+
+	if (!g) {
+		stress_ksm_unmerge_ra_reason(ctx, idx, "out of memory for the racer state");
+		return -1;
+	}
+	g->fd = g->vmstat_fd = -1;
+	ctx->run[idx].priv = g;
+	g->buf = mmap(NULL, KSM_RA_MAX_PAGES * ctx->page_size, PROT_READ | PROT_WRITE,
+		MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	g->scratch = malloc(ctx->page_size);
+	if (g->buf == MAP_FAILED || !g->scratch) {
+		if (g->buf == MAP_FAILED)
+			g->buf = NULL;
+		stress_ksm_unmerge_ra_reason(ctx, idx, "cannot allocate the bounce buffer, errno=%d (%s)",
+			errno, strerror(errno));
+		stress_ksm_unmerge_gup_free(ctx, idx);
+		return -1;
+	}
+	if (stress_ksm_unmerge_gup_file(ctx, idx, g) < 0) {
+		stress_ksm_unmerge_gup_free(ctx, idx);
+		return -1;
+	}
+	g->vmstat_fd = open("/proc/vmstat", O_RDONLY | O_CLOEXEC);
+	/* pins break merges and the reads write pages */
+	ctx->racers_disturb_counts = true;
+	ctx->racers_disturb_layout = true;
+	if (stress_ksm_unmerge_racer_thread_start(ctx, idx, stress_ksm_unmerge_gup_thread) < 0) {
+		stress_ksm_unmerge_gup_free(ctx, idx);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_gup_stop()
+ *	join the thread, close the (already unlinked) file
+ */
+static void stress_ksm_unmerge_gup_stop(stress_ksm_unmerge_ctx_t *ctx, const size_t idx)
+{
+	stress_ksm_unmerge_gup_t *g = (stress_ksm_unmerge_gup_t *)ctx->run[idx].priv;
+
+	stress_ksm_unmerge_racer_thread_stop(ctx, idx);
+	if (g) {
+		pr_dbg("%s: gup racer: O_DIRECT file in %s; %" PRIu64 " KSM pages unshared by "
+			"read-only pins, %" PRIu64 " cow_ksm deltas short\n", ctx->args->name,
+			g->dir, g->ro_unshared, g->cow_short);
+		stress_ksm_unmerge_racer_stats(ctx, idx)->aux += g->ro_unshared;
+	}
+	stress_ksm_unmerge_gup_free(ctx, idx);
+}
+
+#define KSM_RACER_GUP { "gup", "O_DIRECT GUP-fast pins of KSM pages", \
+	"ksm-pages-pinned", stress_ksm_unmerge_gup_supported, \
+	stress_ksm_unmerge_gup_start, stress_ksm_unmerge_gup_stop, NULL, NULL }
+
+#endif
+
+/* ------------------------------------------------------------------ */
+/* uffd-wp: unshare of write-protected KSM pages, unmerge watchdog    */
+/* ------------------------------------------------------------------ */
+
+#if defined(HAVE_LINUX_USERFAULTFD_H) &&	\
+    defined(UFFDIO_WRITEPROTECT) &&		\
+    defined(UFFD_FEATURE_PAGEFAULT_FLAG_WP) &&	\
+    defined(UFFDIO_REGISTER_MODE_WP)
+
+#if !defined(UFFD_USER_MODE_ONLY)
+#define UFFD_USER_MODE_ONLY		(1)
+#endif
+#if !defined(UFFD_FEATURE_THREAD_ID)
+#define UFFD_FEATURE_THREAD_ID		(1 << 8)
+#endif
+
+#define KSM_UFFD_HANG_SECS		(10.0)	/* an unmerge longer than this hangs */
+#define KSM_UFFD_MAX_RANGE		(64)	/* pages per WRITEPROTECT toggle */
+
+typedef struct {
+	int uffd;
+	bool thread_id;			/* faults carry the faulting tid */
+	pid_t main_tid;			/* the instance thread that unmerges */
+	uint8_t *snap;			/* per page: KSM + uffd-wp at unmerge start */
+	volatile uint32_t *touched;	/* per page: cycle it was unprotected in */
+	uint64_t *pm;			/* pagemap scratch (main thread hooks) */
+	bool snap_valid;		/* snap taken this cycle */
+	pthread_t watchdog;
+	bool watchdog_running;
+	uint64_t faults;		/* WP faults resolved */
+	uint64_t lost;			/* WP bits lost, tolerated with other racers */
+} stress_ksm_unmerge_uffd_t;
+
+/*
+ *  stress_ksm_unmerge_uffd_open()
+ *	userfaultfd with the WP feature (USER_MODE_ONLY on EPERM); fd or -1
+ */
+static int stress_ksm_unmerge_uffd_open(char *reason, const size_t len, bool *thread_id)
+{
+	static const uint64_t features[] = {
+		UFFD_FEATURE_PAGEFAULT_FLAG_WP | UFFD_FEATURE_THREAD_ID,
+		UFFD_FEATURE_PAGEFAULT_FLAG_WP,
+	};
+	size_t i;
+
+	for (i = 0; i < SIZEOF_ARRAY(features); i++) {
+		struct uffdio_api api;
+		int fd = shim_userfaultfd(O_CLOEXEC | O_NONBLOCK);
+
+		if (fd < 0 && errno == EPERM)
+			fd = shim_userfaultfd(O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
+		if (fd < 0) {
+			(void)snprintf(reason, len, "userfaultfd denied or missing, errno=%d (%s)",
+				errno, strerror(errno));
+			return -1;
+		}
+		(void)memset(&api, 0, sizeof(api));
+		api.api = UFFD_API;
+		api.features = features[i];
+		if (ioctl(fd, UFFDIO_API, &api) == 0 &&
+		    (api.features & UFFD_FEATURE_PAGEFAULT_FLAG_WP)) {
+			*thread_id = !!(features[i] & UFFD_FEATURE_THREAD_ID);
+			return fd;
+		}
+		(void)snprintf(reason, len, "UFFDIO_API without UFFD_FEATURE_PAGEFAULT_FLAG_WP, "
+			"errno=%d (%s)", errno, strerror(errno));
+		(void)close(fd);
+	}
+	return -1;
+}
+
+/*
+ *  stress_ksm_unmerge_uffd_wp()
+ *	write-protect (on) or unprotect and wake (off) pages first..first+n-1
+ */
+static int stress_ksm_unmerge_uffd_wp(stress_ksm_unmerge_ctx_t *ctx, const int uffd,
+	const size_t first, const size_t n, const bool on)
+{
+	struct uffdio_writeprotect wp;
+
+	wp.range.start = (uintptr_t)(ctx->region + first * ctx->page_size);
+	wp.range.len = n * ctx->page_size;
+	wp.mode = on ? UFFDIO_WRITEPROTECT_MODE_WP : 0;
+	return ioctl(uffd, UFFDIO_WRITEPROTECT, &wp);
+}
+
+/*
+ *  stress_ksm_unmerge_uffd_msg_check()
+ *	pure: is a uffd message one we may see (a WP page fault inside
+ *	[start, start+len)); 0 if so, -1 with a description otherwise
+ */
+static int stress_ksm_unmerge_uffd_msg_check(const struct uffd_msg *msg, const uintptr_t start,
+	const size_t len, char *why, const size_t why_len)
+{
+	if (msg->event != UFFD_EVENT_PAGEFAULT) {
+		(void)snprintf(why, why_len, "unexpected uffd event 0x%x", (unsigned int)msg->event);
+		return -1;
+	}
+	if (!(msg->arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_WP)) {
+		(void)snprintf(why, why_len, "missing-page fault (flags 0x%llx) at 0x%llx, expected WP only",
+			(unsigned long long)msg->arg.pagefault.flags,
+			(unsigned long long)msg->arg.pagefault.address);
+		return -1;
+	}
+	if (msg->arg.pagefault.address < start || msg->arg.pagefault.address >= start + len) {
+		(void)snprintf(why, why_len, "WP fault at 0x%llx outside the region",
+			(unsigned long long)msg->arg.pagefault.address);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_uffd_fault()
+ *	resolve one WP fault: mark the page touched, unprotect and wake
+ */
+static void stress_ksm_unmerge_uffd_fault(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
+	stress_ksm_unmerge_uffd_t *u, const struct uffd_msg *msg)
+{
+	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
+	const size_t i = (size_t)((msg->arg.pagefault.address - (uintptr_t)ctx->region) / ctx->page_size);
+
+	if (u->thread_id && (pid_t)msg->arg.pagefault.feat.ptid == u->main_tid &&
+	    ctx->phase == KSM_PHASE_UNMERGING) {
+		pr_fail("%s: uffd-wp racer: the unmerge itself raised a WP fault at page %zu "
+			"(break_ksm must unshare, not write)\n", ctx->args->name, i);
+		rs->failures++;
+	}
+	u->touched[i] = (uint32_t)ctx->cycle;
+	if (stress_ksm_unmerge_uffd_wp(ctx, u->uffd, i, 1, false) < 0 && errno != ENOENT) {
+		pr_fail("%s: uffd-wp racer: UFFDIO_WRITEPROTECT off at faulting page %zu failed, "
+			"errno=%d (%s)\n", ctx->args->name, i, errno, strerror(errno));
+		rs->failures++;
+	}
+	u->faults++;
+}
+
+/*
+ *  stress_ksm_unmerge_uffd_events()
+ *	read and handle every pending uffd message, waiting up to ms
+ */
+static void stress_ksm_unmerge_uffd_events(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
+	stress_ksm_unmerge_uffd_t *u, const int ms)
+{
+	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
+	struct pollfd pfd = { u->uffd, POLLIN, 0 };
+	struct uffd_msg msg;
+	char why[128];
+
+	if (poll(&pfd, 1, ms) <= 0)
+		return;
+	while (read(u->uffd, &msg, sizeof(msg)) == (ssize_t)sizeof(msg)) {
+		if (stress_ksm_unmerge_uffd_msg_check(&msg, (uintptr_t)ctx->region,
+				ctx->region_size, why, sizeof(why)) < 0) {
+			pr_fail("%s: uffd-wp racer: %s\n", ctx->args->name, why);
+			rs->failures++;
+			continue;
+		}
+		stress_ksm_unmerge_uffd_fault(ctx, idx, u, &msg);
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_uffd_toggle()
+ *	one op: protect a random range; while unmerging also unprotect
+ *	(marked touched first so the WP-survival check leaves it out)
+ */
+static void stress_ksm_unmerge_uffd_toggle(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
+	stress_ksm_unmerge_uffd_t *u)
+{
+	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
+	size_t first, j;
+	const size_t n = stress_ksm_unmerge_ra_range(ctx, KSM_UFFD_MAX_RANGE, &first);
+	const bool on = (ctx->phase != KSM_PHASE_UNMERGING) || stress_mwc32modn(2);
+
+	if (!on) {
+		for (j = 0; j < n; j++)
+			u->touched[first + j] = (uint32_t)ctx->cycle;
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	}
+	if (stress_ksm_unmerge_uffd_wp(ctx, u->uffd, first, n, on) < 0 && errno != ENOENT &&
+	    errno != EAGAIN) {
+		pr_fail("%s: uffd-wp racer: UFFDIO_WRITEPROTECT %s pages %zu..%zu failed, errno=%d (%s)\n",
+			ctx->args->name, on ? "on" : "off", first, first + n - 1, errno, strerror(errno));
+		rs->failures++;
+		return;
+	}
+	rs->ops++;
+}
+
+/*
+ *  stress_ksm_unmerge_uffd_release()
+ *	unprotect (and wake) the whole region
+ */
+static void stress_ksm_unmerge_uffd_release(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
+	stress_ksm_unmerge_uffd_t *u)
+{
+	if (stress_ksm_unmerge_uffd_wp(ctx, u->uffd, 0, ctx->npages, false) < 0 &&
+	    errno != ENOENT && errno != EAGAIN) {
+		pr_fail("%s: uffd-wp racer: UFFDIO_WRITEPROTECT off for the region failed, errno=%d (%s)\n",
+			ctx->args->name, errno, strerror(errno));
+		stress_ksm_unmerge_racer_stats(ctx, idx)->failures++;
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_uffd_thread()
+ *	racer: toggle uffd-wp on the merged region and resolve WP faults;
+ *	the region is fully unprotected whenever it parks or exits
+ */
+static void *stress_ksm_unmerge_uffd_thread(void *arg)
+{
+	stress_ksm_unmerge_ctx_t *ctx = (stress_ksm_unmerge_ctx_t *)arg;
+	const size_t idx = KSM_RACER_IDX_UFFD_WP;
+	stress_ksm_unmerge_uffd_t *u = (stress_ksm_unmerge_uffd_t *)ctx->run[idx].priv;
+
+	while (stress_ksm_unmerge_ra_running(ctx)) {
+		stress_ksm_unmerge_uffd_events(ctx, idx, u, 0);
+		if (ctx->quiesce) {
+			stress_ksm_unmerge_uffd_release(ctx, idx, u);
+			stress_ksm_unmerge_uffd_events(ctx, idx, u, 0);
+			(void)stress_ksm_unmerge_racer_park(ctx, idx);
+			continue;
+		}
+		if (stress_ksm_unmerge_ra_phase_active(ctx)) {
+			stress_ksm_unmerge_uffd_toggle(ctx, idx, u);
+			(void)shim_nanosleep_uint64(20000);
+			continue;
+		}
+		stress_ksm_unmerge_uffd_events(ctx, idx, u, 1);
+	}
+	/* other racers may sit in a WP fault: unprotect wakes them */
+	stress_ksm_unmerge_uffd_release(ctx, idx, u);
+	stress_ksm_unmerge_uffd_events(ctx, idx, u, 0);
+	return NULL;
+}
+
+/*
+ *  stress_ksm_unmerge_uffd_hang_report()
+ *	report an unmerge that is taking too long, with its kernel stack
+ */
+static void stress_ksm_unmerge_uffd_hang_report(stress_ksm_unmerge_ctx_t *ctx,
+	stress_ksm_unmerge_uffd_t *u, const double secs)
+{
+	char path[64], stack[2048];
+	ssize_t n;
+
+	(void)snprintf(path, sizeof(path), "/proc/self/task/%d/stack", (int)u->main_tid);
+	n = stress_fs_file_read(path, stack, sizeof(stack) - 1);
+	if (n < 0)
+		(void)snprintf(stack, sizeof(stack), "(%s not readable, errno=%d)\n", path, errno);
+	else
+		stack[n] = '\0';
+	pr_fail("%s: uffd-wp racer: unmerge of cycle %" PRIu64 " still running after %.1f s "
+		"(hang, bound %.0f s); kernel stack of tid %d:\n%s", ctx->args->name, ctx->cycle,
+		secs, KSM_UFFD_HANG_SECS, (int)u->main_tid, stack);
+	stress_ksm_unmerge_racer_stats(ctx, KSM_RACER_IDX_UFFD_WP)->failures++;
+}
+
+/*
+ *  stress_ksm_unmerge_uffd_watchdog()
+ *	thread: an unmerge phase that lasts longer than the bound is a hang
+ */
+static void *stress_ksm_unmerge_uffd_watchdog(void *arg)
+{
+	stress_ksm_unmerge_ctx_t *ctx = (stress_ksm_unmerge_ctx_t *)arg;
+	stress_ksm_unmerge_uffd_t *u = (stress_ksm_unmerge_uffd_t *)ctx->run[KSM_RACER_IDX_UFFD_WP].priv;
+	uint64_t seen = 0, reported = 0;
+	double t0 = 0.0;
+
+	while (stress_ksm_unmerge_ra_running(ctx)) {
+		if (ctx->phase == KSM_PHASE_UNMERGING) {
+			const uint64_t cycle = ctx->cycle;
+			const double now = stress_time_now();
+
+			if (cycle != seen) {
+				seen = cycle;
+				t0 = now;
+			} else if (reported != cycle && now - t0 > KSM_UFFD_HANG_SECS) {
+				reported = cycle;
+				stress_ksm_unmerge_uffd_hang_report(ctx, u, now - t0);
+			}
+		}
+		(void)shim_nanosleep_uint64(10000000);
+	}
+	return NULL;
+}
+
+/*
+ *  stress_ksm_unmerge_uffd_snap_build()
+ *	pure: from pagemap entries and page states, mark pages that are KSM
+ *	and uffd-wp protected; returns how many
+ */
+static uint64_t stress_ksm_unmerge_uffd_snap_build(const uint64_t *pm, const uint8_t *state,
+	const size_t npages, uint8_t *snap)
+{
+	uint64_t count = 0;
+	size_t i;
+
+	for (i = 0; i < npages; i++) {
+		snap[i] = (pm[i] & PM_UFFD_WP) &&
+			(state[i] == KSM_RA_PAGE_KSM || state[i] == KSM_RA_PAGE_KZERO);
+		count += snap[i];
+	}
+	return count;
+}
+
+/*
+ *  stress_ksm_unmerge_uffd_wp_check()
+ *	pure: pages protected + KSM at unmerge start and not unprotected in
+ *	this cycle must still carry PM_UFFD_WP; kept/lost counted, first
+ *	lost page in *first_lost (npages if none)
+ */
+static void stress_ksm_unmerge_uffd_wp_check(const uint8_t *snap, const volatile uint32_t *touched,
+	const uint32_t cycle, const uint64_t *pm, const size_t npages,
+	uint64_t *kept, uint64_t *lost, size_t *first_lost)
+{
+	size_t i;
+
+	*kept = 0;
+	*lost = 0;
+	*first_lost = npages;
+	for (i = 0; i < npages; i++) {
+		if (!snap[i] || touched[i] == cycle)
+			continue;
+		if (pm[i] & PM_UFFD_WP) {
+			(*kept)++;
+			continue;
+		}
+		if (!*lost)
+			*first_lost = i;
+		(*lost)++;
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_uffd_snapshot()
+ *	UNMERGING hook: record pages that are KSM and uffd-wp protected
+ */
+static void stress_ksm_unmerge_uffd_snapshot(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_uffd_t *u)
+{
+	size_t i;
+
+	u->snap_valid = false;
+	if (!ctx->have_pfns ||
+	    stress_ksm_unmerge_pagemap_read(ctx->pagemap_fd, ctx->region, ctx->npages,
+			ctx->page_size, u->pm) < 0)
+		return;
+	/* reuse snap as the page-state array, then overwrite it with the result */
+	for (i = 0; i < ctx->npages; i++)
+		u->snap[i] = (u->pm[i] & PM_UFFD_WP) ?
+			(uint8_t)stress_ksm_unmerge_ra_pm_state(ctx, u->pm[i]) : KSM_RA_PAGE_ABSENT;
+	(void)stress_ksm_unmerge_uffd_snap_build(u->pm, u->snap, ctx->npages, u->snap);
+	u->snap_valid = true;
+}
+
+/*
+ *  stress_ksm_unmerge_uffd_after()
+ *	VERIFY hook: the WP bits recorded at unmerge start survived unsharing
+ */
+static void stress_ksm_unmerge_uffd_after(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
+	stress_ksm_unmerge_uffd_t *u)
+{
+	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
+	uint64_t kept, lost;
+	size_t first_lost;
+
+	if (!u->snap_valid ||
+	    stress_ksm_unmerge_pagemap_read(ctx->pagemap_fd, ctx->region, ctx->npages,
+			ctx->page_size, u->pm) < 0)
+		return;
+	u->snap_valid = false;
+	stress_ksm_unmerge_uffd_wp_check(u->snap, u->touched, (uint32_t)ctx->cycle, u->pm,
+		ctx->npages, &kept, &lost, &first_lost);
+	rs->evidence += kept;
+	if (!lost)
+		return;
+	u->lost += lost;
+	if (stress_ksm_unmerge_ra_others(ctx))
+		return;		/* another racer may have discarded them */
+	pr_fail("%s: uffd-wp racer: %" PRIu64 " KSM pages lost their uffd-wp bit across the "
+		"unmerge (first: page %zu, pagemap %#" PRIx64 ")\n", ctx->args->name, lost,
+		first_lost, u->pm[first_lost]);
+	rs->failures++;
+}
+
+/*
+ *  stress_ksm_unmerge_uffd_protect_half()
+ *	MERGED hook: write-protect a random half of the merged region at once
+ */
+static void stress_ksm_unmerge_uffd_protect_half(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
+	stress_ksm_unmerge_uffd_t *u)
+{
+	const size_t n = (ctx->npages + 1) / 2;
+	const size_t first = stress_mwc32modn((uint32_t)(ctx->npages - n + 1));
+
+	if (stress_ksm_unmerge_uffd_wp(ctx, u->uffd, first, n, true) < 0 && errno != ENOENT) {
+		pr_fail("%s: uffd-wp racer: UFFDIO_WRITEPROTECT on pages %zu..%zu failed, errno=%d (%s)\n",
+			ctx->args->name, first, first + n - 1, errno, strerror(errno));
+		stress_ksm_unmerge_racer_stats(ctx, idx)->failures++;
+		return;
+	}
+	stress_ksm_unmerge_racer_stats(ctx, idx)->ops++;
+}
+
+/*
+ *  stress_ksm_unmerge_uffd_cycle()
+ *	hooks: protect half once merged, snapshot at unmerge start,
+ *	WP-survival check right after it
+ */
+static void stress_ksm_unmerge_uffd_cycle(stress_ksm_unmerge_ctx_t *ctx, const size_t idx, const int phase)
+{
+	stress_ksm_unmerge_uffd_t *u = (stress_ksm_unmerge_uffd_t *)ctx->run[idx].priv;
+
+	if (!u)
+		return;
+	if (phase == KSM_PHASE_MERGED)
+		stress_ksm_unmerge_uffd_protect_half(ctx, idx, u);
+	else if (phase == KSM_PHASE_UNMERGING)
+		stress_ksm_unmerge_uffd_snapshot(ctx, u);
+	else if (phase == KSM_PHASE_VERIFY)
+		stress_ksm_unmerge_uffd_after(ctx, idx, u);
+}
+
+/*
+ *  stress_ksm_unmerge_uffd_supported()
+ *	userfaultfd allowed and UFFD_FEATURE_PAGEFAULT_FLAG_WP present
+ */
+static int stress_ksm_unmerge_uffd_supported(char *reason, const size_t len)
+{
+	bool thread_id;
+	const int fd = stress_ksm_unmerge_uffd_open(reason, len, &thread_id);
+
+	if (fd < 0)
+		return -1;
+	(void)close(fd);
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_uffd_free()
+ *	unregister, close and free
+ */
+static void stress_ksm_unmerge_uffd_free(stress_ksm_unmerge_ctx_t *ctx, const size_t idx)
+{
+	stress_ksm_unmerge_uffd_t *u = (stress_ksm_unmerge_uffd_t *)ctx->run[idx].priv;
+
+	if (!u)
+		return;
+	if (u->uffd >= 0) {
+		struct uffdio_range range = { (uintptr_t)ctx->region, ctx->region_size };
+
+		if (ioctl(u->uffd, UFFDIO_UNREGISTER, &range) < 0)
+			pr_dbg("%s: uffd-wp racer: UFFDIO_UNREGISTER failed, errno=%d (%s)\n",
+				ctx->args->name, errno, strerror(errno));
+		(void)close(u->uffd);
+	}
+	free(u->snap);
+	free((void *)u->touched);
+	free(u->pm);
+	free(u);
+	ctx->run[idx].priv = NULL;
+}
+
+/*
+ *  stress_ksm_unmerge_uffd_register()
+ *	register the region in WP mode; WRITEPROTECT must be offered
+ */
+static int stress_ksm_unmerge_uffd_register(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
+	stress_ksm_unmerge_uffd_t *u)
+{
+	struct uffdio_register reg;
+
+	(void)memset(&reg, 0, sizeof(reg));
+	reg.range.start = (uintptr_t)ctx->region;
+	reg.range.len = ctx->region_size;
+	reg.mode = UFFDIO_REGISTER_MODE_WP;
+	if (ioctl(u->uffd, UFFDIO_REGISTER, &reg) < 0) {
+		stress_ksm_unmerge_ra_reason(ctx, idx, "UFFDIO_REGISTER MODE_WP failed, errno=%d (%s)",
+			errno, strerror(errno));
+		return -1;
+	}
+	if (!(reg.ioctls & (1ULL << _UFFDIO_WRITEPROTECT))) {
+		stress_ksm_unmerge_ra_reason(ctx, idx, "UFFDIO_WRITEPROTECT not offered for anonymous memory");
+		return -1;
+	}
+	/* registration adds the "uw" VMA flag: re-baseline the VmFlags check */
+	if (stress_ksm_unmerge_vmflags(ctx->region, ctx->vmflags_before, sizeof(ctx->vmflags_before)) < 0)
+		ctx->vmflags_before[0] = '\0';
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_uffd_start()
+ *	uffd registered in WP mode, toggle/handler thread, watchdog thread
+ */
+static int stress_ksm_unmerge_uffd_start(stress_ksm_unmerge_ctx_t *ctx, const size_t idx)
+{
+	stress_ksm_unmerge_uffd_t *u = calloc(1, sizeof(*u));
+	int ret;
+
+	if (!u) {
+		stress_ksm_unmerge_ra_reason(ctx, idx, "out of memory for the racer state");
+		return -1;
+	}
+	ctx->run[idx].priv = u;
+	u->main_tid = (pid_t)shim_gettid();
+	u->snap = calloc(ctx->npages, 1);
+	u->touched = calloc(ctx->npages, sizeof(uint32_t));
+	u->pm = calloc(ctx->npages, sizeof(uint64_t));
+	u->uffd = stress_ksm_unmerge_uffd_open(ctx->st->racer[idx].reason,
+		sizeof(ctx->st->racer[idx].reason), &u->thread_id);
+	if (!u->snap || !u->touched || !u->pm || u->uffd < 0 ||
+	    stress_ksm_unmerge_uffd_register(ctx, idx, u) < 0) {
+		if (!u->snap || !u->touched || !u->pm)
+			stress_ksm_unmerge_ra_reason(ctx, idx, "out of memory for the page maps");
+		stress_ksm_unmerge_uffd_free(ctx, idx);
+		return -1;
+	}
+	if (stress_ksm_unmerge_racer_thread_start(ctx, idx, stress_ksm_unmerge_uffd_thread) < 0) {
+		stress_ksm_unmerge_uffd_free(ctx, idx);
+		return -1;
+	}
+	ret = pthread_create(&u->watchdog, NULL, stress_ksm_unmerge_uffd_watchdog, ctx);
+	if (ret)
+		pr_inf("%s: uffd-wp racer: no unmerge watchdog, pthread_create failed, errno=%d (%s)\n",
+			ctx->args->name, ret, strerror(ret));
+	u->watchdog_running = !ret;
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_uffd_stop()
+ *	join both threads (the region is unprotected by then), unregister, close
+ */
+static void stress_ksm_unmerge_uffd_stop(stress_ksm_unmerge_ctx_t *ctx, const size_t idx)
+{
+	stress_ksm_unmerge_uffd_t *u = (stress_ksm_unmerge_uffd_t *)ctx->run[idx].priv;
+
+	stress_ksm_unmerge_racer_thread_stop(ctx, idx);
+	if (!u)
+		return;
+	if (u->watchdog_running)
+		(void)pthread_join(u->watchdog, NULL);
+	u->watchdog_running = false;
+	stress_ksm_unmerge_racer_stats(ctx, idx)->aux += u->faults;
+	pr_dbg("%s: uffd-wp racer: %" PRIu64 " WP faults resolved, %" PRIu64 " WP bits lost "
+		"(tolerated with other racers), thread ids %s\n", ctx->args->name, u->faults,
+		u->lost, u->thread_id ? "yes" : "no");
+	stress_ksm_unmerge_uffd_free(ctx, idx);
+}
+
+#define KSM_RACER_UFFD_WP { "uffd-wp", "unshare of uffd-wp protected KSM pages", \
+	"wp-pages-unshared", stress_ksm_unmerge_uffd_supported, \
+	stress_ksm_unmerge_uffd_start, stress_ksm_unmerge_uffd_stop, \
+	stress_ksm_unmerge_uffd_cycle, NULL }
+
+#endif
+
+/* ------------------------------------------------------------------ */
+/* thp: KSM split of THPs, unmerge racing memory compaction            */
+/* ------------------------------------------------------------------ */
+
+#if defined(MADV_HUGEPAGE)
+
+#define KSM_THP_SIZE		(2 * MB)	/* PMD size on x86-64 and arm64 (4K) */
+#define KSM_THP_CHUNKS		(4)		/* THPs in the racer's region */
+#define KSM_THP_ENABLED		"/sys/kernel/mm/transparent_hugepage/enabled"
+#define KSM_THP_COMPACT		"/proc/sys/vm/compact_memory"
+
+typedef struct {
+	uint8_t *map;			/* mapping with alignment slack */
+	size_t map_size;
+	uint8_t *thp;			/* 2 MiB aligned THP region */
+	size_t size;
+	size_t npages;
+	uint64_t *pm;			/* pagemap scratch */
+	uint8_t was_thp[KSM_THP_CHUNKS];	/* THP-mapped before merging */
+	volatile uint64_t unmerged;	/* cycle whose unmerge the thread did */
+	volatile uint64_t compacted;	/* cycle compaction ran in */
+	int busy;			/* compaction in progress (atomic) */
+	bool can_compact;		/* root and compact_memory writable */
+	int verify_fd;			/* compact_memory fd: LOCK_SH while verifying */
+	int compact_fd;			/* compact_memory fd: LOCK_EX while compacting */
+	pthread_t compactor;
+	bool compactor_running;
+	uint64_t thps;			/* THPs faulted before merging */
+	uint64_t compactions;		/* compactions started during unmerge */
+} stress_ksm_unmerge_thp_t;
+
+/*
+ *  stress_ksm_unmerge_thp_template()
+ *	the non-zero page every THP subpage holds (the "same" template)
+ */
+static inline const uint8_t *stress_ksm_unmerge_thp_template(const stress_ksm_unmerge_ctx_t *ctx)
+{
+	return ctx->templates;
+}
+
+/*
+ *  stress_ksm_unmerge_thp_data_check()
+ *	pure: first page of buf (npages pages) that differs from tmpl, with
+ *	its byte offset in *off; -1 if all pages hold tmpl
+ */
+static ssize_t stress_ksm_unmerge_thp_data_check(const uint8_t *buf, const size_t npages,
+	const uint8_t *tmpl, const size_t page_size, size_t *off)
+{
+	size_t i, b;
+
+	*off = 0;
+	for (i = 0; i < npages; i++) {
+		const uint8_t *p = buf + i * page_size;
+
+		if (!memcmp(p, tmpl, page_size))
+			continue;
+		for (b = 0; b < page_size && p[b] == tmpl[b]; b++)
+			;
+		*off = b;
+		return (ssize_t)i;
+	}
+	return -1;
+}
+
+/*
+ *  stress_ksm_unmerge_thp_split_count()
+ *	pure: from per-subpage states of chunks that were THPs, count THPs
+ *	whose subpages became KSM pages (split + merged); KSM subpages in *pages
+ */
+static uint64_t stress_ksm_unmerge_thp_split_count(const uint8_t *state, const uint8_t *was_thp,
+	const size_t chunks, const size_t per_chunk, uint64_t *pages)
+{
+	uint64_t split = 0;
+	size_t c, i;
+
+	*pages = 0;
+	for (c = 0; c < chunks; c++) {
+		uint64_t k = 0;
+
+		for (i = 0; i < per_chunk; i++)
+			k += (state[c * per_chunk + i] == KSM_RA_PAGE_KSM);
+		*pages += k;
+		split += (was_thp[c] && k > 0);
+	}
+	return split;
+}
+
+/*
+ *  stress_ksm_unmerge_thp_refault()
+ *	MERGING hook: fresh THPs with the template content, record which
+ *	chunks really are THP-mapped (KPF_THP), then make them mergeable
+ */
+static void stress_ksm_unmerge_thp_refault(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
+	stress_ksm_unmerge_thp_t *t)
+{
+	const uint8_t *tmpl = stress_ksm_unmerge_thp_template(ctx);
+	size_t i, c;
+
+	if (madvise(t->thp, t->size, MADV_DONTNEED) < 0)
+		pr_dbg("%s: thp racer: MADV_DONTNEED failed, errno=%d (%s)\n",
+			ctx->args->name, errno, strerror(errno));
+	for (i = 0; i < t->npages; i++)
+		(void)shim_memcpy(t->thp + i * ctx->page_size, tmpl, ctx->page_size);
+	(void)memset(t->was_thp, 0, sizeof(t->was_thp));
+	if (ctx->have_pfns &&
+	    stress_ksm_unmerge_pagemap_read(ctx->pagemap_fd, t->thp, t->npages, ctx->page_size, t->pm) == 0) {
+		const size_t per = KSM_THP_SIZE / ctx->page_size;
+
+		for (c = 0; c < KSM_THP_CHUNKS; c++) {
+			const uint64_t e = t->pm[c * per];
+
+			t->was_thp[c] = (e & PM_PRESENT) &&
+				(stress_ksm_unmerge_kpageflags(ctx->kpageflags_fd, e & PM_PFN_MASK) &
+				 STRESS_BIT_ULL(KPF_BIT_THP));
+			t->thps += t->was_thp[c];
+		}
+	}
+	if (madvise(t->thp, t->size, MADV_MERGEABLE) < 0) {
+		pr_fail("%s: thp racer: MADV_MERGEABLE on the THP region failed, errno=%d (%s)\n",
+			ctx->args->name, errno, strerror(errno));
+		stress_ksm_unmerge_racer_stats(ctx, idx)->failures++;
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_thp_merged()
+ *	MERGED hook: count THPs that KSM split and merged (evidence)
+ */
+static void stress_ksm_unmerge_thp_merged(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
+	stress_ksm_unmerge_thp_t *t)
+{
+	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
+	uint8_t *state;
+	uint64_t pages;
+	size_t i;
+
+	if (!ctx->have_pfns ||
+	    stress_ksm_unmerge_pagemap_read(ctx->pagemap_fd, t->thp, t->npages, ctx->page_size, t->pm) < 0)
+		return;
+	state = malloc(t->npages);
+	if (!state)
+		return;
+	for (i = 0; i < t->npages; i++)
+		state[i] = (uint8_t)stress_ksm_unmerge_ra_pm_state(ctx, t->pm[i]);
+	rs->evidence += stress_ksm_unmerge_thp_split_count(state, t->was_thp, KSM_THP_CHUNKS,
+		KSM_THP_SIZE / ctx->page_size, &pages);
+	rs->aux += pages;
+	free(state);
+}
+
+/*
+ *  stress_ksm_unmerge_thp_verify_lock()
+ *	share-lock compact_memory while the cycle verifies: compaction turns
+ *	PTEs into migration entries (not present in pagemap) and reuses
+ *	pfns, which the verification would report as lost or shared pages
+ */
+static void stress_ksm_unmerge_thp_verify_lock(stress_ksm_unmerge_ctx_t *ctx,
+	stress_ksm_unmerge_thp_t *t, const bool lock)
+{
+	if (t->verify_fd < 0)
+		return;
+	while (flock(t->verify_fd, lock ? LOCK_SH : LOCK_UN) < 0) {
+		if (errno != EINTR) {
+			pr_dbg("%s: thp racer: flock %s failed, errno=%d (%s)\n", ctx->args->name,
+				KSM_THP_COMPACT, errno, strerror(errno));
+			return;
+		}
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_thp_cycle()
+ *	hooks: fresh THPs when merging starts, split evidence once merged
+ */
+static void stress_ksm_unmerge_thp_cycle(stress_ksm_unmerge_ctx_t *ctx, const size_t idx, const int phase)
+{
+	stress_ksm_unmerge_thp_t *t = (stress_ksm_unmerge_thp_t *)ctx->run[idx].priv;
+
+	if (!t)
+		return;
+	if (phase == KSM_PHASE_MERGING)
+		stress_ksm_unmerge_thp_refault(ctx, idx, t);
+	else if (phase == KSM_PHASE_MERGED)
+		stress_ksm_unmerge_thp_merged(ctx, idx, t);
+	/* no compaction (any instance's) while this instance verifies */
+	stress_ksm_unmerge_thp_verify_lock(ctx, t,
+		phase == KSM_PHASE_MERGED || phase == KSM_PHASE_VERIFY);
+}
+
+/*
+ *  stress_ksm_unmerge_thp_unmerge()
+ *	unmerge the THP region (a no-op after a prctl unmerge did it)
+ */
+static void stress_ksm_unmerge_thp_unmerge(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
+	stress_ksm_unmerge_thp_t *t)
+{
+	if (t->unmerged == ctx->cycle)
+		return;
+	t->unmerged = ctx->cycle;
+	if (madvise(t->thp, t->size, MADV_UNMERGEABLE) < 0) {
+		pr_fail("%s: thp racer: MADV_UNMERGEABLE on the THP region failed, errno=%d (%s)\n",
+			ctx->args->name, errno, strerror(errno));
+		stress_ksm_unmerge_racer_stats(ctx, idx)->failures++;
+		return;
+	}
+	stress_ksm_unmerge_racer_stats(ctx, idx)->ops++;
+}
+
+/*
+ *  stress_ksm_unmerge_thp_verify()
+ *	after unmerge: every page of the THP region holds the template and
+ *	none is still a KSM page
+ */
+static void stress_ksm_unmerge_thp_verify(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
+	stress_ksm_unmerge_thp_t *t)
+{
+	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
+	const uint8_t *tmpl = stress_ksm_unmerge_thp_template(ctx);
+	size_t off, i;
+	const ssize_t bad = stress_ksm_unmerge_thp_data_check(t->thp, t->npages, tmpl, ctx->page_size, &off);
+
+	if (bad >= 0) {
+		pr_fail("%s: thp racer: THP region page %zd byte %zu is 0x%02x after unmerge, expected 0x%02x\n",
+			ctx->args->name, bad, off, t->thp[(size_t)bad * ctx->page_size + off], tmpl[off]);
+		rs->failures++;
+		return;
+	}
+	if (!ctx->have_pfns ||
+	    stress_ksm_unmerge_pagemap_read(ctx->pagemap_fd, t->thp, t->npages, ctx->page_size, t->pm) < 0)
+		return;
+	for (i = 0; i < t->npages; i++) {
+		const int st = stress_ksm_unmerge_ra_pm_state(ctx, t->pm[i]);
+
+		if (st == KSM_RA_PAGE_KSM || st == KSM_RA_PAGE_KZERO) {
+			pr_fail("%s: thp racer: THP region page %zu is still a KSM page after unmerge "
+				"(pagemap %#" PRIx64 ")\n", ctx->args->name, i, t->pm[i]);
+			rs->failures++;
+			return;
+		}
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_thp_settle()
+ *	before parking: wait (bounded) for compaction, unmerge, verify
+ */
+static void stress_ksm_unmerge_thp_settle(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
+	stress_ksm_unmerge_thp_t *t)
+{
+	const double deadline = stress_time_now() + 4.0;
+
+	while (__atomic_load_n(&t->busy, __ATOMIC_SEQ_CST) && stress_time_now() < deadline)
+		(void)shim_nanosleep_uint64(1000000);
+	stress_ksm_unmerge_thp_unmerge(ctx, idx, t);
+	stress_ksm_unmerge_thp_verify(ctx, idx, t);
+}
+
+/*
+ *  stress_ksm_unmerge_thp_thread()
+ *	racer: unmerge the THP region while the main unmerge runs; verify
+ *	it before parking
+ */
+static void *stress_ksm_unmerge_thp_thread(void *arg)
+{
+	stress_ksm_unmerge_ctx_t *ctx = (stress_ksm_unmerge_ctx_t *)arg;
+	const size_t idx = KSM_RACER_IDX_THP;
+	stress_ksm_unmerge_thp_t *t = (stress_ksm_unmerge_thp_t *)ctx->run[idx].priv;
+
+	while (stress_ksm_unmerge_ra_running(ctx)) {
+		if (ctx->quiesce) {
+			if (ctx->run[idx].quiesced != ctx->quiesce)
+				stress_ksm_unmerge_thp_settle(ctx, idx, t);
+			(void)stress_ksm_unmerge_racer_park(ctx, idx);
+			continue;
+		}
+		if (ctx->phase == KSM_PHASE_UNMERGING)
+			stress_ksm_unmerge_thp_unmerge(ctx, idx, t);
+		(void)shim_nanosleep_uint64(100000);
+	}
+	return NULL;
+}
+
+/*
+ *  stress_ksm_unmerge_thp_compact()
+ *	write 1 to compact_memory; false if not permitted
+ */
+static bool stress_ksm_unmerge_thp_compact(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_thp_t *t)
+{
+	if (write(t->compact_fd, "1", 1) != 1) {
+		pr_dbg("%s: thp racer: cannot write %s, errno=%d (%s); no compaction\n",
+			ctx->args->name, KSM_THP_COMPACT, errno, strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+/*
+ *  stress_ksm_unmerge_thp_compact_locked()
+ *	compact unless some instance is verifying (then try again later);
+ *	true if this cycle is done with
+ */
+static bool stress_ksm_unmerge_thp_compact_locked(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_thp_t *t)
+{
+	if (flock(t->compact_fd, LOCK_EX | LOCK_NB) < 0)
+		return errno != EWOULDBLOCK && errno != EINTR;
+	t->can_compact = stress_ksm_unmerge_thp_compact(ctx, t);
+	t->compactions += t->can_compact;
+	(void)flock(t->compact_fd, LOCK_UN);
+	return true;
+}
+
+/*
+ *  stress_ksm_unmerge_thp_compactor()
+ *	thread (root only): compact memory once per cycle while unmerging,
+ *	so break_ksm meets migration entries; never while verifying
+ */
+static void *stress_ksm_unmerge_thp_compactor(void *arg)
+{
+	stress_ksm_unmerge_ctx_t *ctx = (stress_ksm_unmerge_ctx_t *)arg;
+	stress_ksm_unmerge_thp_t *t = (stress_ksm_unmerge_thp_t *)ctx->run[KSM_RACER_IDX_THP].priv;
+
+	while (stress_ksm_unmerge_ra_running(ctx) && t->can_compact) {
+		if (ctx->phase == KSM_PHASE_UNMERGING && t->compacted != ctx->cycle && !ctx->quiesce) {
+			const uint64_t cycle = ctx->cycle;
+
+			__atomic_store_n(&t->busy, 1, __ATOMIC_SEQ_CST);
+			if (ctx->phase == KSM_PHASE_UNMERGING && !ctx->quiesce &&
+			    stress_ksm_unmerge_thp_compact_locked(ctx, t))
+				t->compacted = cycle;
+			__atomic_store_n(&t->busy, 0, __ATOMIC_SEQ_CST);
+		}
+		(void)shim_nanosleep_uint64(50000);
+	}
+	return NULL;
+}
+
+/*
+ *  stress_ksm_unmerge_thp_supported()
+ *	THP must be built in and not disabled
+ */
+static int stress_ksm_unmerge_thp_supported(char *reason, const size_t len)
+{
+	char buf[128];
+	const ssize_t n = stress_fs_file_read(KSM_THP_ENABLED, buf, sizeof(buf) - 1);
+
+	if (n <= 0) {
+		(void)snprintf(reason, len, "no transparent huge pages (%s missing)", KSM_THP_ENABLED);
+		return -1;
+	}
+	buf[n] = '\0';
+	if (strstr(buf, "[never]")) {
+		(void)snprintf(reason, len, "transparent huge pages disabled (%s is [never])", KSM_THP_ENABLED);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_thp_free()
+ *	unmap the region, free the state
+ */
+static void stress_ksm_unmerge_thp_free(stress_ksm_unmerge_ctx_t *ctx, const size_t idx)
+{
+	stress_ksm_unmerge_thp_t *t = (stress_ksm_unmerge_thp_t *)ctx->run[idx].priv;
+
+	if (!t)
+		return;
+	if (t->verify_fd >= 0)
+		(void)close(t->verify_fd);
+	if (t->compact_fd >= 0)
+		(void)close(t->compact_fd);
+	if (t->map)
+		(void)munmap(t->map, t->map_size);
+	free(t->pm);
+	free(t);
+	ctx->run[idx].priv = NULL;
+}
+
+/*
+ *  stress_ksm_unmerge_thp_map()
+ *	map KSM_THP_CHUNKS THPs 2 MiB aligned with MADV_HUGEPAGE
+ */
+static int stress_ksm_unmerge_thp_map(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
+	stress_ksm_unmerge_thp_t *t)
+{
+	t->size = KSM_THP_CHUNKS * KSM_THP_SIZE;
+	t->npages = t->size / ctx->page_size;
+	t->map_size = t->size + KSM_THP_SIZE;
+	t->map = mmap(NULL, t->map_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (t->map == MAP_FAILED) {
+		t->map = NULL;
+		stress_ksm_unmerge_ra_reason(ctx, idx, "mmap of %zu bytes failed, errno=%d (%s)",
+			t->map_size, errno, strerror(errno));
+		return -1;
+	}
+	t->thp = (uint8_t *)(((uintptr_t)t->map + KSM_THP_SIZE - 1) & ~((uintptr_t)KSM_THP_SIZE - 1));
+	if (madvise(t->thp, t->size, MADV_HUGEPAGE) < 0) {
+		stress_ksm_unmerge_ra_reason(ctx, idx, "MADV_HUGEPAGE failed, errno=%d (%s)",
+			errno, strerror(errno));
+		return -1;
+	}
+	stress_memory_anon_name_set(t->thp, t->size, "ksm-unmerge-thp");
+	t->pm = calloc(t->npages, sizeof(uint64_t));
+	if (!t->pm) {
+		stress_ksm_unmerge_ra_reason(ctx, idx, "out of memory for the pagemap buffer");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_thp_start()
+ *	THP region, racer thread, compactor thread when root
+ */
+static int stress_ksm_unmerge_thp_start(stress_ksm_unmerge_ctx_t *ctx, const size_t idx)
+{
+	stress_ksm_unmerge_thp_t *t = calloc(1, sizeof(*t));
+	int ret;
+
+	if (!t) {
+		stress_ksm_unmerge_ra_reason(ctx, idx, "out of memory for the racer state");
+		return -1;
+	}
+	ctx->run[idx].priv = t;
+	t->verify_fd = t->compact_fd = -1;
+	if (stress_ksm_unmerge_thp_map(ctx, idx, t) < 0) {
+		stress_ksm_unmerge_thp_free(ctx, idx);
+		return -1;
+	}
+	/* its pages count in this process's ksm_merging_pages */
+	ctx->racers_disturb_counts = true;
+	if (geteuid() == 0) {
+		t->verify_fd = open(KSM_THP_COMPACT, O_WRONLY | O_CLOEXEC);
+		t->compact_fd = open(KSM_THP_COMPACT, O_WRONLY | O_CLOEXEC);
+	}
+	t->can_compact = (t->verify_fd >= 0) && (t->compact_fd >= 0);
+	if (stress_ksm_unmerge_racer_thread_start(ctx, idx, stress_ksm_unmerge_thp_thread) < 0) {
+		stress_ksm_unmerge_thp_free(ctx, idx);
+		return -1;
+	}
+	if (t->can_compact) {
+		ret = pthread_create(&t->compactor, NULL, stress_ksm_unmerge_thp_compactor, ctx);
+		if (ret)
+			pr_inf("%s: thp racer: no compaction, pthread_create failed, errno=%d (%s)\n",
+				ctx->args->name, ret, strerror(ret));
+		t->compactor_running = !ret;
+	}
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_thp_stop()
+ *	join both threads, unmap the region
+ */
+static void stress_ksm_unmerge_thp_stop(stress_ksm_unmerge_ctx_t *ctx, const size_t idx)
+{
+	stress_ksm_unmerge_thp_t *t = (stress_ksm_unmerge_thp_t *)ctx->run[idx].priv;
+
+	stress_ksm_unmerge_racer_thread_stop(ctx, idx);
+	if (!t)
+		return;
+	if (t->compactor_running)
+		(void)pthread_join(t->compactor, NULL);
+	t->compactor_running = false;
+	if (!t->thps && !ctx->st->racer[idx].reason[0])
+		stress_ksm_unmerge_ra_reason(ctx, idx, "no THP could be faulted (KPF_THP never set)");
+	pr_dbg("%s: thp racer: %" PRIu64 " THPs faulted before merging, %" PRIu64
+		" compactions during unmerge\n", ctx->args->name, t->thps, t->compactions);
+	stress_ksm_unmerge_thp_free(ctx, idx);
+}
+
+#define KSM_RACER_THP { "thp", "KSM split of THPs, unmerge vs compaction", \
+	"thps-split", stress_ksm_unmerge_thp_supported, \
+	stress_ksm_unmerge_thp_start, stress_ksm_unmerge_thp_stop, \
+	stress_ksm_unmerge_thp_cycle, NULL }
+
+#endif
+
+/*
+ *  Racers mrelease, fork, mprotect and sparse
+ */
+static void stress_ksm_unmerge_lat_add(stress_ksm_unmerge_lat_t *lat, const double ms);
+
+#if !defined(PR_SET_PDEATHSIG)
+#define PR_SET_PDEATHSIG		(1)
+#endif
+#if !defined(MAP_NORESERVE)
+#define MAP_NORESERVE			(0)
+#endif
+
+#define KSM_MRELEASE_ROUNDS		(4)		/* kill/reap rounds per cycle */
+#define KSM_MRELEASE_DELAY_NS		(2000000)	/* max fork-to-kill delay */
+#define KSM_MRELEASE_CHILD_SECS		(10)		/* child lifetime bound */
+#define KSM_FORK_PAGES			(64)		/* KSM pages a child COWs */
+#define KSM_FORK_MIN_PAGES		(4)		/* ... at least, if it can */
+#define KSM_FORK_TRIES			(1024)		/* random picks per child */
+#define KSM_FORK_REAP_SECS		(3.0)		/* child exit bound */
+#define KSM_MPROTECT_TOGGLES		(128)		/* mprotect calls per cycle */
+#define KSM_MPROTECT_MAX_PAGES		(32)		/* pages per mprotect */
+#define KSM_SPARSE_DEFAULT_BYTES	(16ULL * GB)
+#define KSM_SPARSE_STRIDE		(64ULL * MB)	/* one populated page per */
+
+/* Racers implemented in this file */
+#define KSM_RB_MASK	(STRESS_BIT_ULL(KSM_RACER_IDX_MRELEASE) |	\
+			 STRESS_BIT_ULL(KSM_RACER_IDX_FORK) |		\
+			 STRESS_BIT_ULL(KSM_RACER_IDX_MPROTECT) |	\
+			 STRESS_BIT_ULL(KSM_RACER_IDX_SPARSE))
+
+/*
+ *  stress_ksm_unmerge_b_others()
+ *	racers from outside this file run: they may discard pages, which
+ *	then read back (or merge) as zero-filled pages until refilled
+ */
+static inline bool stress_ksm_unmerge_b_others(const stress_ksm_unmerge_ctx_t *ctx)
+{
+	return (ctx->racers_mask & ~KSM_RB_MASK) != 0;
+}
+
+/*
+ *  stress_ksm_unmerge_b_is_zero()
+ *	pure: is the page all zero bytes
+ */
+static bool stress_ksm_unmerge_b_is_zero(const uint8_t *page, const size_t len)
+{
+	const uint64_t *p = (const uint64_t *)page;
+	size_t w;
+
+	for (w = 0; w < len / sizeof(uint64_t); w++)
+		if (p[w])
+			return false;
+	return true;
+}
+
+/*
+ *  stress_ksm_unmerge_b_pattern_bad()
+ *	byte offset of the first wrong byte of region page i at page, -1 if it
+ *	holds the pattern or is a zero page another racer's discard explains
+ */
+static ssize_t stress_ksm_unmerge_b_pattern_bad(const stress_ksm_unmerge_ctx_t *ctx,
+	const size_t i, const uint8_t *page)
+{
+	const ssize_t off = stress_ksm_unmerge_page_check(ctx, i, page);
+
+	if (off >= 0 && stress_ksm_unmerge_b_others(ctx) &&
+	    stress_ksm_unmerge_b_is_zero(page, ctx->page_size))
+		return -1;
+	return off;
+}
+
+/*
+ *  stress_ksm_unmerge_b_now_ns()
+ *	CLOCK_MONOTONIC in nanoseconds
+ */
+static uint64_t stress_ksm_unmerge_b_now_ns(void)
+{
+	struct timespec ts;
+
+	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ *  stress_ksm_unmerge_b_entry_ksm()
+ *	pure: does pagemap entry e (kpageflags flags) map a KSM page or KSM zero page
+ */
+static bool stress_ksm_unmerge_b_entry_ksm(const uint64_t e, const uint64_t flags,
+	const uint64_t zero_pfn)
+{
+	if (!(e & PM_PRESENT))
+		return false;
+	if (zero_pfn && ((e & PM_PFN_MASK) == zero_pfn))
+		return true;
+	return !!(flags & STRESS_BIT_ULL(KPF_BIT_KSM));
+}
+
+/*
+ *  stress_ksm_unmerge_b_page_ksm()
+ *	is region page i (pagemap entry e, kpageflags flags) a KSM page; the
+ *	shared zero page only counts as a KSM zero page where the pattern puts
+ *	zero pages (elsewhere it is a discarded page read back)
+ */
+static bool stress_ksm_unmerge_b_page_ksm(const stress_ksm_unmerge_ctx_t *ctx, const size_t i,
+	const uint64_t e, const uint64_t flags)
+{
+	if ((e & PM_PRESENT) && ctx->zero_pfn && ((e & PM_PFN_MASK) == ctx->zero_pfn))
+		return stress_ksm_unmerge_page_kind(ctx->pattern, i) == KSM_KIND_ZERO;
+	return stress_ksm_unmerge_b_entry_ksm(e, flags, ctx->zero_pfn);
+}
+
+/*
+ *  stress_ksm_unmerge_b_unshared()
+ *	pure: page that mapped KSM pfn_before now maps e_after (flags_after):
+ *	1 unshared (a new private page), 0 not present or another racer's
+ *	zero page (inconclusive), -1 still the same pfn or another KSM page
+ */
+static int stress_ksm_unmerge_b_unshared(const uint64_t pfn_before, const uint64_t e_after,
+	const uint64_t flags_after, const uint64_t zero_pfn)
+{
+	if (!(e_after & PM_PRESENT))
+		return 0;
+	if ((e_after & PM_PFN_MASK) == pfn_before)
+		return -1;
+	/* discarded by another racer and read back: the shared zero page */
+	if (zero_pfn && ((e_after & PM_PFN_MASK) == zero_pfn))
+		return 0;
+	if (stress_ksm_unmerge_b_entry_ksm(e_after, flags_after, zero_pfn))
+		return -1;
+	return 1;
+}
+
+/*
+ *  stress_ksm_unmerge_b_lookup()
+ *	pagemap entry (via pm_fd) and kpageflags word of the page at addr
+ */
+static int stress_ksm_unmerge_b_lookup(const stress_ksm_unmerge_ctx_t *ctx, const int pm_fd,
+	const void *addr, uint64_t *e, uint64_t *flags)
+{
+	*e = 0;
+	*flags = 0;
+	if (stress_ksm_unmerge_pagemap_read(pm_fd, addr, 1, ctx->page_size, e) < 0)
+		return -1;
+	if ((*e & PM_PRESENT) && (*e & PM_PFN_MASK))
+		*flags = stress_ksm_unmerge_kpageflags(ctx->kpageflags_fd, *e & PM_PFN_MASK);
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_b_keep_going()
+ *	racer thread: false (after a short sleep) once the run is ending; the
+ *	thread must still park for a cycle that verifies after the end of the
+ *	run, so it loops on racers_stop, not on stress_continue()
+ */
+static bool stress_ksm_unmerge_b_keep_going(stress_ksm_unmerge_ctx_t *ctx)
+{
+	if (stress_ksm_unmerge_racer_running(ctx))
+		return true;
+	(void)shim_nanosleep_uint64(1000000);
+	return false;
+}
+
+/*
+ *  stress_ksm_unmerge_b_vma_flags()
+ *	diagnostics: range and VmFlags (with "mg") of the VMA holding addr
+ */
+static void stress_ksm_unmerge_b_vma_flags(const void *addr, char *out, const size_t len)
+{
+	const unsigned long a = (unsigned long)(uintptr_t)addr;
+	char line[512];
+	bool in_vma = false;
+	FILE *fp;
+
+	(void)snprintf(out, len, "VMA not found");
+	fp = fopen("/proc/self/smaps", "re");
+	if (!fp)
+		return;
+	while (fgets(line, sizeof(line), fp)) {
+		unsigned long lo, hi;
+
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2) {
+			in_vma = (a >= lo && a < hi);
+			if (in_vma)
+				(void)snprintf(out, len, "%lx-%lx", lo, hi);
+			continue;
+		}
+		if (in_vma && !strncmp(line, "VmFlags:", 8)) {
+			line[strcspn(line, "\n")] = '\0';
+			(void)strlcat(out, line + 8, len);
+			break;
+		}
+	}
+	(void)fclose(fp);
+}
+
+/*
+ *  stress_ksm_unmerge_b_child_init()
+ *	racer child: die with the forking thread, be the OOM killer's first pick
+ */
+static int stress_ksm_unmerge_b_child_init(stress_ksm_unmerge_ctx_t *ctx, const pid_t parent)
+{
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		return -1;
+	if (getppid() != parent) {
+		errno = ESRCH;
+		return -1;
+	}
+	stress_set_oom_adjustment(ctx->args, true);
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_b_child_rw()
+ *	racer child: make its own copy of the region writable (mprotect racer)
+ */
+static int stress_ksm_unmerge_b_child_rw(stress_ksm_unmerge_ctx_t *ctx)
+{
+	return mprotect(ctx->region, ctx->region_size, PROT_READ | PROT_WRITE);
+}
+
+/*
+ *  stress_ksm_unmerge_b_reap()
+ *	wait for child pid up to secs (0: no bound), then SIGKILL it;
+ *	returns 1 if it had to be killed, 0 reaped, -1 waitpid error
+ */
+static int stress_ksm_unmerge_b_reap(const pid_t pid, const double secs, int *status)
+{
+	const double deadline = stress_time_now() + secs;
+	pid_t ret;
+
+	*status = 0;
+	if (secs <= 0.0)
+		return (shim_waitpid(pid, status, 0) == pid) ? 0 : -1;
+	for (;;) {
+		ret = waitpid(pid, status, WNOHANG);
+		if (ret == pid)
+			return 0;
+		if ((ret < 0) && (errno != EINTR))
+			return -1;
+		if (stress_time_now() > deadline)
+			break;
+		(void)shim_nanosleep_uint64(500000);
+	}
+	(void)shim_kill(pid, SIGKILL);
+	return (shim_waitpid(pid, status, 0) == pid) ? 1 : -1;
+}
+
+/* ---------------------------------------------------------------------
+ *  mrelease: a forked child holding the merged region (break_ksm in the
+ *  child, or COW writes) is SIGKILLed through a pidfd and reaped at once
+ *  with process_mrelease, racing __oom_reap_task_mm with exit_mmap.
+ * --------------------------------------------------------------------- */
+
+enum {
+	KSM_MRELEASE_REAPED = 0,	/* process_mrelease returned 0 */
+	KSM_MRELEASE_GONE,		/* ESRCH: victim already past exit_mm() */
+	KSM_MRELEASE_FAIL,		/* anything else */
+};
+
+/* mrelease racer state (racer thread only) */
+typedef struct {
+	uint64_t cycle;			/* cycle the rounds are counted for */
+	uint32_t rounds;		/* rounds done in that cycle */
+	pid_t pid;			/* live child, 0 if none */
+} stress_ksm_unmerge_mrelease_t;
+
+/*
+ *  stress_ksm_unmerge_mrelease_judge()
+ *	pure: classify a process_mrelease return (ret, errno err)
+ */
+static int stress_ksm_unmerge_mrelease_judge(const int ret, const int err)
+{
+	if (ret == 0)
+		return KSM_MRELEASE_REAPED;
+	if (ret < 0 && err == ESRCH)
+		return KSM_MRELEASE_GONE;
+	return KSM_MRELEASE_FAIL;
+}
+
+/*
+ *  stress_ksm_unmerge_mrelease_status_ok()
+ *	pure: a victim must die by our SIGKILL (or exit 0 after its bound)
+ */
+static bool stress_ksm_unmerge_mrelease_status_ok(const int status)
+{
+	if (WIFSIGNALED(status))
+		return WTERMSIG(status) == SIGKILL;
+	return WIFEXITED(status) && (WEXITSTATUS(status) == 0);
+}
+
+/*
+ *  stress_ksm_unmerge_mrelease_child()
+ *	victim: unmerge its copy (mode 0) or COW-write every page (mode 1),
+ *	then wait to be killed; exit status is the errno of a failed call
+ */
+static void NORETURN stress_ksm_unmerge_mrelease_child(stress_ksm_unmerge_ctx_t *ctx,
+	const pid_t parent, const int mode)
+{
+	size_t i;
+
+	if (stress_ksm_unmerge_b_child_init(ctx, parent) < 0)
+		_exit(errno ? errno : 1);
+	if (mode == 0) {
+		if (madvise(ctx->region, ctx->region_size, MADV_UNMERGEABLE) < 0)
+			_exit(errno ? errno : 1);
+	} else {
+		if (stress_ksm_unmerge_b_child_rw(ctx) < 0)
+			_exit(errno ? errno : 1);
+		for (i = 0; i < ctx->npages; i++) {
+			volatile uint8_t *p = ctx->region + i * ctx->page_size;
+
+			*p = *p;	/* same byte: COW without changing data */
+		}
+	}
+	for (i = 0; i < KSM_MRELEASE_CHILD_SECS * 100; i++)
+		(void)shim_nanosleep_uint64(10000000);
+	_exit(0);
+}
+
+/*
+ *  stress_ksm_unmerge_mrelease_fail()
+ *	count a racer failure and say why
+ */
+static void stress_ksm_unmerge_mrelease_fail(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
+	const char *what, const int err)
+{
+	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
+
+	rs->failures++;
+	pr_fail("%s: mrelease racer: %s, errno=%d (%s)\n", ctx->args->name, what, err, strerror(err));
+}
+
+/*
+ *  stress_ksm_unmerge_mrelease_status()
+ *	check how the victim ended
+ */
+static void stress_ksm_unmerge_mrelease_status(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
+	const int status)
+{
+	if (stress_ksm_unmerge_mrelease_status_ok(status))
+		return;
+	if (WIFEXITED(status))
+		stress_ksm_unmerge_mrelease_fail(ctx, idx, "victim's setup, MADV_UNMERGEABLE "
+			"or mprotect failed (exit status is its errno)", WEXITSTATUS(status));
+	else
+		stress_ksm_unmerge_mrelease_fail(ctx, idx, "victim died by an unexpected signal",
+			WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+/*
+ *  stress_ksm_unmerge_mrelease_kill()
+ *	SIGKILL the victim via its pidfd, process_mrelease at once, reap;
+ *	latency: kill to mrelease return (0) or to waitpid return (ESRCH)
+ */
+static void stress_ksm_unmerge_mrelease_kill(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
+	const int pidfd, const pid_t pid)
+{
+	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
+	uint64_t t0, t1, t2;
+	int ret, err, status, verdict;
+
+	t0 = stress_ksm_unmerge_b_now_ns();
+	if (shim_pidfd_send_signal(pidfd, SIGKILL, NULL, 0) < 0) {
+		err = errno;
+		(void)shim_kill(pid, SIGKILL);
+		(void)stress_ksm_unmerge_b_reap(pid, 0.0, &status);
+		stress_ksm_unmerge_mrelease_fail(ctx, idx, "pidfd_send_signal SIGKILL failed", err);
+		return;
+	}
+	ret = shim_process_mrelease(pidfd, 0);
+	err = errno;
+	t1 = stress_ksm_unmerge_b_now_ns();
+	if (stress_ksm_unmerge_b_reap(pid, 0.0, &status) < 0) {
+		stress_ksm_unmerge_mrelease_fail(ctx, idx, "waitpid on the victim failed", errno);
+		return;
+	}
+	t2 = stress_ksm_unmerge_b_now_ns();
+	rs->ops++;
+	verdict = stress_ksm_unmerge_mrelease_judge(ret, err);
+	if (verdict == KSM_MRELEASE_REAPED) {
+		rs->evidence++;
+		stress_ksm_unmerge_lat_add(&ctx->st->mrelease_lat, (double)(t1 - t0) / 1.0E6);
+	} else if (verdict == KSM_MRELEASE_GONE) {
+		rs->aux++;
+		stress_ksm_unmerge_lat_add(&ctx->st->mrelease_lat, (double)(t2 - t0) / 1.0E6);
+	} else if (!(err == EINTR && !stress_ksm_unmerge_racer_running(ctx))) {
+		stress_ksm_unmerge_mrelease_fail(ctx, idx, "process_mrelease on a SIGKILLed victim "
+			"failed (expected 0 or ESRCH)", err);
+	}
+	stress_ksm_unmerge_mrelease_status(ctx, idx, status);
+}
+
+/*
+ *  stress_ksm_unmerge_mrelease_round()
+ *	fork a victim sharing the merged pages, wait 0-2 ms, kill and reap it
+ */
+static void stress_ksm_unmerge_mrelease_round(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
+	stress_ksm_unmerge_mrelease_t *m)
+{
+	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
+	const pid_t parent = getpid();
+	int pidfd, status, err;
+	pid_t pid;
+
+	pid = fork();
+	if (pid < 0) {
+		(void)snprintf(rs->reason, sizeof(rs->reason), "fork failed, errno=%d (%s)",
+			errno, strerror(errno));
+		(void)shim_nanosleep_uint64(10000000);
+		return;
+	}
+	if (pid == 0)
+		stress_ksm_unmerge_mrelease_child(ctx, parent, (int)(m->rounds & 1));
+	m->pid = pid;
+	pidfd = shim_pidfd_open(pid, 0);
+	if (pidfd < 0) {
+		err = errno;
+		(void)shim_kill(pid, SIGKILL);
+		(void)stress_ksm_unmerge_b_reap(pid, 0.0, &status);
+		m->pid = 0;
+		stress_ksm_unmerge_mrelease_fail(ctx, idx, "pidfd_open of the victim failed", err);
+		return;
+	}
+	(void)shim_nanosleep_uint64(stress_mwc32modn(KSM_MRELEASE_DELAY_NS + 1));
+	stress_ksm_unmerge_mrelease_kill(ctx, idx, pidfd, pid);
+	(void)close(pidfd);
+	m->pid = 0;
+}
+
+/*
+ *  stress_ksm_unmerge_mrelease_thread()
+ *	racer: a few kill/reap rounds per cycle while merged and unmerging
+ */
+static void *stress_ksm_unmerge_mrelease_thread(void *arg)
+{
+	stress_ksm_unmerge_ctx_t *ctx = (stress_ksm_unmerge_ctx_t *)arg;
+	const size_t idx = KSM_RACER_IDX_MRELEASE;
+	stress_ksm_unmerge_mrelease_t *m = (stress_ksm_unmerge_mrelease_t *)ctx->run[idx].priv;
+
+	while (!ctx->racers_stop) {
+		const int phase = ctx->phase;
+
+		if (ctx->quiesce) {
+			(void)stress_ksm_unmerge_racer_park(ctx, idx);
+			continue;
+		}
+		if (!stress_ksm_unmerge_b_keep_going(ctx))
+			continue;
+		if (m->cycle != ctx->cycle) {
+			m->cycle = ctx->cycle;
+			m->rounds = 0;
+		}
+		if ((phase == KSM_PHASE_MERGED || phase == KSM_PHASE_UNMERGING) &&
+		    (m->rounds < KSM_MRELEASE_ROUNDS)) {
+			stress_ksm_unmerge_mrelease_round(ctx, idx, m);
+			m->rounds++;
+			continue;
+		}
+		(void)shim_nanosleep_uint64(100000);
+	}
+	return NULL;
+}
+
+/*
+ *  stress_ksm_unmerge_mrelease_supported()
+ *	needs pidfd_open and process_mrelease (Linux 5.15)
+ */
+static int stress_ksm_unmerge_mrelease_supported(char *reason, const size_t len)
+{
+	int fd;
+
+	fd = shim_pidfd_open(getpid(), 0);
+	if (fd < 0) {
+		(void)snprintf(reason, len, "pidfd_open failed, errno=%d (%s)%s", errno, strerror(errno),
+			errno == ENOSYS ? ", needs Linux 5.3" : "");
+		return -1;
+	}
+	(void)close(fd);
+	if ((shim_process_mrelease(-1, 0) < 0) && (errno == ENOSYS)) {
+		(void)snprintf(reason, len, "process_mrelease not implemented (ENOSYS), needs Linux 5.15");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_mrelease_start()
+ *	state and thread
+ */
+static int stress_ksm_unmerge_mrelease_start(stress_ksm_unmerge_ctx_t *ctx, const size_t idx)
+{
+	stress_ksm_unmerge_mrelease_t *m = calloc(1, sizeof(*m));
+
+	if (!m) {
+		(void)snprintf(ctx->st->racer[idx].reason, sizeof(ctx->st->racer[idx].reason),
+			"out of memory for racer state");
+		return -1;
+	}
+	ctx->run[idx].priv = m;
+	if (stress_ksm_unmerge_racer_thread_start(ctx, idx, stress_ksm_unmerge_mrelease_thread) < 0) {
+		free(m);
+		ctx->run[idx].priv = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_mrelease_stop()
+ *	join the thread; kill and reap a victim it left (it never should)
+ */
+static void stress_ksm_unmerge_mrelease_stop(stress_ksm_unmerge_ctx_t *ctx, const size_t idx)
+{
+	stress_ksm_unmerge_mrelease_t *m = (stress_ksm_unmerge_mrelease_t *)ctx->run[idx].priv;
+	int status;
+
+	stress_ksm_unmerge_racer_thread_stop(ctx, idx);
+	if (m && m->pid > 0) {
+		(void)shim_kill(m->pid, SIGKILL);
+		(void)stress_ksm_unmerge_b_reap(m->pid, 0.0, &status);
+	}
+	free(m);
+	ctx->run[idx].priv = NULL;
+}
+
+#define KSM_RACER_MRELEASE { "mrelease", "process_mrelease vs exit_mmap of KSM memory", \
+	"mrelease-reaps", stress_ksm_unmerge_mrelease_supported, \
+	stress_ksm_unmerge_mrelease_start, stress_ksm_unmerge_mrelease_stop, NULL, NULL }
+
+/* ---------------------------------------------------------------------
+ *  fork: a child forked at MERGED writes to pages that are KSM pages in
+ *  its own pagemap (COW of KSM pages, cow_ksm) while the parent goes on
+ *  to unmerge the same pages; reaped at VERIFY, parent copy checked.
+ * --------------------------------------------------------------------- */
+
+enum {
+	KSM_FORK_OK = 0,
+	KSM_FORK_FAIL_SETUP,		/* prctl/getppid/mprotect/pagemap open */
+	KSM_FORK_FAIL_PAGEMAP,		/* pagemap read */
+	KSM_FORK_FAIL_SHARED,		/* KSM page held wrong data before the write */
+	KSM_FORK_FAIL_NOCOW,		/* write to a KSM page did not get a private page */
+	KSM_FORK_FAIL_WRITE,		/* the child's write did not read back */
+	KSM_FORK_FAIL_NEIGHBOUR,	/* a neighbouring KSM page changed */
+};
+
+/* Shared between the parent and its fork child */
+typedef struct {
+	volatile uint32_t n;		/* KSM pages COWed and verified */
+	volatile uint32_t tried;	/* KSM pages the child wrote */
+	volatile int fail;		/* KSM_FORK_FAIL_*, first failure */
+	volatile int err;		/* its errno */
+	volatile uint64_t page;		/* its page index */
+	volatile int64_t off;		/* its byte offset */
+	volatile uint64_t pfn[2];	/* pfn before/after for NOCOW */
+	volatile uint64_t pages[KSM_FORK_PAGES];	/* pages COWed */
+} stress_ksm_unmerge_fork_shared_t;
+
+/* fork racer state (main thread only) */
+typedef struct {
+	pid_t pid;			/* live child, 0 if none */
+	stress_ksm_unmerge_fork_shared_t *sh;
+} stress_ksm_unmerge_fork_t;
+
+static const char * const stress_ksm_unmerge_fork_fail_names[] = {
+	"ok",
+	"child setup failed",
+	"child pagemap read failed",
+	"KSM page held wrong data before the child's write",
+	"child's write to a KSM page did not get a private copy",
+	"child's write did not read back",
+	"neighbouring KSM page changed by the child's write",
+};
+
+/*
+ *  stress_ksm_unmerge_fork_word()
+ *	word w the fork child writes into page i
+ */
+static inline uint64_t stress_ksm_unmerge_fork_word(const size_t i, const size_t w)
+{
+	return 0xf04b636f77000000ULL ^ ((uint64_t)i << 20) ^ (uint64_t)w;
+}
+
+/*
+ *  stress_ksm_unmerge_fork_fill()
+ *	child: write the child pattern into page i
+ */
+static void stress_ksm_unmerge_fork_fill(uint8_t *page, const size_t page_size, const size_t i)
+{
+	uint64_t *p = (uint64_t *)page;
+	size_t w;
+
+	for (w = 0; w < page_size / sizeof(uint64_t); w++)
+		p[w] = stress_ksm_unmerge_fork_word(i, w);
+}
+
+/*
+ *  stress_ksm_unmerge_fork_written_check()
+ *	pure: byte offset of the first wrong word of the child's page i, -1 if intact
+ */
+static ssize_t stress_ksm_unmerge_fork_written_check(const uint8_t *page, const size_t page_size,
+	const size_t i)
+{
+	const uint64_t *p = (const uint64_t *)page;
+	size_t w;
+
+	for (w = 0; w < page_size / sizeof(uint64_t); w++)
+		if (p[w] != stress_ksm_unmerge_fork_word(i, w))
+			return (ssize_t)(w * sizeof(uint64_t));
+	return -1;
+}
+
+/*
+ *  stress_ksm_unmerge_fork_parent_check()
+ *	pure: the parent's copies of the pages the child COWed still hold the
+ *	pattern; index into pages[] of the first bad one (*off its byte), -1 if all good
+ */
+static ssize_t stress_ksm_unmerge_fork_parent_check(const stress_ksm_unmerge_ctx_t *ctx,
+	const volatile uint64_t *pages, const size_t n, ssize_t *off)
+{
+	size_t k;
+
+	*off = -1;
+	for (k = 0; k < n; k++) {
+		const size_t i = (size_t)pages[k];
+
+		if (i >= ctx->npages) {
+			*off = 0;
+			return (ssize_t)k;
+		}
+		*off = stress_ksm_unmerge_page_check(ctx, i, ctx->region + i * ctx->page_size);
+		if (*off >= 0)
+			return (ssize_t)k;
+	}
+	return -1;
+}
+
+/*
+ *  stress_ksm_unmerge_fork_child_fail()
+ *	child: record the first failure for the parent to report
+ */
+static int stress_ksm_unmerge_fork_child_fail(stress_ksm_unmerge_fork_shared_t *sh, const int fail,
+	const int err, const size_t i, const ssize_t off)
+{
+	if (sh->fail == KSM_FORK_OK) {
+		sh->err = err;
+		sh->page = i;
+		sh->off = off;
+		sh->fail = fail;
+	}
+	return -1;
+}
+
+/*
+ *  stress_ksm_unmerge_fork_neighbours()
+ *	child: pages next to i that are KSM pages in the child hold the pattern
+ */
+static int stress_ksm_unmerge_fork_neighbours(stress_ksm_unmerge_ctx_t *ctx, const int pm_fd,
+	stress_ksm_unmerge_fork_shared_t *sh, const size_t i)
+{
+	const size_t js[2] = { i - 1, i + 1 };
+	size_t k;
+
+	for (k = 0; k < 2; k++) {
+		const size_t j = js[k];
+		const uint8_t *page = ctx->region + j * ctx->page_size;
+		uint64_t e, flags;
+		ssize_t off;
+
+		if (j >= ctx->npages)	/* i - 1 wraps for i = 0 */
+			continue;
+		if (stress_ksm_unmerge_b_lookup(ctx, pm_fd, page, &e, &flags) < 0)
+			return stress_ksm_unmerge_fork_child_fail(sh, KSM_FORK_FAIL_PAGEMAP, errno, j, -1);
+		if (!stress_ksm_unmerge_b_page_ksm(ctx, j, e, flags))
+			continue;
+		off = stress_ksm_unmerge_b_pattern_bad(ctx, j, page);
+		if (off >= 0)
+			return stress_ksm_unmerge_fork_child_fail(sh, KSM_FORK_FAIL_NEIGHBOUR, 0, j, off);
+	}
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_fork_cow_one()
+ *	child: if page i is a KSM page here, check it, write it (COW), check the
+ *	new private copy, the write and the neighbours; 1 COWed, 0 skipped, -1 failed
+ */
+static int stress_ksm_unmerge_fork_cow_one(stress_ksm_unmerge_ctx_t *ctx, const int pm_fd,
+	stress_ksm_unmerge_fork_shared_t *sh, const size_t i)
+{
+	uint8_t *page = ctx->region + i * ctx->page_size;
+	uint64_t e0, f0, e1, f1;
+	ssize_t off;
+
+	if (stress_ksm_unmerge_b_lookup(ctx, pm_fd, page, &e0, &f0) < 0)
+		return stress_ksm_unmerge_fork_child_fail(sh, KSM_FORK_FAIL_PAGEMAP, errno, i, -1);
+	if (!stress_ksm_unmerge_b_page_ksm(ctx, i, e0, f0))
+		return 0;
+	if (stress_ksm_unmerge_page_check(ctx, i, page) >= 0) {
+		off = stress_ksm_unmerge_b_pattern_bad(ctx, i, page);
+		if (off >= 0)
+			return stress_ksm_unmerge_fork_child_fail(sh, KSM_FORK_FAIL_SHARED, 0, i, off);
+		return 0;	/* zero-filled by another racer's discard: not ours to COW */
+	}
+	sh->tried++;
+	stress_ksm_unmerge_fork_fill(page, ctx->page_size, i);
+	if (stress_ksm_unmerge_b_lookup(ctx, pm_fd, page, &e1, &f1) < 0)
+		return stress_ksm_unmerge_fork_child_fail(sh, KSM_FORK_FAIL_PAGEMAP, errno, i, -1);
+	if (stress_ksm_unmerge_b_unshared(e0 & PM_PFN_MASK, e1, f1, ctx->zero_pfn) <= 0) {
+		sh->pfn[0] = e0 & PM_PFN_MASK;
+		sh->pfn[1] = e1 & PM_PFN_MASK;
+		return stress_ksm_unmerge_fork_child_fail(sh, KSM_FORK_FAIL_NOCOW, 0, i, -1);
+	}
+	off = stress_ksm_unmerge_fork_written_check(page, ctx->page_size, i);
+	if (off >= 0)
+		return stress_ksm_unmerge_fork_child_fail(sh, KSM_FORK_FAIL_WRITE, 0, i, off);
+	if (stress_ksm_unmerge_fork_neighbours(ctx, pm_fd, sh, i) < 0)
+		return -1;
+	sh->pages[sh->n] = i;
+	sh->n++;
+	return 1;
+}
+
+/*
+ *  stress_ksm_unmerge_fork_child()
+ *	child: COW up to KSM_FORK_PAGES random KSM pages while the parent unmerges
+ */
+static void NORETURN stress_ksm_unmerge_fork_child(stress_ksm_unmerge_ctx_t *ctx,
+	stress_ksm_unmerge_fork_shared_t *sh, const pid_t parent)
+{
+	int pm_fd, tries;
+
+	if ((stress_ksm_unmerge_b_child_init(ctx, parent) < 0) ||
+	    (stress_ksm_unmerge_b_child_rw(ctx) < 0)) {
+		(void)stress_ksm_unmerge_fork_child_fail(sh, KSM_FORK_FAIL_SETUP, errno, 0, -1);
+		_exit(EXIT_FAILURE);
+	}
+	pm_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	if (pm_fd < 0) {
+		(void)stress_ksm_unmerge_fork_child_fail(sh, KSM_FORK_FAIL_SETUP, errno, 0, -1);
+		_exit(EXIT_FAILURE);
+	}
+	stress_mwc_reseed();
+	for (tries = 0; (tries < KSM_FORK_TRIES) && (sh->n < KSM_FORK_PAGES); tries++) {
+		const int phase = ctx->st->phase;
+		size_t i;
+
+		if ((sh->n >= KSM_FORK_MIN_PAGES) &&
+		    ((phase == KSM_PHASE_VERIFY) || (phase == KSM_PHASE_IDLE)))
+			break;
+		if (!stress_continue(ctx->args))
+			break;
+		i = stress_mwc32modn((uint32_t)ctx->npages);
+		if (stress_ksm_unmerge_fork_cow_one(ctx, pm_fd, sh, i) < 0)
+			break;
+		(void)shim_nanosleep_uint64(stress_mwc32modn(100000));
+	}
+	(void)close(pm_fd);
+	_exit(sh->fail == KSM_FORK_OK ? EXIT_SUCCESS : EXIT_FAILURE);
+}
+
+/*
+ *  stress_ksm_unmerge_fork_spawn()
+ *	MERGED hook: fork the child that COWs KSM pages
+ */
+static void stress_ksm_unmerge_fork_spawn(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
+	stress_ksm_unmerge_fork_t *f)
+{
+	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
+	const pid_t parent = getpid();
+	pid_t pid;
+
+	if (f->pid > 0)
+		return;
+	(void)memset((void *)f->sh, 0, sizeof(*f->sh));
+	pid = fork();
+	if (pid < 0) {
+		(void)snprintf(rs->reason, sizeof(rs->reason), "fork failed, errno=%d (%s)",
+			errno, strerror(errno));
+		return;
+	}
+	if (pid == 0)
+		stress_ksm_unmerge_fork_child(ctx, f->sh, parent);
+	f->pid = pid;
+}
+
+/*
+ *  stress_ksm_unmerge_fork_report()
+ *	parent: report a failure the child recorded
+ */
+static void stress_ksm_unmerge_fork_report(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
+	const stress_ksm_unmerge_fork_shared_t *sh)
+{
+	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
+	const int fail = sh->fail;
+	const char *what = (fail > 0 && (size_t)fail < SIZEOF_ARRAY(stress_ksm_unmerge_fork_fail_names)) ?
+		stress_ksm_unmerge_fork_fail_names[fail] : "unknown failure";
+
+	rs->failures++;
+	if (fail == KSM_FORK_FAIL_NOCOW)
+		pr_fail("%s: fork racer: %s: page %" PRIu64 " pfn %#" PRIx64 " -> %#" PRIx64 "\n",
+			ctx->args->name, what, sh->page, sh->pfn[0], sh->pfn[1]);
+	else if (sh->off >= 0)
+		pr_fail("%s: fork racer: %s: page %" PRIu64 " byte %" PRId64 " (pattern %s)\n",
+			ctx->args->name, what, sh->page, sh->off, stress_ksm_unmerge_patterns[ctx->pattern]);
+	else
+		pr_fail("%s: fork racer: %s, page %" PRIu64 ", errno=%d (%s)\n",
+			ctx->args->name, what, sh->page, sh->err, strerror(sh->err));
+}
+
+/*
+ *  stress_ksm_unmerge_fork_reap()
+ *	VERIFY hook: bounded wait for the child, count its COWs, report failures
+ */
+static void stress_ksm_unmerge_fork_reap(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
+	stress_ksm_unmerge_fork_t *f)
+{
+	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
+	int status, ret;
+
+	if (f->pid <= 0)
+		return;
+	ret = stress_ksm_unmerge_b_reap(f->pid, KSM_FORK_REAP_SECS, &status);
+	f->pid = 0;
+	rs->ops++;
+	rs->evidence += f->sh->n;
+	if (f->sh->fail != KSM_FORK_OK) {
+		stress_ksm_unmerge_fork_report(ctx, idx, f->sh);
+	} else if (ret < 0) {
+		rs->failures++;
+		pr_fail("%s: fork racer: waitpid on the child failed, errno=%d (%s)\n",
+			ctx->args->name, errno, strerror(errno));
+	} else if (ret > 0 && stress_continue(ctx->args)) {
+		rs->failures++;
+		pr_fail("%s: fork racer: child did not exit within %.0f s after %" PRIu32
+			" COW writes, killed\n", ctx->args->name, KSM_FORK_REAP_SECS, f->sh->tried);
+	} else if (ret == 0 && !(WIFEXITED(status) && WEXITSTATUS(status) == 0) &&
+		   !(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && !stress_continue(ctx->args))) {
+		rs->failures++;
+		pr_fail("%s: fork racer: child ended with wait status %#x\n", ctx->args->name, status);
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_fork_check()
+ *	IDLE hook, racers parked: the parent's copies of COWed pages are intact
+ */
+static void stress_ksm_unmerge_fork_check(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
+	stress_ksm_unmerge_fork_t *f)
+{
+	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
+	const size_t n = f->sh->n < KSM_FORK_PAGES ? f->sh->n : KSM_FORK_PAGES;
+	ssize_t k, off;
+
+	if (ctx->quiesce != ctx->cycle)
+		goto done;	/* racers not parked (error path): data may be in flux */
+	k = stress_ksm_unmerge_fork_parent_check(ctx, f->sh->pages, n, &off);
+	if (k >= 0) {
+		const size_t i = (size_t)f->sh->pages[k];
+
+		rs->failures++;
+		pr_fail("%s: fork racer: parent page %zu changed by the child's COW write: "
+			"byte %zd is 0x%02x (pattern %s)\n", ctx->args->name, i, off,
+			i < ctx->npages ? ctx->region[i * ctx->page_size + (size_t)off] : 0,
+			stress_ksm_unmerge_patterns[ctx->pattern]);
+	}
+done:
+	f->sh->n = 0;
+}
+
+/*
+ *  stress_ksm_unmerge_fork_cycle()
+ *	fork at MERGED, reap at VERIFY, check the parent's pages at IDLE
+ */
+static void stress_ksm_unmerge_fork_cycle(stress_ksm_unmerge_ctx_t *ctx, const size_t idx, const int phase)
+{
+	stress_ksm_unmerge_fork_t *f = (stress_ksm_unmerge_fork_t *)ctx->run[idx].priv;
+
+	if (!f)
+		return;
+	switch (phase) {
+	case KSM_PHASE_MERGED:
+		stress_ksm_unmerge_fork_spawn(ctx, idx, f);
+		break;
+	case KSM_PHASE_VERIFY:
+		stress_ksm_unmerge_fork_reap(ctx, idx, f);
+		break;
+	case KSM_PHASE_IDLE:
+		stress_ksm_unmerge_fork_reap(ctx, idx, f);
+		stress_ksm_unmerge_fork_check(ctx, idx, f);
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_fork_supported()
+ *	fork and pagemap are always there
+ */
+static int stress_ksm_unmerge_fork_supported(char *reason, const size_t len)
+{
+	(void)reason;
+	(void)len;
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_fork_start()
+ *	state and the page list shared with the child
+ */
+static int stress_ksm_unmerge_fork_start(stress_ksm_unmerge_ctx_t *ctx, const size_t idx)
+{
+	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
+	stress_ksm_unmerge_fork_t *f;
+
+	if (!ctx->have_pfns) {
+		(void)snprintf(rs->reason, sizeof(rs->reason),
+			"pagemap PFNs not readable (needs CAP_SYS_ADMIN): child cannot see KSM pages");
+		return -1;
+	}
+	f = calloc(1, sizeof(*f));
+	if (!f) {
+		(void)snprintf(rs->reason, sizeof(rs->reason), "out of memory for racer state");
+		return -1;
+	}
+	f->sh = mmap(NULL, sizeof(*f->sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (f->sh == MAP_FAILED) {
+		(void)snprintf(rs->reason, sizeof(rs->reason), "mmap of shared page list failed, "
+			"errno=%d (%s)", errno, strerror(errno));
+		free(f);
+		return -1;
+	}
+	ctx->run[idx].priv = f;
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_fork_stop()
+ *	kill and reap a child still running, unmap, free
+ */
+static void stress_ksm_unmerge_fork_stop(stress_ksm_unmerge_ctx_t *ctx, const size_t idx)
+{
+	stress_ksm_unmerge_fork_t *f = (stress_ksm_unmerge_fork_t *)ctx->run[idx].priv;
+	int status;
+
+	if (!f)
+		return;
+	if (f->pid > 0) {
+		(void)shim_kill(f->pid, SIGKILL);
+		(void)stress_ksm_unmerge_b_reap(f->pid, 0.0, &status);
+		f->pid = 0;
+	}
+	(void)munmap((void *)f->sh, sizeof(*f->sh));
+	free(f);
+	ctx->run[idx].priv = NULL;
+}
+
+#define KSM_RACER_FORK { "fork", "COW of KSM pages in forked children", \
+	"ksm-cow-writes", stress_ksm_unmerge_fork_supported, \
+	stress_ksm_unmerge_fork_start, stress_ksm_unmerge_fork_stop, stress_ksm_unmerge_fork_cycle, NULL }
+
+/* ---------------------------------------------------------------------
+ *  mprotect: a thread toggles PROT_NONE / PROT_READ / PROT_READ|WRITE on
+ *  ranges of the region while it merges and unmerges (VMAs split and
+ *  merge); KSM pages that are protected when the unmerge starts must be
+ *  unshared by it.  Protections are restored in the VERIFY hook, before
+ *  any racer parks (and writes).
+ * --------------------------------------------------------------------- */
+
+enum {
+	KSM_PROT_RW = 0,
+	KSM_PROT_READ,
+	KSM_PROT_NONE,
+};
+
+/* mprotect racer state, shared by its thread and the hooks under lock */
+typedef struct {
+	pthread_mutex_t lock;
+	uint8_t *prot;			/* per page: KSM_PROT_* */
+	uint64_t *snap;			/* per page: KSM pfn protected at unmerge start, 0 none */
+	uint64_t *pm;			/* pagemap scratch */
+	size_t *list;			/* snapshot page indexes */
+	uint64_t *flags;		/* their kpageflags after the unmerge */
+	uint8_t *mg;			/* per snapshot page: VMA was VM_MERGEABLE */
+	size_t nsnap;			/* snapshot pages */
+	size_t nprot;			/* pages not RW */
+	uint32_t toggles;		/* mprotect calls this cycle */
+	bool frozen;			/* VERIFY..MERGING: no toggling */
+} stress_ksm_unmerge_mprotect_t;
+
+static const int stress_ksm_unmerge_prots[] = {
+	PROT_READ | PROT_WRITE, PROT_READ, PROT_NONE,
+};
+
+/*
+ *  stress_ksm_unmerge_mprotect_tally()
+ *	pure: for n snapshot pages (KSM pfns before, entries and kpageflags after)
+ *	count the unshared ones; index of the first still shared in *bad (-1 none)
+ */
+static uint64_t stress_ksm_unmerge_mprotect_tally(const uint64_t *pfn_before, const uint64_t *after,
+	const uint64_t *flags_after, const size_t n, const uint64_t zero_pfn, ssize_t *bad)
+{
+	uint64_t unshared = 0;
+	size_t k;
+
+	*bad = -1;
+	for (k = 0; k < n; k++) {
+		const int v = stress_ksm_unmerge_b_unshared(pfn_before[k], after[k], flags_after[k], zero_pfn);
+
+		if (v > 0)
+			unshared++;
+		else if (v < 0 && *bad < 0)
+			*bad = (ssize_t)k;
+	}
+	return unshared;
+}
+
+/*
+ *  stress_ksm_unmerge_mprotect_window()
+ *	first page of the part of the region the racer protects: the last
+ *	quarter, so racers that read or write region pages directly (and
+ *	would fault on PROT_NONE) can be kept out of it
+ */
+static size_t stress_ksm_unmerge_mprotect_window(const stress_ksm_unmerge_ctx_t *ctx)
+{
+	const size_t quarter = ctx->npages / 4;
+
+	return ctx->npages - (quarter ? quarter : 1);
+}
+
+/*
+ *  stress_ksm_unmerge_mprotect_restore()
+ *	(lock held) everything back to PROT_READ|PROT_WRITE
+ */
+static int stress_ksm_unmerge_mprotect_restore(stress_ksm_unmerge_ctx_t *ctx,
+	stress_ksm_unmerge_mprotect_t *mp)
+{
+	if (!mp->nprot)
+		return 0;
+	if (mprotect(ctx->region, ctx->region_size, PROT_READ | PROT_WRITE) < 0)
+		return -1;
+	(void)memset(mp->prot, KSM_PROT_RW, ctx->npages);
+	mp->nprot = 0;
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_mprotect_one()
+ *	(thread) one mprotect of 1..32 random pages to a random protection;
+ *	pages in the unmerge snapshot are left alone
+ */
+static void stress_ksm_unmerge_mprotect_one(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
+	stress_ksm_unmerge_mprotect_t *mp)
+{
+	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
+	const size_t wfirst = stress_ksm_unmerge_mprotect_window(ctx);
+	const size_t wsize = ctx->npages - wfirst;
+	const size_t n = 1 + stress_mwc32modn((uint32_t)(wsize < KSM_MPROTECT_MAX_PAGES ? wsize : KSM_MPROTECT_MAX_PAGES));
+	const size_t first = wfirst + stress_mwc32modn((uint32_t)(wsize - n + 1));
+	const size_t end = first + n;
+	const uint8_t p = (uint8_t)stress_mwc32modn(SIZEOF_ARRAY(stress_ksm_unmerge_prots));
+	size_t i;
+
+	(void)pthread_mutex_lock(&mp->lock);
+	if (mp->frozen)
+		goto unlock;
+	for (i = first; i < end; i++)
+		if (mp->snap[i])
+			goto unlock;
+	if (mprotect(ctx->region + first * ctx->page_size, (end - first) * ctx->page_size,
+			stress_ksm_unmerge_prots[p]) < 0) {
+		const int err = errno;
+
+		if (err == ENOMEM) {	/* too many VMAs: start over */
+			(void)stress_ksm_unmerge_mprotect_restore(ctx, mp);
+			goto unlock;
+		}
+		rs->failures++;
+		pr_fail("%s: mprotect racer: mprotect of pages %zu..%zu failed, errno=%d (%s)\n",
+			ctx->args->name, first, end - 1, err, strerror(err));
+		goto unlock;
+	}
+	for (i = first; i < end; i++) {
+		if (mp->prot[i] != KSM_PROT_RW)
+			mp->nprot--;
+		if (p != KSM_PROT_RW)
+			mp->nprot++;
+		mp->prot[i] = p;
+	}
+	mp->toggles++;
+	rs->ops++;
+unlock:
+	(void)pthread_mutex_unlock(&mp->lock);
+}
+
+/*
+ *  stress_ksm_unmerge_mprotect_end()
+ *	(thread) the run is ending: drop the snapshot, restore RW, stop toggling
+ */
+static void stress_ksm_unmerge_mprotect_end(stress_ksm_unmerge_ctx_t *ctx,
+	stress_ksm_unmerge_mprotect_t *mp)
+{
+	size_t k;
+
+	(void)pthread_mutex_lock(&mp->lock);
+	mp->frozen = true;
+	for (k = 0; k < mp->nsnap; k++)
+		mp->snap[mp->list[k]] = 0;
+	mp->nsnap = 0;
+	(void)stress_ksm_unmerge_mprotect_restore(ctx, mp);
+	(void)pthread_mutex_unlock(&mp->lock);
+	(void)shim_nanosleep_uint64(1000000);
+}
+
+/*
+ *  stress_ksm_unmerge_mprotect_thread()
+ *	racer: toggle protections while merging, merged and unmerging
+ */
+static void *stress_ksm_unmerge_mprotect_thread(void *arg)
+{
+	stress_ksm_unmerge_ctx_t *ctx = (stress_ksm_unmerge_ctx_t *)arg;
+	const size_t idx = KSM_RACER_IDX_MPROTECT;
+	stress_ksm_unmerge_mprotect_t *mp = (stress_ksm_unmerge_mprotect_t *)ctx->run[idx].priv;
+
+	while (!ctx->racers_stop) {
+		const int phase = ctx->phase;
+
+		if (ctx->quiesce) {
+			(void)pthread_mutex_lock(&mp->lock);
+			(void)stress_ksm_unmerge_mprotect_restore(ctx, mp);
+			(void)pthread_mutex_unlock(&mp->lock);
+			(void)stress_ksm_unmerge_racer_park(ctx, idx);
+			continue;
+		}
+		if (!stress_ksm_unmerge_racer_running(ctx)) {
+			stress_ksm_unmerge_mprotect_end(ctx, mp);
+			continue;
+		}
+		if ((phase == KSM_PHASE_MERGING || phase == KSM_PHASE_MERGED ||
+		     phase == KSM_PHASE_UNMERGING) && !mp->frozen && mp->toggles < KSM_MPROTECT_TOGGLES) {
+			stress_ksm_unmerge_mprotect_one(ctx, idx, mp);
+			(void)shim_nanosleep_uint64(50000);
+			continue;
+		}
+		(void)shim_nanosleep_uint64(200000);
+	}
+	(void)pthread_mutex_lock(&mp->lock);
+	if (stress_ksm_unmerge_mprotect_restore(ctx, mp) < 0)
+		pr_fail("%s: mprotect racer: restoring PROT_READ|PROT_WRITE failed, errno=%d (%s)\n",
+			ctx->args->name, errno, strerror(errno));
+	(void)pthread_mutex_unlock(&mp->lock);
+	return NULL;
+}
+
+/*
+ *  stress_ksm_unmerge_mprotect_snap_mg()
+ *	diagnostics for a failure: was each snapshot page's VMA VM_MERGEABLE
+ *	("mg" in smaps VmFlags) when the unmerge started (1 yes, 0 no, 2 unknown)
+ */
+static void stress_ksm_unmerge_mprotect_snap_mg(stress_ksm_unmerge_ctx_t *ctx,
+	stress_ksm_unmerge_mprotect_t *mp)
+{
+	unsigned long lo = 0, hi = 0;
+	char line[512];
+	size_t k = 0;
+	FILE *fp;
+
+	(void)memset(mp->mg, 2, mp->nsnap);
+	fp = fopen("/proc/self/smaps", "re");
+	if (!fp)
+		return;
+	while (k < mp->nsnap && fgets(line, sizeof(line), fp)) {
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2)
+			continue;
+		if (strncmp(line, "VmFlags:", 8))
+			continue;
+		for (; k < mp->nsnap; k++) {
+			const unsigned long a = (unsigned long)(uintptr_t)(ctx->region + mp->list[k] * ctx->page_size);
+
+			if (a >= hi)
+				break;
+			if (a >= lo)
+				mp->mg[k] = strstr(line, " mg") ? 1 : 0;
+		}
+	}
+	(void)fclose(fp);
+}
+
+/*
+ *  stress_ksm_unmerge_mprotect_snapshot()
+ *	UNMERGING hook (lock held): KSM pages that are PROT_NONE/PROT_READ now
+ */
+static void stress_ksm_unmerge_mprotect_snapshot(stress_ksm_unmerge_ctx_t *ctx,
+	stress_ksm_unmerge_mprotect_t *mp)
+{
+	size_t i;
+
+	mp->nsnap = 0;
+	if (!mp->nprot || stress_ksm_unmerge_pagemap_read(ctx->pagemap_fd, ctx->region,
+			ctx->npages, ctx->page_size, mp->pm) < 0)
+		return;
+	for (i = 0; i < ctx->npages; i++) {
+		const uint64_t e = mp->pm[i];
+		uint64_t flags = 0;
+
+		if (mp->prot[i] == KSM_PROT_RW || !(e & PM_PRESENT))
+			continue;
+		if ((e & PM_PFN_MASK) != ctx->zero_pfn)
+			flags = stress_ksm_unmerge_kpageflags(ctx->kpageflags_fd, e & PM_PFN_MASK);
+		if (!stress_ksm_unmerge_b_page_ksm(ctx, i, e, flags))
+			continue;
+		mp->snap[i] = e & PM_PFN_MASK;
+		mp->list[mp->nsnap++] = i;
+	}
+	if (mp->nsnap)
+		stress_ksm_unmerge_mprotect_snap_mg(ctx, mp);
+}
+
+/*
+ *  stress_ksm_unmerge_mprotect_evidence()
+ *	VERIFY hook (lock held): snapshot pages unshared by the unmerge
+ */
+static void stress_ksm_unmerge_mprotect_evidence(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
+	stress_ksm_unmerge_mprotect_t *mp)
+{
+	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
+	uint64_t *after = mp->pm, *before = mp->pm + ctx->npages;
+	ssize_t bad;
+	size_t k;
+
+	if (!mp->nsnap)
+		return;
+	if (stress_ksm_unmerge_pagemap_read(ctx->pagemap_fd, ctx->region, ctx->npages,
+			ctx->page_size, after) < 0) {
+		rs->failures++;
+		pr_fail("%s: mprotect racer: pagemap read failed, errno=%d (%s)\n",
+			ctx->args->name, errno, strerror(errno));
+		return;
+	}
+	for (k = 0; k < mp->nsnap; k++) {
+		const size_t i = mp->list[k];
+
+		before[k] = mp->snap[i];
+		after[k] = after[i];	/* compact in place: list is ascending, k <= i */
+		/* a KSM zero page, or a discarded one read back: pagemap cannot tell */
+		if (before[k] == ctx->zero_pfn && (after[k] & PM_PFN_MASK) == ctx->zero_pfn &&
+		    stress_ksm_unmerge_b_others(ctx))
+			after[k] = 0;
+		mp->flags[k] = ((after[k] & PM_PRESENT) && (after[k] & PM_PFN_MASK) != ctx->zero_pfn) ?
+			stress_ksm_unmerge_kpageflags(ctx->kpageflags_fd, after[k] & PM_PFN_MASK) : 0;
+	}
+	rs->evidence += stress_ksm_unmerge_mprotect_tally(before, after, mp->flags, mp->nsnap,
+		ctx->zero_pfn, &bad);
+	if (bad >= 0) {
+		char vma[320];
+
+		stress_ksm_unmerge_b_vma_flags(ctx->region + mp->list[bad] * ctx->page_size, vma, sizeof(vma));
+		rs->failures++;
+		pr_fail("%s: mprotect racer: page %zu was a KSM page (pfn %#" PRIx64 ") under %s at "
+			"the start of the unmerge and maps pfn %#" PRIx64 " (KSM) after it; cycle %" PRIu64
+			", racers %s, VMA %s, VMA %s VM_MERGEABLE when the unmerge started\n",
+			ctx->args->name, mp->list[bad], before[bad],
+			mp->prot[mp->list[bad]] == KSM_PROT_NONE ? "PROT_NONE" : "PROT_READ",
+			(uint64_t)(after[bad] & PM_PFN_MASK), ctx->cycle, ctx->racers_str, vma,
+			mp->mg[bad] == 1 ? "was" : (mp->mg[bad] == 0 ? "was NOT" : "unknown if"));
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_mprotect_cycle()
+ *	MERGING: unfreeze; UNMERGING: snapshot; VERIFY: evidence, restore, freeze
+ */
+static void stress_ksm_unmerge_mprotect_cycle(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
+	const int phase)
+{
+	stress_ksm_unmerge_mprotect_t *mp = (stress_ksm_unmerge_mprotect_t *)ctx->run[idx].priv;
+	size_t k;
+
+	if (!mp || (phase != KSM_PHASE_MERGING && phase != KSM_PHASE_UNMERGING &&
+		    phase != KSM_PHASE_VERIFY && phase != KSM_PHASE_IDLE))
+		return;
+	(void)pthread_mutex_lock(&mp->lock);
+	switch (phase) {
+	case KSM_PHASE_MERGING:
+		mp->frozen = false;
+		mp->toggles = 0;
+		break;
+	case KSM_PHASE_UNMERGING:
+		stress_ksm_unmerge_mprotect_snapshot(ctx, mp);
+		break;
+	default:	/* VERIFY, or IDLE on an error path */
+		mp->frozen = true;
+		if (phase == KSM_PHASE_VERIFY)
+			stress_ksm_unmerge_mprotect_evidence(ctx, idx, mp);
+		for (k = 0; k < mp->nsnap; k++)
+			mp->snap[mp->list[k]] = 0;
+		mp->nsnap = 0;
+		if (stress_ksm_unmerge_mprotect_restore(ctx, mp) < 0) {
+			stress_ksm_unmerge_racer_stats(ctx, idx)->failures++;
+			pr_fail("%s: mprotect racer: restoring PROT_READ|PROT_WRITE failed, errno=%d (%s)\n",
+				ctx->args->name, errno, strerror(errno));
+		}
+		break;
+	}
+	(void)pthread_mutex_unlock(&mp->lock);
+}
+
+/*
+ *  stress_ksm_unmerge_mprotect_supported()
+ *	mprotect is always there
+ */
+static int stress_ksm_unmerge_mprotect_supported(char *reason, const size_t len)
+{
+	(void)reason;
+	(void)len;
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_mprotect_free()
+ *	free the racer state
+ */
+static void stress_ksm_unmerge_mprotect_free(stress_ksm_unmerge_mprotect_t *mp)
+{
+	if (!mp)
+		return;
+	free(mp->prot);
+	free(mp->snap);
+	free(mp->pm);
+	free(mp->list);
+	free(mp->flags);
+	free(mp->mg);
+	free(mp);
+}
+
+/*
+ *  stress_ksm_unmerge_mprotect_start()
+ *	maps and thread; VMAs will split
+ */
+static int stress_ksm_unmerge_mprotect_start(stress_ksm_unmerge_ctx_t *ctx, const size_t idx)
+{
+	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
+	stress_ksm_unmerge_mprotect_t *mp;
+
+	if (!ctx->have_pfns) {
+		(void)snprintf(rs->reason, sizeof(rs->reason),
+			"pagemap PFNs not readable (needs CAP_SYS_ADMIN): no evidence possible");
+		return -1;
+	}
+	mp = calloc(1, sizeof(*mp));
+	if (!mp || !(mp->prot = calloc(ctx->npages, 1)) ||
+	    !(mp->snap = calloc(ctx->npages, sizeof(*mp->snap))) ||
+	    !(mp->pm = calloc(2 * ctx->npages, sizeof(*mp->pm))) ||
+	    !(mp->list = calloc(ctx->npages, sizeof(*mp->list))) ||
+	    !(mp->flags = calloc(ctx->npages, sizeof(*mp->flags))) ||
+	    !(mp->mg = calloc(ctx->npages, 1))) {
+		stress_ksm_unmerge_mprotect_free(mp);
+		(void)snprintf(rs->reason, sizeof(rs->reason), "out of memory for the protection map");
+		return -1;
+	}
+	(void)pthread_mutex_init(&mp->lock, NULL);
+	mp->frozen = true;
+	ctx->run[idx].priv = mp;
+	ctx->racers_disturb_layout = true;
+	ctx->racers_touch_npages = stress_ksm_unmerge_mprotect_window(ctx);
+	/* a PTE changed under ksmd fails its pte_same() check: merges slip a pass */
+	ctx->racers_disturb_counts = true;
+	if (stress_ksm_unmerge_racer_thread_start(ctx, idx, stress_ksm_unmerge_mprotect_thread) < 0) {
+		(void)pthread_mutex_destroy(&mp->lock);
+		stress_ksm_unmerge_mprotect_free(mp);
+		ctx->run[idx].priv = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_mprotect_stop()
+ *	join the thread (it restores protections), free
+ */
+static void stress_ksm_unmerge_mprotect_stop(stress_ksm_unmerge_ctx_t *ctx, const size_t idx)
+{
+	stress_ksm_unmerge_mprotect_t *mp = (stress_ksm_unmerge_mprotect_t *)ctx->run[idx].priv;
+
+	stress_ksm_unmerge_racer_thread_stop(ctx, idx);
+	if (mp) {
+		(void)pthread_mutex_destroy(&mp->lock);
+		stress_ksm_unmerge_mprotect_free(mp);
+	}
+	ctx->run[idx].priv = NULL;
+}
+
+#define KSM_RACER_MPROTECT { "mprotect", "unmerge of PROT_NONE / read-only KSM pages", \
+	"ksm-pages-protected", stress_ksm_unmerge_mprotect_supported, \
+	stress_ksm_unmerge_mprotect_start, stress_ksm_unmerge_mprotect_stop, \
+	stress_ksm_unmerge_mprotect_cycle, NULL }
+
+/* ---------------------------------------------------------------------
+ *  sparse: a huge MAP_NORESERVE range with one populated page per 64 MiB
+ *  is made mergeable with the region and unmerged (timed) right before
+ *  it: break_ksm's per-page walk over holes (no range walk in 6.18).
+ * --------------------------------------------------------------------- */
+
+/* sparse racer state (main thread only) */
+typedef struct {
+	uint8_t *base;			/* the sparse range */
+	size_t size;			/* its bytes */
+	size_t stride;			/* bytes between populated pages */
+	size_t populated;		/* populated pages */
+	bool mergeable;			/* MADV_MERGEABLE is on */
+	uint64_t *entries;		/* pagemap of the populated pages */
+	uint64_t *flags;		/* their kpageflags */
+} stress_ksm_unmerge_sparse_t;
+
+/*
+ *  stress_ksm_unmerge_sparse_judge()
+ *	pure: populated page k holds tmpl and is a private (non-KSM) page;
+ *	index of the first bad page (-1 all good), *why: 1 data, 2 still KSM
+ */
+static ssize_t stress_ksm_unmerge_sparse_judge(const stress_ksm_unmerge_sparse_t *s,
+	const uint8_t *tmpl, const size_t page_size, const uint64_t zero_pfn, int *why)
+{
+	size_t k;
+
+	*why = 0;
+	for (k = 0; k < s->populated; k++) {
+		if (shim_memcmp(s->base + k * s->stride, tmpl, page_size)) {
+			*why = 1;
+			return (ssize_t)k;
+		}
+		if (stress_ksm_unmerge_b_entry_ksm(s->entries[k], s->flags[k], zero_pfn)) {
+			*why = 2;
+			return (ssize_t)k;
+		}
+	}
+	return -1;
+}
+
+/*
+ *  stress_ksm_unmerge_sparse_lookup()
+ *	pagemap entries and kpageflags of the populated pages
+ */
+static int stress_ksm_unmerge_sparse_lookup(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_sparse_t *s)
+{
+	size_t k;
+
+	for (k = 0; k < s->populated; k++) {
+		if (stress_ksm_unmerge_b_lookup(ctx, ctx->pagemap_fd, s->base + k * s->stride,
+				&s->entries[k], &s->flags[k]) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_sparse_verify()
+ *	after the sparse unmerge: populated pages intact and unshared
+ */
+static void stress_ksm_unmerge_sparse_verify(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
+	stress_ksm_unmerge_sparse_t *s)
+{
+	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
+	ssize_t k;
+	int why;
+
+	if (ctx->have_pfns && stress_ksm_unmerge_sparse_lookup(ctx, s) < 0) {
+		rs->failures++;
+		pr_fail("%s: sparse racer: pagemap read failed, errno=%d (%s)\n",
+			ctx->args->name, errno, strerror(errno));
+		return;
+	}
+	if (!ctx->have_pfns) {
+		(void)memset(s->entries, 0, s->populated * sizeof(*s->entries));
+		(void)memset(s->flags, 0, s->populated * sizeof(*s->flags));
+	}
+	k = stress_ksm_unmerge_sparse_judge(s, ctx->templates, ctx->page_size, ctx->zero_pfn, &why);
+	if (k < 0)
+		return;
+	rs->failures++;
+	if (why == 1)
+		pr_fail("%s: sparse racer: populated page %zd (offset %zu) lost its data after unmerge\n",
+			ctx->args->name, k, (size_t)k * s->stride);
+	else
+		pr_fail("%s: sparse racer: populated page %zd (offset %zu) is still a KSM page "
+			"(pfn %#" PRIx64 ") after MADV_UNMERGEABLE\n", ctx->args->name, k,
+			(size_t)k * s->stride, (uint64_t)(s->entries[k] & PM_PFN_MASK));
+}
+
+/*
+ *  stress_ksm_unmerge_sparse_unmerge()
+ *	UNMERGING hook: the timed MADV_UNMERGEABLE of the sparse range
+ */
+static void stress_ksm_unmerge_sparse_unmerge(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
+	stress_ksm_unmerge_sparse_t *s)
+{
+	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
+	uint64_t t0, t1;
+	int ret, err;
+
+	if (!s->mergeable)
+		return;
+	t0 = stress_ksm_unmerge_b_now_ns();
+	ret = madvise(s->base, s->size, MADV_UNMERGEABLE);
+	err = errno;
+	t1 = stress_ksm_unmerge_b_now_ns();
+	if (ret < 0) {
+		if (err == EINTR && !stress_continue(ctx->args))
+			return;		/* end of the run: left for stop() */
+		rs->failures++;
+		pr_fail("%s: sparse racer: MADV_UNMERGEABLE of %zu bytes failed, errno=%d (%s)\n",
+			ctx->args->name, s->size, err, strerror(err));
+		return;
+	}
+	s->mergeable = false;
+	rs->ops += s->size / ctx->page_size;
+	rs->evidence += s->size / ctx->page_size;
+	rs->aux += t1 - t0;
+	stress_ksm_unmerge_sparse_verify(ctx, idx, s);
+}
+
+/*
+ *  stress_ksm_unmerge_sparse_cycle()
+ *	MERGING: sparse range mergeable; UNMERGING: timed unmerge of it
+ */
+static void stress_ksm_unmerge_sparse_cycle(stress_ksm_unmerge_ctx_t *ctx, const size_t idx, const int phase)
+{
+	stress_ksm_unmerge_sparse_t *s = (stress_ksm_unmerge_sparse_t *)ctx->run[idx].priv;
+
+	if (!s)
+		return;
+	if (phase == KSM_PHASE_MERGING) {
+		if (madvise(s->base, s->size, MADV_MERGEABLE) < 0) {
+			stress_ksm_unmerge_racer_stats(ctx, idx)->failures++;
+			pr_fail("%s: sparse racer: MADV_MERGEABLE of %zu bytes failed, errno=%d (%s)\n",
+				ctx->args->name, s->size, errno, strerror(errno));
+			return;
+		}
+		s->mergeable = true;
+	} else if (phase == KSM_PHASE_UNMERGING) {
+		stress_ksm_unmerge_sparse_unmerge(ctx, idx, s);
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_sparse_supported()
+ *	anonymous MAP_NORESERVE mappings are always there
+ */
+static int stress_ksm_unmerge_sparse_supported(char *reason, const size_t len)
+{
+	(void)reason;
+	(void)len;
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_sparse_free()
+ *	unmap the range, free the state
+ */
+static void stress_ksm_unmerge_sparse_free(stress_ksm_unmerge_sparse_t *s)
+{
+	if (!s)
+		return;
+	if (s->base)
+		(void)munmap(s->base, s->size);
+	free(s->entries);
+	free(s->flags);
+	free(s);
+}
+
+/*
+ *  stress_ksm_unmerge_sparse_bytes()
+ *	--ksm-unmerge-sparse-bytes (default 16G), page aligned, at least 2 strides
+ */
+static size_t stress_ksm_unmerge_sparse_bytes(const size_t page_size)
+{
+	size_t bytes = (size_t)KSM_SPARSE_DEFAULT_BYTES;
+
+	if (!stress_setting_get("ksm-unmerge-sparse-bytes", &bytes))
+		bytes = (size_t)KSM_SPARSE_DEFAULT_BYTES;
+	bytes &= ~(page_size - 1);
+	return bytes < 2 * page_size ? 2 * page_size : bytes;
+}
+
+/*
+ *  stress_ksm_unmerge_sparse_map()
+ *	reserve the range, populate one page per stride with the "same" template
+ */
+static int stress_ksm_unmerge_sparse_map(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_sparse_t *s)
+{
+	size_t k;
+
+	s->size = stress_ksm_unmerge_sparse_bytes(ctx->page_size);
+	s->stride = (s->size >= 2 * KSM_SPARSE_STRIDE) ? (size_t)KSM_SPARSE_STRIDE :
+		(s->size / 2) & ~(ctx->page_size - 1);
+	s->populated = s->size / s->stride;
+	s->entries = calloc(s->populated, sizeof(*s->entries));
+	s->flags = calloc(s->populated, sizeof(*s->flags));
+	if (!s->entries || !s->flags) {
+		errno = ENOMEM;
+		return -1;
+	}
+	s->base = mmap(NULL, s->size, PROT_READ | PROT_WRITE,
+		MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (s->base == MAP_FAILED) {
+		s->base = NULL;
+		return -1;
+	}
+#if defined(MADV_NOHUGEPAGE)
+	(void)madvise(s->base, s->size, MADV_NOHUGEPAGE);
+#endif
+	stress_memory_anon_name_set(s->base, s->size, "ksm-unmerge-sparse");
+	for (k = 0; k < s->populated; k++)
+		(void)shim_memcpy(s->base + k * s->stride, ctx->templates, ctx->page_size);
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_sparse_start()
+ *	map the sparse range
+ */
+static int stress_ksm_unmerge_sparse_start(stress_ksm_unmerge_ctx_t *ctx, const size_t idx)
+{
+	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
+	stress_ksm_unmerge_sparse_t *s = calloc(1, sizeof(*s));
+
+	if (!s) {
+		(void)snprintf(rs->reason, sizeof(rs->reason), "out of memory for racer state");
+		return -1;
+	}
+	if (stress_ksm_unmerge_sparse_map(ctx, s) < 0) {
+		(void)snprintf(rs->reason, sizeof(rs->reason), "cannot reserve %zu bytes of sparse "
+			"address space, errno=%d (%s)", s->size, errno, strerror(errno));
+		stress_ksm_unmerge_sparse_free(s);
+		return -1;
+	}
+	ctx->run[idx].priv = s;
+	/* its populated pages merge too and count in this mm's ksm_merging_pages */
+	ctx->racers_disturb_counts = true;
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_sparse_stop()
+ *	unmap the sparse range
+ */
+static void stress_ksm_unmerge_sparse_stop(stress_ksm_unmerge_ctx_t *ctx, const size_t idx)
+{
+	stress_ksm_unmerge_sparse_free((stress_ksm_unmerge_sparse_t *)ctx->run[idx].priv);
+	ctx->run[idx].priv = NULL;
+}
+
+#define KSM_RACER_SPARSE { "sparse", "unmerge walk over unpopulated ranges", \
+	"sparse-pages-walked", stress_ksm_unmerge_sparse_supported, \
+	stress_ksm_unmerge_sparse_start, stress_ksm_unmerge_sparse_stop, \
+	stress_ksm_unmerge_sparse_cycle, NULL }
+
 
 /*
  *  The racer table, in the order of stress_ksm_unmerge_racer_names[]
  */
 static const stress_ksm_unmerge_racer_t stress_ksm_unmerge_racers[KSM_UNMERGE_RACERS] = {
-#if defined(KSM_RACER_VMSPLICE)
 	KSM_RACER_VMSPLICE,
-#else
-	{ "vmsplice", "GUP refs from vmsplice on KSM pages", "ksm-pages-spliced", stress_ksm_unmerge_racer_unimplemented, NULL, NULL, NULL, NULL },
-#endif
-#if defined(KSM_RACER_GUP)
 	KSM_RACER_GUP,
-#else
-	{ "gup", "O_DIRECT GUP-fast pins of KSM pages", "ksm-pages-pinned", stress_ksm_unmerge_racer_unimplemented, NULL, NULL, NULL, NULL },
-#endif
-#if defined(KSM_RACER_UFFD_WP)
 	KSM_RACER_UFFD_WP,
-#else
-	{ "uffd-wp", "unshare of uffd-wp protected KSM pages", "wp-pages-unshared", stress_ksm_unmerge_racer_unimplemented, NULL, NULL, NULL, NULL },
-#endif
-#if defined(KSM_RACER_MRELEASE)
 	KSM_RACER_MRELEASE,
-#else
-	{ "mrelease", "process_mrelease vs exit_mmap of KSM memory", "mrelease-reaps", stress_ksm_unmerge_racer_unimplemented, NULL, NULL, NULL, NULL },
-#endif
-#if defined(KSM_RACER_FORK)
 	KSM_RACER_FORK,
-#else
-	{ "fork", "COW of KSM pages in forked children", "ksm-cow-writes", stress_ksm_unmerge_racer_unimplemented, NULL, NULL, NULL, NULL },
-#endif
-#if defined(KSM_RACER_MPROTECT)
 	KSM_RACER_MPROTECT,
-#else
-	{ "mprotect", "unmerge of PROT_NONE / read-only KSM pages", "ksm-pages-protected", stress_ksm_unmerge_racer_unimplemented, NULL, NULL, NULL, NULL },
-#endif
-#if defined(KSM_RACER_DONTNEED)
 	KSM_RACER_DONTNEED,
-#else
-	{ "dontneed", "unmerge over MADV_DONTNEED holes", "ksm-pages-discarded", stress_ksm_unmerge_racer_unimplemented, NULL, NULL, NULL, NULL },
-#endif
-#if defined(KSM_RACER_SPARSE)
 	KSM_RACER_SPARSE,
-#else
-	{ "sparse", "unmerge walk over unpopulated ranges", "sparse-pages-walked", stress_ksm_unmerge_racer_unimplemented, NULL, NULL, NULL, NULL },
-#endif
-#if defined(KSM_RACER_THP)
 	KSM_RACER_THP,
-#else
-	{ "thp", "KSM split of THPs, unmerge vs compaction", "thps-split", stress_ksm_unmerge_racer_unimplemented, NULL, NULL, NULL, NULL },
-#endif
 };
 
 /*

@@ -1,6 +1,6 @@
 #!/bin/bash
-# tests/it-hygiene-cppcheck.sh: static checks of the stressor (with its
-# #included fragments), core-shim/*.c, tools/*.c and tests/fuzz-opts.c:
+# tests/it-hygiene-cppcheck.sh: static checks of the stressor,
+# core-shim/*.c, tools/*.c and tests/fuzz-opts.c:
 #   1. cppcheck --enable=warning,performance,portability, clean.  The
 #      Linux build configuration is checked (-D__linux__ -DMADV_MERGEABLE
 #      -DMADV_UNMERGEABLE: without system headers cppcheck would otherwise

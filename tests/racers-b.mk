@@ -1,5 +1,5 @@
 # tests/racers-b.mk: unit tests of the mrelease, fork, mprotect and sparse
-# racers' verifiers (stress-ksm-unmerge-racers-b.inc.c).  Included by the
+# racers' verifiers (in stress-ksm-unmerge.c).  Included by the
 # top-level Makefile.  The test #includes stress-ksm-unmerge.c, so it links
 # the shim library (its main() lives in core-runner.o, which the test's own
 # main() keeps out of the link).
@@ -8,7 +8,7 @@ RACERS_B_TEST := tests/build/test-racers-b
 TEST_TARGETS += $(RACERS_B_TEST)
 CLEAN_FILES  += $(RACERS_B_TEST)
 
-$(RACERS_B_TEST): tests/test-racers-b.c $(STRESSOR).c $(wildcard stress-ksm-unmerge-*.inc.c) \
+$(RACERS_B_TEST): tests/test-racers-b.c $(STRESSOR).c \
 		core-shim/libshim.a $(SHIM_HDR)
 	@mkdir -p tests/build
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< core-shim/libshim.a -lcmocka $(LDLIBS)

@@ -16,7 +16,10 @@
  * so the log lines can be asserted.
  */
 #include "stress-ng.h"
-#include "../stress-ksm-unmerge-klog.inc.c"
+#include "core-builtin.h"
+#include <poll.h>
+#include <sys/prctl.h>
+#include "build/klog-part.c"	/* the watcher section of stress-ksm-unmerge.c */
 
 #include <dirent.h>
 #include <stdarg.h>

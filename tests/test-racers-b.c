@@ -8,7 +8,7 @@
  *
  * tests/test-racers-b.c: cmocka unit tests of the verifiers of the
  * mrelease, fork, mprotect and sparse racers
- * (stress-ksm-unmerge-racers-b.inc.c): each is fed good input and then a
+ * (stress-ksm-unmerge.c): each is fed good input and then a
  * corrupted buffer or a wrong count, and must tell them apart.
  */
 #include "../stress-ksm-unmerge.c"
