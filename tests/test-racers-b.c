@@ -92,8 +92,10 @@ static void test_unshared(void **state)
 {
 	(void)state;
 	assert_int_equal(stress_ksm_unmerge_b_unshared(0x500, t_entry(0x600), 0, T_ZERO_PFN), 1);
-	/* same pfn after the unmerge: never unshared */
-	assert_int_equal(stress_ksm_unmerge_b_unshared(0x500, t_entry(0x500), 0, T_ZERO_PFN), -1);
+	/* same pfn, not KSM: the private copy landed in the frame compaction freed */
+	assert_int_equal(stress_ksm_unmerge_b_unshared(0x500, t_entry(0x500), 0, T_ZERO_PFN), 1);
+	/* same pfn and still KSM: never unshared */
+	assert_int_equal(stress_ksm_unmerge_b_unshared(0x500, t_entry(0x500), T_KSM_FLAG, T_ZERO_PFN), -1);
 	/* a new pfn that is still a KSM page */
 	assert_int_equal(stress_ksm_unmerge_b_unshared(0x500, t_entry(0x600), T_KSM_FLAG, T_ZERO_PFN), -1);
 	/* the shared zero page after the unmerge: discarded and read back, inconclusive */
@@ -235,12 +237,17 @@ static void test_mprotect_tally(void **state)
 	(void)state;
 	assert_int_equal(stress_ksm_unmerge_mprotect_tally(before, after, flags, 4, T_ZERO_PFN, &bad), 4);
 	assert_int_equal(bad, -1);
-	/* page 2 kept its KSM pfn through the unmerge */
+	/* page 2's private copy reuses the KSM page's old frame: still unshared */
 	after[2] = t_entry(0x200);
+	assert_int_equal(stress_ksm_unmerge_mprotect_tally(before, after, flags, 4, T_ZERO_PFN, &bad), 4);
+	assert_int_equal(bad, -1);
+	/* page 2 kept its KSM page through the unmerge */
+	flags[2] = T_KSM_FLAG;
 	assert_int_equal(stress_ksm_unmerge_mprotect_tally(before, after, flags, 4, T_ZERO_PFN, &bad), 3);
 	assert_int_equal(bad, 2);
 	/* page 1 moved to another KSM page, page 3 to the zero page (inconclusive) */
 	after[2] = t_entry(0x903);
+	flags[2] = 0;
 	flags[1] = T_KSM_FLAG;
 	after[3] = t_entry(T_ZERO_PFN);
 	assert_int_equal(stress_ksm_unmerge_mprotect_tally(before, after, flags, 4, T_ZERO_PFN, &bad), 2);
