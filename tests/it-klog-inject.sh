@@ -114,6 +114,18 @@ grep -A8 '^kernel-log:' "$TMPD/warn.yaml" > "$TMPD/warn.klog"
 grep -q 'warnings: 1' "$TMPD/warn.klog" && grep -q "key: '$KEY_WARN'" "$TMPD/warn.klog" ||
 	{ cat "$TMPD/warn.yaml"; fail "WARN injection: YAML kernel-log section lacks the key"; }
 
+# 2b. injected WARN splat while every racer runs (2 instances)
+out=$TMPD/warn-all.out
+"$STRESSOR" --ksm-unmerge 2 -t "$RUN_T" -Y "$TMPD/warn-all.yaml" --ksm-unmerge-method all \
+	--ksm-unmerge-bytes 16M >"$out" 2>&1 &
+RUN_PID=$!
+wait_started
+inject_warn
+finish
+[ "$RC" = 2 ] || { cat "$out"; fail "WARN injection with all racers: exit $RC, expected 2"; }
+grep -q "fail: .*ksm-unmerge: kernel warning: $KEY_WARN\$" "$out" || { cat "$out"; fail "WARN injection with all racers: key not reported"; }
+grep -q 'racers vmsplice,gup' "$out" || { cat "$out"; fail "WARN injection with all racers: racer context not reported"; }
+
 # 3. injected BUG line
 out=$TMPD/bug.out
 run_bg "$out" "$TMPD/bug.yaml"
@@ -154,5 +166,5 @@ fi
 grep -E 'kernel warning|first line|RIP|call trace|instance [0-9]+:|kernel warnings' "$TMPD/warn.out" | sed 's/^/  warn run: /'
 after=$(knobs)
 [ "$before" = "$after" ] || fail "KSM knobs changed: before [$before] after [$after]"
-echo "klog inject: clean pass, WARN and BUG injections fail with their LKP keys, --ksm-unmerge-no-klog off (${SECONDS}s)"
+echo "klog inject: clean pass, WARN (also with all racers) and BUG injections fail with their LKP keys, --ksm-unmerge-no-klog off (${SECONDS}s)"
 exit 0

@@ -1,0 +1,41 @@
+#!/bin/bash
+# it-racer-all: --ksm-unmerge-method all with 2 instances on the real
+# kernel: exit 0 with --verify, every racer "reached" (or skipped with a
+# reason where the kernel lacks its interface), no fail: line, and nothing
+# left behind: no process of the run, no new file in /tmp or /var/tmp, no
+# fd of an instance still open, the KSM knobs as before.
+. "$(dirname "$0")/lib.sh"
+require_ksm
+
+BIN=$TMPD/stress-ksm-unmerge
+cp "$STRESSOR" "$BIN" || fail "cannot copy $STRESSOR"
+ours() {
+	local p
+	for p in /proc/[0-9]*; do
+		[ "$(readlink "$p/exe" 2>/dev/null)" = "$BIN" ] && echo "${p#/proc/}"
+	done
+}
+listing() { find /tmp /var/tmp -maxdepth 1 -newer "$BIN" ! -path "$TMPD" 2>/dev/null | sort; }
+
+before=$(knobs)
+files_before=$(listing)
+log=$TMPD/all.log
+"$BIN" --ksm-unmerge 2 -t 12 --verify --metrics --ksm-unmerge-method all \
+	--ksm-unmerge-bytes 32M > "$log" 2>&1
+rc=$?
+[ $rc = 0 ] || { cat "$log"; fail "exit $rc"; }
+grep -q "fail:" "$log" && { grep "fail:" "$log"; fail "fail: lines"; }
+for r in vmsplice gup uffd-wp mrelease fork mprotect dontneed sparse thp; do
+	if grep -q "racer $r skipped:" "$log"; then
+		echo "note: $(grep -o "racer $r skipped:.*" "$log")"
+		continue
+	fi
+	grep -q "racer $r reached: ops=[1-9][0-9]* [a-z-]*=[1-9]" "$log" ||
+		{ grep "racer" "$log"; fail "racer $r not reached"; }
+done
+for i in $(seq 1 20); do [ -z "$(ours)" ] && break; sleep 0.1; done
+[ -z "$(ours)" ] || fail "processes left: $(ours)"
+[ "$(listing)" = "$files_before" ] || fail "files left: $(comm -13 <(echo "$files_before") <(listing))"
+[ "$(knobs)" = "$before" ] || fail "knobs '$(knobs)' != '$before'"
+grep "racer .* reached" "$log" | sed 's/.*ksm-unmerge: /ok /'
+exit 0
