@@ -11,7 +11,7 @@ for pattern in same few zero mixed unique; do
 	for method in madvise prctl; do
 		log=$TMPD/$pattern-$method.log
 		yaml=$TMPD/$pattern-$method.yaml
-		"$STRESSOR" --ksm-unmerge 1 -t 4 --metrics --verify --yaml "$yaml" \
+		"$STRESSOR" --ksm-unmerge 1 -t 3 --metrics --verify --yaml "$yaml" \
 			--ksm-unmerge-bytes 16M --ksm-unmerge-pattern $pattern \
 			--ksm-unmerge-method $method > "$log" 2>&1
 		rc=$?

@@ -57,7 +57,7 @@ if [ "$1" = "--seeds" ]; then
 	exit 0
 fi
 
-TIME=${FUZZ_OPTS_TIME:-20}
+TIME=${FUZZ_OPTS_TIME:-10}
 CC_FUZZ=${FUZZ_CC:-clang}
 command -v "$CC_FUZZ" >/dev/null 2>&1 || { echo "SKIP: $CC_FUZZ not installed (Debian: apt-get install clang)"; exit 77; }
 tmp=$(mktemp -d /tmp/fuzz-opts.XXXXXX)

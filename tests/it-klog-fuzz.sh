@@ -5,7 +5,7 @@
 # Exit: 0 pass, 77 skip, else fail (a crash, leak or trapped invariant).
 
 cd "$(dirname "$0")/.." || exit 2
-TIME=${FUZZ_KLOG_TIME:-20}
+TIME=${FUZZ_KLOG_TIME:-10}
 CC_FUZZ=${FUZZ_CC:-clang}
 
 command -v "$CC_FUZZ" >/dev/null 2>&1 || { echo "SKIP: $CC_FUZZ not installed (Debian: apt-get install clang)"; exit 77; }

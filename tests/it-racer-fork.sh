@@ -1,5 +1,5 @@
 #!/bin/bash
-# it-racer-fork: the fork racer alone on the real kernel, 1 and 2
+# it-racer-fork: the fork racer alone on the real kernel, 2
 # instances: exit 0 with --verify, "racer fork reached" with evidence
 # ksm-cow-writes > 0, no fail: lines, no fd growth in the instances, no
 # process of the run left afterwards, KSM knobs as before.
@@ -73,7 +73,7 @@ check_extra() {
 }
 
 before=$(knobs)
-for n in 1 2; do
+for n in ${RACER_IT_INSTANCES:-2}; do
 	log=$TMPD/run-$n.log
 	"$BIN" --ksm-unmerge $n -t 6 --metrics --verify --ksm-unmerge-bytes 16M \
 		--ksm-unmerge-method "$RACER" >"$log" 2>&1 &

@@ -1,5 +1,5 @@
 #!/bin/bash
-# it-racer-vmsplice: the vmsplice racer alone on the real kernel, 1 and 2
+# it-racer-vmsplice: the vmsplice racer alone on the real kernel, 2
 # instances (madvise and prctl switches): exit 0 with --verify, "racer
 # vmsplice reached" with evidence > 0, no fail: lines, no fd growth in the
 # instances, no process of the run and no temp file left, KSM knobs as
@@ -63,7 +63,7 @@ temp_files() {
 
 TEMP_BEFORE=$(ls -d /var/tmp/stress-ksm-unmerge-gup-* /tmp/stress-ksm-unmerge-gup-* 2>/dev/null)
 before=$(knobs)
-for n in 1 2; do
+for n in ${RACER_IT_INSTANCES:-2}; do
 	log=$TMPD/run-$n.log
 	(cd "$RUNDIR" && exec "$BIN" --ksm-unmerge $n -t 6 --metrics --verify --ksm-unmerge-bytes 16M \
 		--ksm-unmerge-method "$RACER,madvise,prctl") >"$log" 2>&1 &
