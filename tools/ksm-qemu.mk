@@ -16,3 +16,4 @@ kernel-6.1:
 test-qemu: static kernel-6.1
 	KSM_QEMU_TESTS=1 tests/it-qemu-badinput.sh
 	KSM_QEMU_TESTS=1 tests/it-qemu-boot.sh
+	KSM_QEMU_TESTS=1 tests/it-qemu-taint.sh
