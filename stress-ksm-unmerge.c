@@ -3653,6 +3653,17 @@ static void *stress_ksm_unmerge_racer_trampoline(void *arg)
 }
 
 /*
+ *  stress_ksm_unmerge_racer_supported_always()
+ *	supported() of racers whose interfaces every KSM kernel has
+ */
+static int stress_ksm_unmerge_racer_supported_always(char *reason, const size_t len)
+{
+	(void)reason;
+	(void)len;
+	return 0;
+}
+
+/*
  *  stress_ksm_unmerge_racer_thread_start()
  *	start a racer thread running fn(ctx) for racer idx
  */
@@ -3796,17 +3807,6 @@ static void *stress_ksm_unmerge_dontneed_thread(void *arg)
 }
 
 /*
- *  stress_ksm_unmerge_dontneed_supported()
- *	MADV_DONTNEED on anonymous memory is always there
- */
-static int stress_ksm_unmerge_dontneed_supported(char *reason, const size_t len)
-{
-	(void)reason;
-	(void)len;
-	return 0;
-}
-
-/*
  *  stress_ksm_unmerge_dontneed_start()
  *	hole map and thread
  */
@@ -3849,7 +3849,7 @@ static void stress_ksm_unmerge_dontneed_stop(stress_ksm_unmerge_ctx_t *ctx, cons
 }
 
 #define KSM_RACER_DONTNEED { "dontneed", "unmerge over MADV_DONTNEED holes", \
-	"ksm-pages-discarded", stress_ksm_unmerge_dontneed_supported, \
+	"ksm-pages-discarded", stress_ksm_unmerge_racer_supported_always, \
 	stress_ksm_unmerge_dontneed_start, stress_ksm_unmerge_dontneed_stop, NULL, \
 	stress_ksm_unmerge_dontneed_refill }
 
@@ -4606,17 +4606,6 @@ static void *stress_ksm_unmerge_gup_thread(void *arg)
 }
 
 /*
- *  stress_ksm_unmerge_gup_supported()
- *	O_DIRECT exists; the temp dir is probed in start()
- */
-static int stress_ksm_unmerge_gup_supported(char *reason, const size_t len)
-{
-	(void)reason;
-	(void)len;
-	return 0;
-}
-
-/*
  *  stress_ksm_unmerge_gup_free()
  *	close the file and counters, free the buffers
  */
@@ -4696,7 +4685,7 @@ static void stress_ksm_unmerge_gup_stop(stress_ksm_unmerge_ctx_t *ctx, const siz
 }
 
 #define KSM_RACER_GUP { "gup", "O_DIRECT GUP-fast pins of KSM pages", \
-	"ksm-pages-pinned", stress_ksm_unmerge_gup_supported, \
+	"ksm-pages-pinned", stress_ksm_unmerge_racer_supported_always, \
 	stress_ksm_unmerge_gup_start, stress_ksm_unmerge_gup_stop, NULL, NULL }
 
 #endif
@@ -6635,17 +6624,6 @@ static void stress_ksm_unmerge_fork_cycle(stress_ksm_unmerge_ctx_t *ctx, const s
 }
 
 /*
- *  stress_ksm_unmerge_fork_supported()
- *	fork and pagemap are always there
- */
-static int stress_ksm_unmerge_fork_supported(char *reason, const size_t len)
-{
-	(void)reason;
-	(void)len;
-	return 0;
-}
-
-/*
  *  stress_ksm_unmerge_fork_start()
  *	state and the page list shared with the child
  */
@@ -6697,7 +6675,7 @@ static void stress_ksm_unmerge_fork_stop(stress_ksm_unmerge_ctx_t *ctx, const si
 }
 
 #define KSM_RACER_FORK { "fork", "COW of KSM pages in forked children", \
-	"ksm-cow-writes", stress_ksm_unmerge_fork_supported, \
+	"ksm-cow-writes", stress_ksm_unmerge_racer_supported_always, \
 	stress_ksm_unmerge_fork_start, stress_ksm_unmerge_fork_stop, stress_ksm_unmerge_fork_cycle, NULL }
 
 /* ---------------------------------------------------------------------
@@ -7048,17 +7026,6 @@ static void stress_ksm_unmerge_mprotect_cycle(stress_ksm_unmerge_ctx_t *ctx, con
 }
 
 /*
- *  stress_ksm_unmerge_mprotect_supported()
- *	mprotect is always there
- */
-static int stress_ksm_unmerge_mprotect_supported(char *reason, const size_t len)
-{
-	(void)reason;
-	(void)len;
-	return 0;
-}
-
-/*
  *  stress_ksm_unmerge_mprotect_free()
  *	free the racer state
  */
@@ -7133,7 +7100,7 @@ static void stress_ksm_unmerge_mprotect_stop(stress_ksm_unmerge_ctx_t *ctx, cons
 }
 
 #define KSM_RACER_MPROTECT { "mprotect", "unmerge of PROT_NONE / read-only KSM pages", \
-	"ksm-pages-protected", stress_ksm_unmerge_mprotect_supported, \
+	"ksm-pages-protected", stress_ksm_unmerge_racer_supported_always, \
 	stress_ksm_unmerge_mprotect_start, stress_ksm_unmerge_mprotect_stop, \
 	stress_ksm_unmerge_mprotect_cycle, NULL }
 
@@ -7284,17 +7251,6 @@ static void stress_ksm_unmerge_sparse_cycle(stress_ksm_unmerge_ctx_t *ctx, const
 }
 
 /*
- *  stress_ksm_unmerge_sparse_supported()
- *	anonymous MAP_NORESERVE mappings are always there
- */
-static int stress_ksm_unmerge_sparse_supported(char *reason, const size_t len)
-{
-	(void)reason;
-	(void)len;
-	return 0;
-}
-
-/*
  *  stress_ksm_unmerge_sparse_free()
  *	unmap the range, free the state
  */
@@ -7392,7 +7348,7 @@ static void stress_ksm_unmerge_sparse_stop(stress_ksm_unmerge_ctx_t *ctx, const 
 }
 
 #define KSM_RACER_SPARSE { "sparse", "unmerge walk over unpopulated ranges", \
-	"sparse-pages-walked", stress_ksm_unmerge_sparse_supported, \
+	"sparse-pages-walked", stress_ksm_unmerge_racer_supported_always, \
 	stress_ksm_unmerge_sparse_start, stress_ksm_unmerge_sparse_stop, \
 	stress_ksm_unmerge_sparse_cycle, NULL }
 
