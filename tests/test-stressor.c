@@ -419,6 +419,49 @@ static void test_state_repair(void **state)
 	t_write("run", "0\n");
 }
 
+/*
+ *  t_u64_cmp()
+ *	qsort reference comparator
+ */
+static int t_u64_cmp(const void *a, const void *b)
+{
+	const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ *  test_pfn_sort()
+ *	the radix sort of pfns agrees with qsort, duplicates and all
+ */
+static void test_pfn_sort(void **state)
+{
+	uint64_t a[3000], b[3000], tmp[3000];
+	unsigned int seed = 42;
+	size_t round;
+
+	(void)state;
+	for (round = 0; round < 200; round++) {
+		const size_t n = 1 + (size_t)(rand_r(&seed) % 3000);
+		const unsigned int bits = 1 + (unsigned int)(rand_r(&seed) % 40);
+		uint64_t max = 0;
+		size_t i;
+
+		for (i = 0; i < n; i++) {
+			a[i] = (((uint64_t)rand_r(&seed) << 31) ^ (uint64_t)rand_r(&seed)) &
+				((1ULL << bits) - 1);
+			if (i && (rand_r(&seed) & 3) == 0)
+				a[i] = a[i - 1];	/* shared pfns */
+			if (a[i] > max)
+				max = a[i];
+			b[i] = a[i];
+		}
+		stress_ksm_unmerge_pfn_sort(a, tmp, n, max);
+		qsort(b, n, sizeof(*b), t_u64_cmp);
+		assert_memory_equal(a, b, n * sizeof(*a));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -431,6 +474,7 @@ int main(void)
 		cmocka_unit_test(test_fields),
 		cmocka_unit_test(test_proc_field),
 		cmocka_unit_test(test_counter_source),
+		cmocka_unit_test(test_pfn_sort),
 		cmocka_unit_test_setup_teardown(test_knobs_save_set_restore, t_knobs_setup, t_knobs_teardown),
 		cmocka_unit_test_setup_teardown(test_state_repair, t_knobs_setup, t_knobs_teardown),
 	};
