@@ -69,6 +69,7 @@ typedef struct {
 	size_t cap_fails;
 	bool klog_checked;	/* kernel-log status ok */
 	bool klog_present;	/* kernel-log section present */
+	bool emulated;		/* ran in a qemu guest under TCG (ksm-qemu) */
 	long lost_records;
 } kr_run_t;
 
@@ -823,6 +824,26 @@ static void kr_apply_env(const char *yaml_path, kr_run_t *run)
 }
 
 /*
+ *  kr_apply_summary()
+ *	a run-<i>.summary written by "ksm-qemu --series": note TCG emulation
+ */
+static void kr_apply_summary(const char *yaml_path, kr_run_t *run)
+{
+	char *summary = kr_sibling(yaml_path, ".summary");
+	FILE *fp = fopen(summary, "r");
+	char line[512];
+
+	free(summary);
+	if (!fp)
+		return;
+	while (fgets(line, sizeof(line), fp)) {
+		if (!strncmp(line, "accel: tcg", 10))
+			run->emulated = true;
+	}
+	(void)fclose(fp);
+}
+
+/*
  *  kr_side_add_run()
  *	append a run to a side (taking ownership of its contents)
  */
@@ -906,8 +927,10 @@ int kr_load_file(const char *path, kr_side_t *side)
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (!ret) {
-			if (n == 1)
+			if (n == 1) {
 				kr_apply_env(path, &runs[i]);
+				kr_apply_summary(path, &runs[i]);
+			}
 			kr_side_add_run(side, &runs[i]);
 		} else {
 			kr_run_free(&runs[i]);
@@ -1411,9 +1434,11 @@ static void kr_side_label(const char *path, char *buf, size_t width)
  */
 static void kr_print_side_notes(FILE *out, const char *what, const kr_side_t *side)
 {
-	size_t unchecked = 0, lost = 0, absent = 0;
+	size_t unchecked = 0, lost = 0, absent = 0, emulated = 0;
 
 	for (size_t i = 0; i < side->n_runs; i++) {
+		if (side->runs[i].emulated)
+			emulated++;
 		if (!side->runs[i].klog_present)
 			absent++;
 		else if (!side->runs[i].klog_checked)
@@ -1432,6 +1457,9 @@ static void kr_print_side_notes(FILE *out, const char *what, const kr_side_t *si
 		fprintf(out, ", kernel log not checked in %zu", unchecked);
 	if (lost)
 		fprintf(out, ", kernel-log records lost in %zu", lost);
+	if (emulated)
+		fprintf(out, ", %zu under qemu TCG (software emulation: performance "
+			"figures are not meaningful, compare pass/fail and kernel-log)", emulated);
 	fprintf(out, "\n");
 }
 
