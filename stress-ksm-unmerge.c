@@ -399,6 +399,11 @@ typedef struct stress_ksm_unmerge_ctx {
 	int vmstat_fd;
 	uint64_t zero_pfn;		/* pfn of the shared zero page, 0 unknown */
 	int counters;			/* KSM_COUNTERS_* source for merge waits */
+	struct {
+		uint64_t cycle;		/* cycle whose merge wait ended on this scan, 0 none */
+		uint64_t ksm, zero;
+		size_t present;
+	} last_scan;			/* the wait's final region scan, reused by verify_merge */
 	bool ksm_zero;			/* use_zero_pages is on: zero pfn = KSM zero page */
 	bool have_pfns;			/* pagemap gives real PFNs (root) */
 	bool verify;			/* --verify: check every page */
@@ -3432,13 +3437,15 @@ static uint64_t stress_ksm_unmerge_merged_now(stress_ksm_unmerge_ctx_t *ctx,
 	int64_t *merging, int64_t *zero)
 {
 	if (ctx->counters == KSM_COUNTERS_PAGEMAP) {
-		uint64_t ksm = 0, kzero = 0;
-		size_t present;
-
-		if (stress_ksm_unmerge_region_scan(ctx, false, &ksm, &kzero, &present) < 0)
-			ksm = kzero = 0;
-		*merging = (int64_t)ksm;
-		*zero = (int64_t)kzero;
+		if (stress_ksm_unmerge_region_scan(ctx, false, &ctx->last_scan.ksm, &ctx->last_scan.zero,
+				&ctx->last_scan.present) < 0) {
+			ctx->last_scan.ksm = ctx->last_scan.zero = 0;
+			ctx->last_scan.cycle = 0;
+		} else {
+			ctx->last_scan.cycle = ctx->cycle;
+		}
+		*merging = (int64_t)ctx->last_scan.ksm;
+		*zero = (int64_t)ctx->last_scan.zero;
 	} else {
 		(void)stress_ksm_unmerge_counters(ctx, merging, zero);
 	}
@@ -3453,14 +3460,13 @@ static uint64_t stress_ksm_unmerge_merged_now(stress_ksm_unmerge_ctx_t *ctx,
  */
 static bool stress_ksm_unmerge_region_merged(stress_ksm_unmerge_ctx_t *ctx, const uint64_t want)
 {
-	uint64_t ksm, zero;
-	size_t present;
-
 	if (!ctx->have_pfns || ctx->counters == KSM_COUNTERS_PAGEMAP)
 		return true;
-	if (stress_ksm_unmerge_region_scan(ctx, false, &ksm, &zero, &present) < 0)
+	if (stress_ksm_unmerge_region_scan(ctx, false, &ctx->last_scan.ksm, &ctx->last_scan.zero,
+			&ctx->last_scan.present) < 0)
 		return true;
-	return ksm + zero >= want;
+	ctx->last_scan.cycle = ctx->cycle;
+	return ctx->last_scan.ksm + ctx->last_scan.zero >= want;
 }
 
 /*
@@ -3489,6 +3495,7 @@ static int stress_ksm_unmerge_merge_wait(stress_ksm_unmerge_ctx_t *ctx, const do
 			return -1;
 		if (scans < scans0)
 			scans0 = scans;		/* run=2 by someone else reset the count */
+		ctx->last_scan.cycle = 0;	/* only a scan that ends the wait is kept */
 		total = stress_ksm_unmerge_merged_now(ctx, merging, zero);
 		if (scans - scans0 >= stale_scans) {
 			if (want && total >= want && stress_ksm_unmerge_region_merged(ctx, want))
@@ -3529,8 +3536,14 @@ static int stress_ksm_unmerge_verify_merge(stress_ksm_unmerge_ctx_t *ctx,
 	stress_args_t *args = ctx->args;
 	size_t present;
 
-	if (stress_ksm_unmerge_region_scan(ctx, false, ksm, zero, &present) < 0)
+	if (ctx->last_scan.cycle == ctx->cycle) {
+		/* the scan that ended the merge wait: no need to read it all again */
+		*ksm = ctx->last_scan.ksm;
+		*zero = ctx->last_scan.zero;
+		present = ctx->last_scan.present;
+	} else if (stress_ksm_unmerge_region_scan(ctx, false, ksm, zero, &present) < 0) {
 		return 0;	/* no PFNs (not root): counters only */
+	}
 	if (!ctx->racers_disturb_layout && present + *zero != ctx->npages) {
 		pr_fail("%s: %zu of %zu pages present after merge, expected all\n",
 			args->name, present + (size_t)*zero, ctx->npages);
