@@ -298,6 +298,7 @@ typedef struct {
 	uint64_t evidence;		/* kernel-side evidence it reached its path */
 	uint64_t failures;		/* verification failures */
 	uint64_t aux;			/* racer specific second counter */
+	uint64_t meet_timeouts;		/* merged phases that did not wait for it */
 	bool active;			/* racer was started */
 	bool skipped;			/* racer could not run here */
 	char reason[96];		/* why skipped or not reached */
@@ -374,6 +375,8 @@ typedef struct {
 	void *(*fn)(void *);		/* racer thread function */
 	struct stress_ksm_unmerge_ctx *ctx;	/* its argument */
 	volatile bool thread_done;	/* fn returned: nothing left to park */
+	bool meets;			/* the merged phase waits for this racer */
+	volatile uint64_t met;		/* last cycle it began an op on merged pages */
 } stress_ksm_unmerge_racer_run_t;
 
 /* Per instance context */
@@ -3697,6 +3700,27 @@ static bool stress_ksm_unmerge_racer_park(stress_ksm_unmerge_ctx_t *ctx, const s
 }
 
 /*
+ *  stress_ksm_unmerge_racer_met()
+ *	racer thread: it is about to pin or splice pages of this cycle's
+ *	merged region (releases the merged phase's wait for it)
+ */
+static inline void stress_ksm_unmerge_racer_met(stress_ksm_unmerge_ctx_t *ctx, const size_t idx)
+{
+	if (ctx->phase == KSM_PHASE_MERGED)
+		ctx->run[idx].met = ctx->cycle;
+}
+
+/*
+ *  stress_ksm_unmerge_racer_wants_merged()
+ *	racer thread: has it yet to begin an op in this cycle's merged phase
+ */
+static inline bool stress_ksm_unmerge_racer_wants_merged(const stress_ksm_unmerge_ctx_t *ctx,
+	const size_t idx)
+{
+	return ctx->phase == KSM_PHASE_MERGED && ctx->run[idx].met != ctx->cycle;
+}
+
+/*
  *  stress_ksm_unmerge_racer_running()
  *	racer thread: keep going?
  */
@@ -4228,6 +4252,7 @@ static void stress_ksm_unmerge_vmsplice_one(stress_ksm_unmerge_ctx_t *ctx, const
 		return;
 	for (j = 0; j < n; j++)
 		was_ksm[j] = stress_ksm_unmerge_page_is_ksm(ctx, first + j);
+	stress_ksm_unmerge_racer_met(ctx, idx);
 	ret = stress_ksm_unmerge_vmsplice_splice(ctx, v, first, n);
 	if (ret <= 0) {
 		/* EFAULT: another racer made the range PROT_NONE */
@@ -4363,6 +4388,7 @@ static int stress_ksm_unmerge_vmsplice_start(stress_ksm_unmerge_ctx_t *ctx, cons
 	}
 	/* a page in the pipe blocks its merge (and others against it) */
 	ctx->racers_disturb_counts = true;
+	ctx->run[idx].meets = true;
 	if (stress_ksm_unmerge_racer_thread_start(ctx, idx, stress_ksm_unmerge_vmsplice_thread) < 0) {
 		stress_ksm_unmerge_vmsplice_free(ctx, idx);
 		return -1;
@@ -4612,6 +4638,7 @@ static void stress_ksm_unmerge_gup_in(stress_ksm_unmerge_ctx_t *ctx, const size_
 	if (!n)
 		return;
 	cow0 = stress_ksm_unmerge_gup_cow_ksm(g->vmstat_fd);
+	stress_ksm_unmerge_racer_met(ctx, idx);
 	if (!stress_ksm_unmerge_gup_io_ok(ctx, idx, "read into the region",
 			pread(g->fd, ctx->region + first * ps, n * ps, slot), n * ps))
 		return;
@@ -4659,8 +4686,11 @@ static void *stress_ksm_unmerge_gup_thread(void *arg)
 			continue;
 		}
 		if (stress_ksm_unmerge_ra_phase_active(ctx)) {
-			/* write pins (the evidence) twice as often as read-only pins */
-			if ((n++ % 3) == 2)
+			/*
+			 * write pins (the evidence) first in each merged phase,
+			 * then twice as often as read-only pins
+			 */
+			if (!stress_ksm_unmerge_racer_wants_merged(ctx, idx) && (n++ % 3) == 2)
 				stress_ksm_unmerge_gup_out(ctx, idx, g);
 			else
 				stress_ksm_unmerge_gup_in(ctx, idx, g);
@@ -4722,6 +4752,7 @@ static int stress_ksm_unmerge_gup_start(stress_ksm_unmerge_ctx_t *ctx, const siz
 		return -1;
 	}
 	g->vmstat_fd = open("/proc/vmstat", O_RDONLY | O_CLOEXEC);
+	ctx->run[idx].meets = true;
 	/* pins break merges and the reads write pages */
 	ctx->racers_disturb_counts = true;
 	ctx->racers_disturb_layout = true;
@@ -7488,6 +7519,33 @@ static void stress_ksm_unmerge_racers_stop(stress_ksm_unmerge_ctx_t *ctx)
 }
 
 /*
+ *  stress_ksm_unmerge_racers_meet()
+ *	merged phase: wait (sleeping, at most 50 ms) until every racer that
+ *	needs merged pages has begun an op on them, so a slow racer thread
+ *	(a loaded machine, slow O_DIRECT) still races the unmerge instead of
+ *	only ever seeing pages that are already unshared; timeouts counted
+ */
+static void stress_ksm_unmerge_racers_meet(stress_ksm_unmerge_ctx_t *ctx)
+{
+	const double deadline = stress_time_now() + 0.05;
+	size_t i;
+
+	for (i = 0; i < KSM_UNMERGE_RACERS; i++) {
+		stress_ksm_unmerge_racer_run_t *run = &ctx->run[i];
+
+		if (!(ctx->racers_mask & STRESS_BIT_ULL(i)) || !run->meets || !run->thread_running)
+			continue;
+		while (run->met != ctx->cycle && !run->thread_done && stress_continue(ctx->args)) {
+			if (stress_time_now() > deadline) {
+				ctx->st->racer[i].meet_timeouts++;
+				break;
+			}
+			(void)shim_nanosleep_uint64(20000);
+		}
+	}
+}
+
+/*
  *  stress_ksm_unmerge_racers_quiesce()
  *	park every racer thread before verification; false if one did not park
  */
@@ -7619,6 +7677,8 @@ static int stress_ksm_unmerge_cycle(stress_ksm_unmerge_ctx_t *ctx, const uint64_
 			ctx->cycle, stress_time_now() - t0, ksm, kzero, ctx->expect_merged + ctx->expect_zero);
 	}
 
+	if (ksm + kzero)
+		stress_ksm_unmerge_racers_meet(ctx);
 	cow0 = stress_ksm_unmerge_cow_ksm(ctx);
 	stress_ksm_unmerge_phase_set(ctx, KSM_PHASE_UNMERGING);
 	ret = stress_ksm_unmerge_timed_off(ctx, sw, &dt);
@@ -8144,6 +8204,7 @@ static void stress_ksm_unmerge_racer_total(const stress_ksm_unmerge_shared_t *sh
 		t->evidence += r->evidence;
 		t->failures += r->failures;
 		t->aux += r->aux;
+		t->meet_timeouts += r->meet_timeouts;
 		t->active |= r->active;
 		t->skipped |= r->skipped;
 		if (!t->reason[0] && r->reason[0])
@@ -8247,7 +8308,11 @@ static void stress_ksm_unmerge_report(const stress_ksm_unmerge_shared_t *sh)
 		if (!(sh->methods & STRESS_BIT_ULL(KSM_UNMERGE_RACER_SHIFT + i)))
 			continue;
 		stress_ksm_unmerge_racer_total(sh, i, &t);
-		if (t.active && t.evidence)
+		if (t.active && t.evidence && t.meet_timeouts)
+			stress_ksm_unmerge_pr_report("racer %s reached: ops=%" PRIu64 " %s=%" PRIu64
+				",merged-phase-timeouts=%" PRIu64, stress_ksm_unmerge_racer_names[i], t.ops,
+				stress_ksm_unmerge_racers[i].evidence, t.evidence, t.meet_timeouts);
+		else if (t.active && t.evidence)
 			stress_ksm_unmerge_pr_report("racer %s reached: ops=%" PRIu64 " %s=%" PRIu64,
 				stress_ksm_unmerge_racer_names[i], t.ops,
 				stress_ksm_unmerge_racers[i].evidence, t.evidence);
