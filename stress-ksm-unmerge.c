@@ -3789,6 +3789,33 @@ static void stress_ksm_unmerge_racer_thread_stop(stress_ksm_unmerge_ctx_t *ctx, 
 	ctx->run[idx].thread_running = false;
 }
 
+/*
+ *  stress_ksm_unmerge_racer_helper_start()
+ *	start a racer's optional second thread running fn(ctx); on failure
+ *	the racer goes on without it and says so; true if it runs
+ */
+static bool stress_ksm_unmerge_racer_helper_start(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
+	const char *what, pthread_t *thread, void *(*fn)(void *))
+{
+	const int ret = pthread_create(thread, NULL, fn, ctx);
+
+	if (ret)
+		pr_inf("%s: %s racer: no %s, pthread_create failed, errno=%d (%s)\n", ctx->args->name,
+			stress_ksm_unmerge_racer_names[idx], what, ret, strerror(ret));
+	return !ret;
+}
+
+/*
+ *  stress_ksm_unmerge_racer_helper_join()
+ *	join a racer's second thread if it runs
+ */
+static void stress_ksm_unmerge_racer_helper_join(const pthread_t thread, bool *running)
+{
+	if (*running)
+		(void)pthread_join(thread, NULL);
+	*running = false;
+}
+
 /* dontneed racer: pages it discarded this cycle, refilled before verification */
 typedef struct {
 	uint8_t *holes;			/* one byte per page: discarded */
@@ -5286,7 +5313,6 @@ static int stress_ksm_unmerge_uffd_register(stress_ksm_unmerge_ctx_t *ctx, const
 static int stress_ksm_unmerge_uffd_start(stress_ksm_unmerge_ctx_t *ctx, const size_t idx)
 {
 	stress_ksm_unmerge_uffd_t *u = calloc(1, sizeof(*u));
-	int ret;
 
 	if (!u) {
 		stress_ksm_unmerge_ra_reason(ctx, idx, "out of memory for the racer state");
@@ -5310,11 +5336,8 @@ static int stress_ksm_unmerge_uffd_start(stress_ksm_unmerge_ctx_t *ctx, const si
 		stress_ksm_unmerge_uffd_free(ctx, idx);
 		return -1;
 	}
-	ret = pthread_create(&u->watchdog, NULL, stress_ksm_unmerge_uffd_watchdog, ctx);
-	if (ret)
-		pr_inf("%s: uffd-wp racer: no unmerge watchdog, pthread_create failed, errno=%d (%s)\n",
-			ctx->args->name, ret, strerror(ret));
-	u->watchdog_running = !ret;
+	u->watchdog_running = stress_ksm_unmerge_racer_helper_start(ctx, idx, "unmerge watchdog",
+		&u->watchdog, stress_ksm_unmerge_uffd_watchdog);
 	return 0;
 }
 
@@ -5329,9 +5352,7 @@ static void stress_ksm_unmerge_uffd_stop(stress_ksm_unmerge_ctx_t *ctx, const si
 	stress_ksm_unmerge_racer_thread_stop(ctx, idx);
 	if (!u)
 		return;
-	if (u->watchdog_running)
-		(void)pthread_join(u->watchdog, NULL);
-	u->watchdog_running = false;
+	stress_ksm_unmerge_racer_helper_join(u->watchdog, &u->watchdog_running);
 	stress_ksm_unmerge_racer_stats(ctx, idx)->aux += u->faults;
 	pr_dbg("%s: uffd-wp racer: %" PRIu64 " WP faults resolved, %" PRIu64 " WP bits lost "
 		"(tolerated with other racers), thread ids %s\n", ctx->args->name, u->faults,
@@ -5763,7 +5784,6 @@ static int stress_ksm_unmerge_thp_map(stress_ksm_unmerge_ctx_t *ctx, const size_
 static int stress_ksm_unmerge_thp_start(stress_ksm_unmerge_ctx_t *ctx, const size_t idx)
 {
 	stress_ksm_unmerge_thp_t *t = calloc(1, sizeof(*t));
-	int ret;
 
 	if (!t) {
 		stress_ksm_unmerge_ra_reason(ctx, idx, "out of memory for the racer state");
@@ -5786,13 +5806,9 @@ static int stress_ksm_unmerge_thp_start(stress_ksm_unmerge_ctx_t *ctx, const siz
 		stress_ksm_unmerge_thp_free(ctx, idx);
 		return -1;
 	}
-	if (t->can_compact) {
-		ret = pthread_create(&t->compactor, NULL, stress_ksm_unmerge_thp_compactor, ctx);
-		if (ret)
-			pr_inf("%s: thp racer: no compaction, pthread_create failed, errno=%d (%s)\n",
-				ctx->args->name, ret, strerror(ret));
-		t->compactor_running = !ret;
-	}
+	if (t->can_compact)
+		t->compactor_running = stress_ksm_unmerge_racer_helper_start(ctx, idx, "compaction",
+			&t->compactor, stress_ksm_unmerge_thp_compactor);
 	return 0;
 }
 
@@ -5807,9 +5823,7 @@ static void stress_ksm_unmerge_thp_stop(stress_ksm_unmerge_ctx_t *ctx, const siz
 	stress_ksm_unmerge_racer_thread_stop(ctx, idx);
 	if (!t)
 		return;
-	if (t->compactor_running)
-		(void)pthread_join(t->compactor, NULL);
-	t->compactor_running = false;
+	stress_ksm_unmerge_racer_helper_join(t->compactor, &t->compactor_running);
 	if (!t->thps && !ctx->st->racer[idx].reason[0])
 		stress_ksm_unmerge_ra_reason(ctx, idx, "no THP could be faulted (KPF_THP never set)");
 	pr_dbg("%s: thp racer: %" PRIu64 " THPs faulted before merging, %" PRIu64
