@@ -863,8 +863,11 @@ typedef struct {
 	size_t cap;
 } stress_ksm_unmerge_klog_str_t;
 
-typedef void (*stress_ksm_unmerge_klog_pass_fn)(const char *s, const size_t n,
-	stress_ksm_unmerge_klog_str_t *o);
+/* one rewrite pass: a whole-line function or a rule tried at every position */
+typedef struct {
+	void (*line)(const char *s, const size_t n, stress_ksm_unmerge_klog_str_t *o);
+	size_t (*rule)(const char *s, const size_t n, const size_t i, stress_ksm_unmerge_klog_str_t *o);
+} stress_ksm_unmerge_klog_pass_t;
 
 static stress_ksm_unmerge_klog_shared_t *stress_ksm_unmerge_klog_shm;
 static stress_ksm_unmerge_klog_state_t stress_ksm_unmerge_klog_st;
@@ -961,14 +964,40 @@ static void stress_ksm_unmerge_klog_put(stress_ksm_unmerge_klog_str_t *o, const 
 }
 
 /*
- *  stress_ksm_unmerge_klog_pass()
- *	run one rewrite pass over the NUL terminated buf (capacity cap)
+ *  stress_ksm_unmerge_klog_hex_end()
+ *	end of the run of lower case hex digits starting at j
  */
-static void stress_ksm_unmerge_klog_pass(char *buf, const size_t cap, stress_ksm_unmerge_klog_pass_fn fn)
+static size_t stress_ksm_unmerge_klog_hex_end(const char *s, const size_t n, size_t j)
+{
+	while ((j < n) && stress_ksm_unmerge_klog_ishex((unsigned char)s[j]))
+		j++;
+	return j;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_digit_end()
+ *	end of the run of decimal digits starting at j
+ */
+static size_t stress_ksm_unmerge_klog_digit_end(const char *s, const size_t n, size_t j)
+{
+	while ((j < n) && stress_ksm_unmerge_klog_isdigit((unsigned char)s[j]))
+		j++;
+	return j;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_pass()
+ *	run one rewrite pass over the NUL terminated buf (capacity cap): a
+ *	whole-line function, or a rule tried at every position (a match
+ *	writes its replacement and returns where to go on, else a byte is
+ *	copied)
+ */
+static void stress_ksm_unmerge_klog_pass(char *buf, const size_t cap,
+	const stress_ksm_unmerge_klog_pass_t *pass)
 {
 	char tmp[STRESS_KSM_UNMERGE_KLOG_LINE_MAX];
 	stress_ksm_unmerge_klog_str_t o;
-	size_t n = strlen(buf);
+	size_t i = 0, n = strlen(buf);
 
 	if (n >= sizeof(tmp))
 		n = sizeof(tmp) - 1;
@@ -978,43 +1007,47 @@ static void stress_ksm_unmerge_klog_pass(char *buf, const size_t cap, stress_ksm
 	o.len = 0;
 	o.cap = cap;
 	buf[0] = '\0';
-	fn(tmp, n, &o);
-}
-
-/*
- *  stress_ksm_unmerge_klog_p_isra()
- *	remove \.(isra|constprop|part)\.[0-9]+
- */
-static void stress_ksm_unmerge_klog_p_isra(const char *s, const size_t n, stress_ksm_unmerge_klog_str_t *o)
-{
-	static const char * const sfx[] = { ".isra.", ".constprop.", ".part." };
-	size_t i = 0, j;
-
+	if (pass->line) {
+		pass->line(tmp, n, &o);
+		return;
+	}
 	while (i < n) {
-		bool hit = false;
+		const size_t j = pass->rule(tmp, n, i, &o);
 
-		for (j = 0; j < SIZEOF_ARRAY(sfx); j++) {
-			const size_t l = strlen(sfx[j]);
-
-			if ((i + l < n) && !strncmp(s + i, sfx[j], l) &&
-			    stress_ksm_unmerge_klog_isdigit((unsigned char)s[i + l])) {
-				i += l;
-				while ((i < n) && stress_ksm_unmerge_klog_isdigit((unsigned char)s[i]))
-					i++;
-				hit = true;
-				break;
-			}
-		}
-		if (!hit)
-			stress_ksm_unmerge_klog_put(o, s + i++, 1);
+		if (j > i)
+			i = j;
+		else
+			stress_ksm_unmerge_klog_put(&o, tmp + i++, 1);
 	}
 }
 
 /*
- *  stress_ksm_unmerge_klog_p_blkdev()
+ *  stress_ksm_unmerge_klog_r_isra()
+ *	\.(isra|constprop|part)\.[0-9]+ -> (removed)
+ */
+static size_t stress_ksm_unmerge_klog_r_isra(const char *s, const size_t n, const size_t i,
+	stress_ksm_unmerge_klog_str_t *o)
+{
+	static const char * const sfx[] = { ".isra.", ".constprop.", ".part." };
+	size_t k;
+
+	(void)o;
+	for (k = 0; k < SIZEOF_ARRAY(sfx); k++) {
+		const size_t l = strlen(sfx[k]);
+
+		if ((i + l < n) && !strncmp(s + i, sfx[k], l) &&
+		    stress_ksm_unmerge_klog_isdigit((unsigned char)s[i + l]))
+			return stress_ksm_unmerge_klog_digit_end(s, n, i + l);
+	}
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_r_blkdev()
  *	\b(loop|nbd|sd|...)\d+ -> name#, the block device part of LKP's list
  */
-static void stress_ksm_unmerge_klog_p_blkdev(const char *s, const size_t n, stress_ksm_unmerge_klog_str_t *o)
+static size_t stress_ksm_unmerge_klog_r_blkdev(const char *s, const size_t n, const size_t i,
+	stress_ksm_unmerge_klog_str_t *o)
 {
 	static const char * const names[] = {
 		"bcache", "blkext", "btt", "dasd", "drbd", "fd", "hd", "jsfd",
@@ -1022,132 +1055,103 @@ static void stress_ksm_unmerge_klog_p_blkdev(const char *s, const size_t n, stre
 		"nullb", "nvme", "pmem", "ramdisk", "scm", "sd", "simdisk", "sr",
 		"ubd", "ubiblock", "virtblk", "xsysace", "zram",
 	};
-	size_t i = 0, j;
+	size_t k;
 
-	while (i < n) {
-		bool hit = false;
+	if (!stress_ksm_unmerge_klog_bound(s, n, i))
+		return 0;
+	for (k = 0; k < SIZEOF_ARRAY(names); k++) {
+		const size_t l = strlen(names[k]);
 
-		if (stress_ksm_unmerge_klog_bound(s, n, i)) {
-			for (j = 0; j < SIZEOF_ARRAY(names); j++) {
-				const size_t l = strlen(names[j]);
-
-				if ((i + l < n) && !strncmp(s + i, names[j], l) &&
-				    stress_ksm_unmerge_klog_isdigit((unsigned char)s[i + l])) {
-					stress_ksm_unmerge_klog_put(o, s + i, l);
-					stress_ksm_unmerge_klog_put(o, "#", 1);
-					i += l;
-					while ((i < n) && stress_ksm_unmerge_klog_isdigit((unsigned char)s[i]))
-						i++;
-					hit = true;
-					break;
-				}
-			}
+		if ((i + l < n) && !strncmp(s + i, names[k], l) &&
+		    stress_ksm_unmerge_klog_isdigit((unsigned char)s[i + l])) {
+			stress_ksm_unmerge_klog_put(o, s + i, l);
+			stress_ksm_unmerge_klog_put(o, "#", 1);
+			return stress_ksm_unmerge_klog_digit_end(s, n, i + l);
 		}
-		if (!hit)
-			stress_ksm_unmerge_klog_put(o, s + i++, 1);
 	}
+	return 0;
 }
 
 /*
- *  stress_ksm_unmerge_klog_p_hexword()
- *	\b[0-9a-f]{8}\b and \b[0-9a-f]{16}\b -> #
+ *  stress_ksm_unmerge_klog_r_hexword()
+ *	\b[0-9a-f]{8}\b and \b[0-9a-f]{16}\b -> #; other words copied whole
  */
-static void stress_ksm_unmerge_klog_p_hexword(const char *s, const size_t n, stress_ksm_unmerge_klog_str_t *o)
+static size_t stress_ksm_unmerge_klog_r_hexword(const char *s, const size_t n, const size_t i,
+	stress_ksm_unmerge_klog_str_t *o)
 {
-	size_t i = 0;
+	size_t j = i;
+	bool hex = true;
 
-	while (i < n) {
-		if (stress_ksm_unmerge_klog_wat(s, n, i)) {
-			size_t j = i;
-			bool hex = true;
-
-			while (stress_ksm_unmerge_klog_wat(s, n, j)) {
-				if (!stress_ksm_unmerge_klog_ishex((unsigned char)s[j]))
-					hex = false;
-				j++;
-			}
-			if (hex && ((j - i == 8) || (j - i == 16)))
-				stress_ksm_unmerge_klog_put(o, "#", 1);
-			else
-				stress_ksm_unmerge_klog_put(o, s + i, j - i);
-			i = j;
-		} else {
-			stress_ksm_unmerge_klog_put(o, s + i++, 1);
-		}
+	if (!stress_ksm_unmerge_klog_wat(s, n, i))
+		return 0;
+	while (stress_ksm_unmerge_klog_wat(s, n, j)) {
+		if (!stress_ksm_unmerge_klog_ishex((unsigned char)s[j]))
+			hex = false;
+		j++;
 	}
+	if (hex && ((j - i == 8) || (j - i == 16)))
+		stress_ksm_unmerge_klog_put(o, "#", 1);
+	else
+		stress_ksm_unmerge_klog_put(o, s + i, j - i);
+	return j;
 }
 
 /*
- *  stress_ksm_unmerge_klog_p_eqhex()
+ *  stress_ksm_unmerge_klog_r_eqhex()
  *	(=)[0-9a-f]+\b -> =#
  */
-static void stress_ksm_unmerge_klog_p_eqhex(const char *s, const size_t n, stress_ksm_unmerge_klog_str_t *o)
+static size_t stress_ksm_unmerge_klog_r_eqhex(const char *s, const size_t n, const size_t i,
+	stress_ksm_unmerge_klog_str_t *o)
 {
-	size_t i = 0;
+	size_t j;
 
-	while (i < n) {
-		if ((s[i] == '=') && (i + 1 < n) && stress_ksm_unmerge_klog_ishex((unsigned char)s[i + 1])) {
-			size_t j = i + 1;
-
-			while ((j < n) && stress_ksm_unmerge_klog_ishex((unsigned char)s[j]))
-				j++;
-			if (!stress_ksm_unmerge_klog_wat(s, n, j)) {
-				stress_ksm_unmerge_klog_put(o, "=#", 2);
-				i = j;
-				continue;
-			}
-		}
-		stress_ksm_unmerge_klog_put(o, s + i++, 1);
-	}
+	if ((s[i] != '=') || (i + 1 >= n) || !stress_ksm_unmerge_klog_ishex((unsigned char)s[i + 1]))
+		return 0;
+	j = stress_ksm_unmerge_klog_hex_end(s, n, i + 1);
+	if (stress_ksm_unmerge_klog_wat(s, n, j))
+		return 0;
+	stress_ksm_unmerge_klog_put(o, "=#", 2);
+	return j;
 }
 
 /*
- *  stress_ksm_unmerge_klog_p_offset0x()
- *	remove [+/]0x[0-9a-f]+\b
+ *  stress_ksm_unmerge_klog_strip_offset()
+ *	[+/]<prefix>[0-9a-f]+\b -> (removed), prefix "" or "0x"
  */
-static void stress_ksm_unmerge_klog_p_offset0x(const char *s, const size_t n, stress_ksm_unmerge_klog_str_t *o)
+static size_t stress_ksm_unmerge_klog_strip_offset(const char *s, const size_t n, const size_t i,
+	const char *prefix)
 {
-	size_t i = 0;
+	const size_t plen = strlen(prefix);
+	size_t j;
 
-	while (i < n) {
-		if (((s[i] == '+') || (s[i] == '/')) && (i + 3 < n) &&
-		    (s[i + 1] == '0') && (s[i + 2] == 'x') &&
-		    stress_ksm_unmerge_klog_ishex((unsigned char)s[i + 3])) {
-			size_t j = i + 3;
-
-			while ((j < n) && stress_ksm_unmerge_klog_ishex((unsigned char)s[j]))
-				j++;
-			if (!stress_ksm_unmerge_klog_wat(s, n, j)) {
-				i = j;
-				continue;
-			}
-		}
-		stress_ksm_unmerge_klog_put(o, s + i++, 1);
-	}
+	if (((s[i] != '+') && (s[i] != '/')) || (i + 1 + plen >= n) ||
+	    strncmp(s + i + 1, prefix, plen) ||
+	    !stress_ksm_unmerge_klog_ishex((unsigned char)s[i + 1 + plen]))
+		return 0;
+	j = stress_ksm_unmerge_klog_hex_end(s, n, i + 1 + plen);
+	return stress_ksm_unmerge_klog_wat(s, n, j) ? 0 : j;
 }
 
 /*
- *  stress_ksm_unmerge_klog_p_offset()
- *	remove [+/][0-9a-f]+\b
+ *  stress_ksm_unmerge_klog_r_offset0x()
+ *	[+/]0x[0-9a-f]+\b -> (removed)
  */
-static void stress_ksm_unmerge_klog_p_offset(const char *s, const size_t n, stress_ksm_unmerge_klog_str_t *o)
+static size_t stress_ksm_unmerge_klog_r_offset0x(const char *s, const size_t n, const size_t i,
+	stress_ksm_unmerge_klog_str_t *o)
 {
-	size_t i = 0;
+	(void)o;
+	return stress_ksm_unmerge_klog_strip_offset(s, n, i, "0x");
+}
 
-	while (i < n) {
-		if (((s[i] == '+') || (s[i] == '/')) && (i + 1 < n) &&
-		    stress_ksm_unmerge_klog_ishex((unsigned char)s[i + 1])) {
-			size_t j = i + 1;
-
-			while ((j < n) && stress_ksm_unmerge_klog_ishex((unsigned char)s[j]))
-				j++;
-			if (!stress_ksm_unmerge_klog_wat(s, n, j)) {
-				i = j;
-				continue;
-			}
-		}
-		stress_ksm_unmerge_klog_put(o, s + i++, 1);
-	}
+/*
+ *  stress_ksm_unmerge_klog_r_offset()
+ *	[+/][0-9a-f]+\b -> (removed)
+ */
+static size_t stress_ksm_unmerge_klog_r_offset(const char *s, const size_t n, const size_t i,
+	stress_ksm_unmerge_klog_str_t *o)
+{
+	(void)o;
+	return stress_ksm_unmerge_klog_strip_offset(s, n, i, "");
 }
 
 /*
@@ -1168,196 +1172,154 @@ static void stress_ksm_unmerge_klog_p_tainted(const char *s, const size_t n, str
 }
 
 /*
- *  stress_ksm_unmerge_klog_p_version()
+ *  stress_ksm_unmerge_klog_r_version()
  *	\b[3-9]\.[0-9]+[-a-z0-9.]+ -> # (kernel version)
  */
-static void stress_ksm_unmerge_klog_p_version(const char *s, const size_t n, stress_ksm_unmerge_klog_str_t *o)
+static size_t stress_ksm_unmerge_klog_r_version(const char *s, const size_t n, const size_t i,
+	stress_ksm_unmerge_klog_str_t *o)
 {
-	size_t i = 0;
+	size_t j = i + 2;
 
-	while (i < n) {
-		if ((s[i] >= '3') && (s[i] <= '9') && stress_ksm_unmerge_klog_bound(s, n, i) &&
-		    (i + 2 < n) && (s[i + 1] == '.') &&
-		    stress_ksm_unmerge_klog_isdigit((unsigned char)s[i + 2])) {
-			size_t j = i + 2;
-
-			while ((j < n) && ((s[j] == '-') || (s[j] == '.') ||
-			       stress_ksm_unmerge_klog_isdigit((unsigned char)s[j]) ||
-			       ((s[j] >= 'a') && (s[j] <= 'z'))))
-				j++;
-			if (j - (i + 2) >= 2) {
-				stress_ksm_unmerge_klog_put(o, "#", 1);
-				i = j;
-				continue;
-			}
-		}
-		stress_ksm_unmerge_klog_put(o, s + i++, 1);
-	}
+	if ((s[i] < '3') || (s[i] > '9') || !stress_ksm_unmerge_klog_bound(s, n, i) ||
+	    (i + 2 >= n) || (s[i + 1] != '.') || !stress_ksm_unmerge_klog_isdigit((unsigned char)s[i + 2]))
+		return 0;
+	while ((j < n) && ((s[j] == '-') || (s[j] == '.') ||
+	       stress_ksm_unmerge_klog_isdigit((unsigned char)s[j]) ||
+	       ((s[j] >= 'a') && (s[j] <= 'z'))))
+		j++;
+	if (j - (i + 2) < 2)
+		return 0;
+	stress_ksm_unmerge_klog_put(o, "#", 1);
+	return j;
 }
 
 /*
- *  stress_ksm_unmerge_klog_p_date()
+ *  stress_ksm_unmerge_klog_r_date()
  *	\b[1-9][0-9]-[A-Z][a-z]+-[0-9]{4}\b -> #
  */
-static void stress_ksm_unmerge_klog_p_date(const char *s, const size_t n, stress_ksm_unmerge_klog_str_t *o)
+static size_t stress_ksm_unmerge_klog_r_date(const char *s, const size_t n, const size_t i,
+	stress_ksm_unmerge_klog_str_t *o)
 {
-	size_t i = 0;
+	size_t j = i + 4, k;
+	bool ok;
 
-	while (i < n) {
-		if ((s[i] >= '1') && (s[i] <= '9') && stress_ksm_unmerge_klog_bound(s, n, i) &&
-		    (i + 4 < n) && stress_ksm_unmerge_klog_isdigit((unsigned char)s[i + 1]) &&
-		    (s[i + 2] == '-') && (s[i + 3] >= 'A') && (s[i + 3] <= 'Z')) {
-			size_t j = i + 4, k;
-			bool ok;
-
-			while ((j < n) && (s[j] >= 'a') && (s[j] <= 'z'))
-				j++;
-			ok = (j > i + 4) && (j + 5 <= n) && (s[j] == '-');
-			for (k = 1; ok && (k <= 4); k++)
-				ok = stress_ksm_unmerge_klog_isdigit((unsigned char)s[j + k]);
-			if (ok && !stress_ksm_unmerge_klog_wat(s, n, j + 5)) {
-				stress_ksm_unmerge_klog_put(o, "#", 1);
-				i = j + 5;
-				continue;
-			}
-		}
-		stress_ksm_unmerge_klog_put(o, s + i++, 1);
-	}
+	if ((s[i] < '1') || (s[i] > '9') || !stress_ksm_unmerge_klog_bound(s, n, i) ||
+	    (i + 4 >= n) || !stress_ksm_unmerge_klog_isdigit((unsigned char)s[i + 1]) ||
+	    (s[i + 2] != '-') || (s[i + 3] < 'A') || (s[i + 3] > 'Z'))
+		return 0;
+	while ((j < n) && (s[j] >= 'a') && (s[j] <= 'z'))
+		j++;
+	ok = (j > i + 4) && (j + 5 <= n) && (s[j] == '-');
+	for (k = 1; ok && (k <= 4); k++)
+		ok = stress_ksm_unmerge_klog_isdigit((unsigned char)s[j + k]);
+	if (!ok || stress_ksm_unmerge_klog_wat(s, n, j + 5))
+		return 0;
+	stress_ksm_unmerge_klog_put(o, "#", 1);
+	return j + 5;
 }
 
 /*
- *  stress_ksm_unmerge_klog_p_hex0x()
+ *  stress_ksm_unmerge_klog_r_hex0x()
  *	\b0x[0-9a-f]+\b -> #, and \b[a-f0-9]{40}\b -> #
  */
-static void stress_ksm_unmerge_klog_p_hex0x(const char *s, const size_t n, stress_ksm_unmerge_klog_str_t *o)
+static size_t stress_ksm_unmerge_klog_r_hex0x(const char *s, const size_t n, const size_t i,
+	stress_ksm_unmerge_klog_str_t *o)
 {
-	size_t i = 0;
+	size_t j;
 
-	while (i < n) {
-		if ((s[i] == '0') && stress_ksm_unmerge_klog_bound(s, n, i) && (i + 2 < n) &&
-		    (s[i + 1] == 'x') && stress_ksm_unmerge_klog_ishex((unsigned char)s[i + 2])) {
-			size_t j = i + 2;
-
-			while ((j < n) && stress_ksm_unmerge_klog_ishex((unsigned char)s[j]))
-				j++;
-			if (!stress_ksm_unmerge_klog_wat(s, n, j)) {
-				stress_ksm_unmerge_klog_put(o, "#", 1);
-				i = j;
-				continue;
-			}
-		}
-		if (stress_ksm_unmerge_klog_wat(s, n, i) && stress_ksm_unmerge_klog_bound(s, n, i)) {
-			size_t j = i;
-
-			while ((j < n) && stress_ksm_unmerge_klog_ishex((unsigned char)s[j]))
-				j++;
-			if ((j - i == 40) && !stress_ksm_unmerge_klog_wat(s, n, j)) {
-				stress_ksm_unmerge_klog_put(o, "#", 1);
-				i = j;
-				continue;
-			}
-		}
-		stress_ksm_unmerge_klog_put(o, s + i++, 1);
-	}
-}
-
-/*
- *  stress_ksm_unmerge_klog_p_number()
- *	\b[0-9][0-9.]* -> #, then #x\b -> 0x
- */
-static void stress_ksm_unmerge_klog_p_number(const char *s, const size_t n, stress_ksm_unmerge_klog_str_t *o)
-{
-	size_t i = 0;
-
-	while (i < n) {
-		if (stress_ksm_unmerge_klog_isdigit((unsigned char)s[i]) &&
-		    stress_ksm_unmerge_klog_bound(s, n, i)) {
-			while ((i < n) && (stress_ksm_unmerge_klog_isdigit((unsigned char)s[i]) || (s[i] == '.')))
-				i++;
+	if ((s[i] == '0') && stress_ksm_unmerge_klog_bound(s, n, i) && (i + 2 < n) &&
+	    (s[i + 1] == 'x') && stress_ksm_unmerge_klog_ishex((unsigned char)s[i + 2])) {
+		j = stress_ksm_unmerge_klog_hex_end(s, n, i + 2);
+		if (!stress_ksm_unmerge_klog_wat(s, n, j)) {
 			stress_ksm_unmerge_klog_put(o, "#", 1);
-			continue;
+			return j;
 		}
-		stress_ksm_unmerge_klog_put(o, s + i++, 1);
 	}
+	if (!stress_ksm_unmerge_klog_wat(s, n, i) || !stress_ksm_unmerge_klog_bound(s, n, i))
+		return 0;
+	j = stress_ksm_unmerge_klog_hex_end(s, n, i);
+	if ((j - i != 40) || stress_ksm_unmerge_klog_wat(s, n, j))
+		return 0;
+	stress_ksm_unmerge_klog_put(o, "#", 1);
+	return j;
 }
 
 /*
- *  stress_ksm_unmerge_klog_p_hashx()
+ *  stress_ksm_unmerge_klog_r_number()
+ *	\b[0-9][0-9.]* -> #
+ */
+static size_t stress_ksm_unmerge_klog_r_number(const char *s, const size_t n, const size_t i,
+	stress_ksm_unmerge_klog_str_t *o)
+{
+	size_t j = i;
+
+	if (!stress_ksm_unmerge_klog_isdigit((unsigned char)s[i]) || !stress_ksm_unmerge_klog_bound(s, n, i))
+		return 0;
+	while ((j < n) && (stress_ksm_unmerge_klog_isdigit((unsigned char)s[j]) || (s[j] == '.')))
+		j++;
+	stress_ksm_unmerge_klog_put(o, "#", 1);
+	return j;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_r_hashx()
  *	#x\b -> 0x
  */
-static void stress_ksm_unmerge_klog_p_hashx(const char *s, const size_t n, stress_ksm_unmerge_klog_str_t *o)
+static size_t stress_ksm_unmerge_klog_r_hashx(const char *s, const size_t n, const size_t i,
+	stress_ksm_unmerge_klog_str_t *o)
 {
-	size_t i = 0;
-
-	while (i < n) {
-		if ((s[i] == '#') && (i + 1 < n) && (s[i + 1] == 'x') &&
-		    !stress_ksm_unmerge_klog_wat(s, n, i + 2)) {
-			stress_ksm_unmerge_klog_put(o, "0x", 2);
-			i += 2;
-			continue;
-		}
-		stress_ksm_unmerge_klog_put(o, s + i++, 1);
-	}
+	if ((s[i] != '#') || (i + 1 >= n) || (s[i + 1] != 'x') || stress_ksm_unmerge_klog_wat(s, n, i + 2))
+		return 0;
+	stress_ksm_unmerge_klog_put(o, "0x", 2);
+	return i + 2;
 }
 
 /*
- *  stress_ksm_unmerge_klog_p_spaces()
+ *  stress_ksm_unmerge_klog_r_spaces()
  *	[\\"$] -> ~, tab -> space, runs of spaces -> one space
  */
-static void stress_ksm_unmerge_klog_p_spaces(const char *s, const size_t n, stress_ksm_unmerge_klog_str_t *o)
+static size_t stress_ksm_unmerge_klog_r_spaces(const char *s, const size_t n, const size_t i,
+	stress_ksm_unmerge_klog_str_t *o)
 {
-	size_t i;
+	char c = s[i];
 
-	for (i = 0; i < n; i++) {
-		char c = s[i];
-
-		if ((c == '\\') || (c == '"') || (c == '$'))
-			c = '~';
-		else if (c == '\t')
-			c = ' ';
-		if ((c == ' ') && (o->len > 0) && (o->buf[o->len - 1] == ' '))
-			continue;
+	(void)n;
+	if ((c == '\\') || (c == '"') || (c == '$'))
+		c = '~';
+	else if (c == '\t')
+		c = ' ';
+	if ((c != ' ') || (o->len == 0) || (o->buf[o->len - 1] != ' '))
 		stress_ksm_unmerge_klog_put(o, &c, 1);
-	}
+	return i + 1;
 }
 
 /*
- *  stress_ksm_unmerge_klog_p_squeeze1()
+ *  stress_ksm_unmerge_klog_r_squeeze1()
  *	([^a-zA-Z0-9])\  -> \1
  */
-static void stress_ksm_unmerge_klog_p_squeeze1(const char *s, const size_t n, stress_ksm_unmerge_klog_str_t *o)
+static size_t stress_ksm_unmerge_klog_r_squeeze1(const char *s, const size_t n, const size_t i,
+	stress_ksm_unmerge_klog_str_t *o)
 {
-	size_t i = 0;
+	const int c = (unsigned char)s[i];
 
-	while (i < n) {
-		const int c = (unsigned char)s[i];
-
-		if (!stress_ksm_unmerge_klog_isalpha(c) && !stress_ksm_unmerge_klog_isdigit(c) &&
-		    (i + 1 < n) && (s[i + 1] == ' ')) {
-			stress_ksm_unmerge_klog_put(o, s + i, 1);
-			i += 2;
-			continue;
-		}
-		stress_ksm_unmerge_klog_put(o, s + i++, 1);
-	}
+	if (stress_ksm_unmerge_klog_isalpha(c) || stress_ksm_unmerge_klog_isdigit(c) ||
+	    (i + 1 >= n) || (s[i + 1] != ' '))
+		return 0;
+	stress_ksm_unmerge_klog_put(o, s + i, 1);
+	return i + 2;
 }
 
 /*
- *  stress_ksm_unmerge_klog_p_squeeze2()
+ *  stress_ksm_unmerge_klog_r_squeeze2()
  *	\ ([^a-zA-Z]) -> \1
  */
-static void stress_ksm_unmerge_klog_p_squeeze2(const char *s, const size_t n, stress_ksm_unmerge_klog_str_t *o)
+static size_t stress_ksm_unmerge_klog_r_squeeze2(const char *s, const size_t n, const size_t i,
+	stress_ksm_unmerge_klog_str_t *o)
 {
-	size_t i = 0;
-
-	while (i < n) {
-		if ((s[i] == ' ') && (i + 1 < n) && !stress_ksm_unmerge_klog_isalpha((unsigned char)s[i + 1])) {
-			stress_ksm_unmerge_klog_put(o, s + i + 1, 1);
-			i += 2;
-			continue;
-		}
-		stress_ksm_unmerge_klog_put(o, s + i++, 1);
-	}
+	if ((s[i] != ' ') || (i + 1 >= n) || stress_ksm_unmerge_klog_isalpha((unsigned char)s[i + 1]))
+		return 0;
+	stress_ksm_unmerge_klog_put(o, s + i + 1, 1);
+	return i + 2;
 }
 
 /*
@@ -1384,111 +1346,89 @@ static void stress_ksm_unmerge_klog_p_underscore(const char *s, const size_t n, 
 }
 
 /*
- *  stress_ksm_unmerge_klog_p_colnum()
+ *  stress_ksm_unmerge_klog_r_colnum()
  *	([a-z]:)[0-9]+\b -> \1
  */
-static void stress_ksm_unmerge_klog_p_colnum(const char *s, const size_t n, stress_ksm_unmerge_klog_str_t *o)
+static size_t stress_ksm_unmerge_klog_r_colnum(const char *s, const size_t n, const size_t i,
+	stress_ksm_unmerge_klog_str_t *o)
 {
-	size_t i = 0;
+	size_t j;
 
-	while (i < n) {
-		if ((s[i] >= 'a') && (s[i] <= 'z') && (i + 2 < n) && (s[i + 1] == ':') &&
-		    stress_ksm_unmerge_klog_isdigit((unsigned char)s[i + 2])) {
-			size_t j = i + 2;
-
-			while ((j < n) && stress_ksm_unmerge_klog_isdigit((unsigned char)s[j]))
-				j++;
-			if (!stress_ksm_unmerge_klog_wat(s, n, j)) {
-				stress_ksm_unmerge_klog_put(o, s + i, 2);
-				i = j;
-				continue;
-			}
-		}
-		stress_ksm_unmerge_klog_put(o, s + i++, 1);
-	}
+	if ((s[i] < 'a') || (s[i] > 'z') || (i + 2 >= n) || (s[i + 1] != ':') ||
+	    !stress_ksm_unmerge_klog_isdigit((unsigned char)s[i + 2]))
+		return 0;
+	j = stress_ksm_unmerge_klog_digit_end(s, n, i + 2);
+	if (stress_ksm_unmerge_klog_wat(s, n, j))
+		return 0;
+	stress_ksm_unmerge_klog_put(o, s + i, 2);
+	return j;
 }
 
 /*
- *  stress_ksm_unmerge_klog_p_ripaddr()
- *	remove #:[<#>][<#>] (legacy "RIP: 0010:[<addr>]  [<addr>] func")
+ *  stress_ksm_unmerge_klog_r_ripaddr()
+ *	#:[<#>][<#>] -> (removed) (legacy "RIP: 0010:[<addr>]  [<addr>] func")
  */
-static void stress_ksm_unmerge_klog_p_ripaddr(const char *s, const size_t n, stress_ksm_unmerge_klog_str_t *o)
+static size_t stress_ksm_unmerge_klog_r_ripaddr(const char *s, const size_t n, const size_t i,
+	stress_ksm_unmerge_klog_str_t *o)
 {
-	size_t i = 0;
-
-	while (i < n) {
-		if (!strncmp(s + i, "#:[<#>][<#>]", 12)) {
-			i += 12;
-			continue;
-		}
-		stress_ksm_unmerge_klog_put(o, s + i++, 1);
-	}
+	(void)n;
+	(void)o;
+	return strncmp(s + i, "#:[<#>][<#>]", 12) ? 0 : i + 12;
 }
 
 /*
- *  stress_ksm_unmerge_klog_p_rip()
+ *  stress_ksm_unmerge_klog_r_rip()
  *	RIP:#: -> RIP:
  */
-static void stress_ksm_unmerge_klog_p_rip(const char *s, const size_t n, stress_ksm_unmerge_klog_str_t *o)
+static size_t stress_ksm_unmerge_klog_r_rip(const char *s, const size_t n, const size_t i,
+	stress_ksm_unmerge_klog_str_t *o)
 {
-	size_t i = 0;
-
-	while (i < n) {
-		if (!strncmp(s + i, "RIP:#:", 6)) {
-			stress_ksm_unmerge_klog_put(o, "RIP:", 4);
-			i += 6;
-			continue;
-		}
-		stress_ksm_unmerge_klog_put(o, s + i++, 1);
-	}
+	(void)n;
+	if (strncmp(s + i, "RIP:#:", 6))
+		return 0;
+	stress_ksm_unmerge_klog_put(o, "RIP:", 4);
+	return i + 6;
 }
 
 /*
- *  stress_ksm_unmerge_klog_p_wnum()
+ *  stress_ksm_unmerge_klog_wnum()
  *	[^/a-zA-Z0-9_]\w[0-9]+\W -> # (first == true), or
  *	\W\w[0-9]+[^/a-zA-Z0-9_] -> # (first == false)
  */
-static void stress_ksm_unmerge_klog_p_wnum(const char *s, const size_t n,
+static size_t stress_ksm_unmerge_klog_wnum(const char *s, const size_t n, const size_t i,
 	stress_ksm_unmerge_klog_str_t *o, const bool first)
 {
-	size_t i = 0;
+	const bool lead = !stress_ksm_unmerge_klog_wat(s, n, i) && (!first || (s[i] != '/'));
+	size_t j;
 
-	while (i < n) {
-		const bool lead = first ? ((s[i] != '/') && !stress_ksm_unmerge_klog_wat(s, n, i)) :
-					  !stress_ksm_unmerge_klog_wat(s, n, i);
-
-		if (lead && stress_ksm_unmerge_klog_wat(s, n, i + 1) && (i + 2 < n) &&
-		    stress_ksm_unmerge_klog_isdigit((unsigned char)s[i + 2])) {
-			size_t j = i + 2;
-
-			while ((j < n) && stress_ksm_unmerge_klog_isdigit((unsigned char)s[j]))
-				j++;
-			if ((j < n) && !stress_ksm_unmerge_klog_wat(s, n, j) && (first || (s[j] != '/'))) {
-				stress_ksm_unmerge_klog_put(o, "#", 1);
-				i = j + 1;
-				continue;
-			}
-		}
-		stress_ksm_unmerge_klog_put(o, s + i++, 1);
-	}
+	if (!lead || !stress_ksm_unmerge_klog_wat(s, n, i + 1) || (i + 2 >= n) ||
+	    !stress_ksm_unmerge_klog_isdigit((unsigned char)s[i + 2]))
+		return 0;
+	j = stress_ksm_unmerge_klog_digit_end(s, n, i + 2);
+	if ((j >= n) || stress_ksm_unmerge_klog_wat(s, n, j) || (!first && (s[j] == '/')))
+		return 0;
+	stress_ksm_unmerge_klog_put(o, "#", 1);
+	return j + 1;
 }
 
 /*
- *  stress_ksm_unmerge_klog_p_wnum1()
+ *  stress_ksm_unmerge_klog_r_wnum1()
  *	[^/a-zA-Z0-9_]\w[0-9]+\W -> #
  */
-static void stress_ksm_unmerge_klog_p_wnum1(const char *s, const size_t n, stress_ksm_unmerge_klog_str_t *o)
+static size_t stress_ksm_unmerge_klog_r_wnum1(const char *s, const size_t n, const size_t i,
+	stress_ksm_unmerge_klog_str_t *o)
 {
-	stress_ksm_unmerge_klog_p_wnum(s, n, o, true);
+	return stress_ksm_unmerge_klog_wnum(s, n, i, o, true);
 }
 
 /*
- *  stress_ksm_unmerge_klog_p_wnum2()
+ *  stress_ksm_unmerge_klog_r_wnum2()
  *	\W\w[0-9]+[^/a-zA-Z0-9_] -> #
  */
-static void stress_ksm_unmerge_klog_p_wnum2(const char *s, const size_t n, stress_ksm_unmerge_klog_str_t *o)
+static size_t stress_ksm_unmerge_klog_r_wnum2(const char *s, const size_t n, const size_t i,
+	stress_ksm_unmerge_klog_str_t *o)
 {
-	stress_ksm_unmerge_klog_p_wnum(s, n, o, false);
+	return stress_ksm_unmerge_klog_wnum(s, n, i, o, false);
 }
 
 /*
@@ -1497,30 +1437,30 @@ static void stress_ksm_unmerge_klog_p_wnum2(const char *s, const size_t n, stres
  */
 static void stress_ksm_unmerge_klog_error_id(char *buf, const size_t cap)
 {
-	static const stress_ksm_unmerge_klog_pass_fn passes[] = {
-		stress_ksm_unmerge_klog_p_isra,
-		stress_ksm_unmerge_klog_p_blkdev,
-		stress_ksm_unmerge_klog_p_hexword,
-		stress_ksm_unmerge_klog_p_eqhex,
-		stress_ksm_unmerge_klog_p_offset0x,
-		stress_ksm_unmerge_klog_p_offset,
-		stress_ksm_unmerge_klog_p_tainted,
+	static const stress_ksm_unmerge_klog_pass_t passes[] = {
+		{ NULL, stress_ksm_unmerge_klog_r_isra },
+		{ NULL, stress_ksm_unmerge_klog_r_blkdev },
+		{ NULL, stress_ksm_unmerge_klog_r_hexword },
+		{ NULL, stress_ksm_unmerge_klog_r_eqhex },
+		{ NULL, stress_ksm_unmerge_klog_r_offset0x },
+		{ NULL, stress_ksm_unmerge_klog_r_offset },
+		{ stress_ksm_unmerge_klog_p_tainted, NULL },
 		/* common_error_id() */
-		stress_ksm_unmerge_klog_p_version,
-		stress_ksm_unmerge_klog_p_date,
-		stress_ksm_unmerge_klog_p_hex0x,
-		stress_ksm_unmerge_klog_p_number,
-		stress_ksm_unmerge_klog_p_hashx,
-		stress_ksm_unmerge_klog_p_spaces,
-		stress_ksm_unmerge_klog_p_squeeze1,
-		stress_ksm_unmerge_klog_p_squeeze2,
-		stress_ksm_unmerge_klog_p_underscore,
+		{ NULL, stress_ksm_unmerge_klog_r_version },
+		{ NULL, stress_ksm_unmerge_klog_r_date },
+		{ NULL, stress_ksm_unmerge_klog_r_hex0x },
+		{ NULL, stress_ksm_unmerge_klog_r_number },
+		{ NULL, stress_ksm_unmerge_klog_r_hashx },
+		{ NULL, stress_ksm_unmerge_klog_r_spaces },
+		{ NULL, stress_ksm_unmerge_klog_r_squeeze1 },
+		{ NULL, stress_ksm_unmerge_klog_r_squeeze2 },
+		{ stress_ksm_unmerge_klog_p_underscore, NULL },
 		/* back in generate_error_id() */
-		stress_ksm_unmerge_klog_p_colnum,
-		stress_ksm_unmerge_klog_p_ripaddr,
-		stress_ksm_unmerge_klog_p_rip,
-		stress_ksm_unmerge_klog_p_wnum1,
-		stress_ksm_unmerge_klog_p_wnum2,
+		{ NULL, stress_ksm_unmerge_klog_r_colnum },
+		{ NULL, stress_ksm_unmerge_klog_r_ripaddr },
+		{ NULL, stress_ksm_unmerge_klog_r_rip },
+		{ NULL, stress_ksm_unmerge_klog_r_wnum1 },
+		{ NULL, stress_ksm_unmerge_klog_r_wnum2 },
 	};
 	size_t i, n = strlen(buf);
 
@@ -1528,7 +1468,7 @@ static void stress_ksm_unmerge_klog_error_id(char *buf, const size_t cap)
 	if ((n >= 2) && !strcmp(buf + n - 2, " ]"))
 		buf[n - 2] = '\0';
 	for (i = 0; i < SIZEOF_ARRAY(passes); i++)
-		stress_ksm_unmerge_klog_pass(buf, cap, passes[i]);
+		stress_ksm_unmerge_klog_pass(buf, cap, &passes[i]);
 }
 
 /*
