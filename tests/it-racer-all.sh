@@ -7,14 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 require_ksm
 
-BIN=$TMPD/stress-ksm-unmerge
-cp "$STRESSOR" "$BIN" || fail "cannot copy $STRESSOR"
-ours() {
-	local p
-	for p in /proc/[0-9]*; do
-		[ "$(readlink "$p/exe" 2>/dev/null)" = "$BIN" ] && echo "${p#/proc/}"
-	done
-}
+private_bin
 listing() { find /tmp /var/tmp -maxdepth 1 -newer "$BIN" ! -path "$TMPD" 2>/dev/null | sort; }
 
 before=$(knobs)

@@ -42,3 +42,38 @@ bogo_ops() {
 leftovers() {
 	pgrep -f "stress-ksm-unmerge|stress-ng-ksm-unmerge" | grep -v "^$$\$" || true
 }
+
+# private_bin: copy the stressor into $TMPD as $BIN, so the run's processes
+# are exactly those whose exe is $BIN
+private_bin() {
+	BIN=$TMPD/stress-ksm-unmerge
+	cp "$STRESSOR" "$BIN" || fail "cannot copy $STRESSOR to $TMPD"
+}
+
+# ours: pids of live processes running the private copy $BIN
+ours() {
+	local p
+	for p in /proc/[0-9]*; do
+		[ "$(readlink "$p/exe" 2>/dev/null)" = "$BIN" ] && echo "${p#/proc/}"
+	done
+}
+
+# fds: "pid:count" for each instance (child of the runner $1)
+fds() {
+	local p
+	for p in $(pgrep -P "$1"); do
+		echo "$p:$(ls "/proc/$p/fd" 2>/dev/null | wc -l)"
+	done
+}
+
+# fd_growth: largest growth of an instance's fd count between two fds samples
+fd_growth() {
+	local a=$1 b=$2 e p n m max=0
+	for e in $b; do
+		p=${e%%:*}
+		n=${e##*:}
+		m=$(echo "$a" | tr ' ' '\n' | sed -n "s/^$p://p")
+		[ -n "$m" ] && [ $((n - m)) -gt $max ] && max=$((n - m))
+	done
+	echo $max
+}

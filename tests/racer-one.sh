@@ -1,0 +1,94 @@
+#!/bin/bash
+# racer-one.sh RACER: one racer alone on the real kernel, 2 instances
+# (madvise and prctl switches; RACER_IT_INSTANCES="1 2" for both counts):
+# exit 0 with --verify, "racer RACER reached" with its evidence > 0, at
+# least one verified cycle, no fail: lines, no fd growth in the instances,
+# no process of the run and no temp file left, KSM knobs as before, plus
+# racer specific figures (mrelease latency spread, sparse walk cost).
+#
+# The body of every tests/it-racer-NAME.sh except it-racer-all.sh.  It runs
+# the stressor, so run it under "flock /tmp/ksm-dev.lock" (tests/run-tests
+# does).
+. "$(dirname "$0")/lib.sh"
+
+RACER=$1
+case $RACER in
+vmsplice)	EVIDENCE=ksm-pages-spliced;;
+gup)		EVIDENCE=ksm-pages-pinned;;
+uffd-wp)	EVIDENCE=wp-pages-unshared;;
+thp)		EVIDENCE=thps-split;;
+fork)		EVIDENCE=ksm-cow-writes;;
+mrelease)	EVIDENCE=mrelease-reaps;;
+mprotect)	EVIDENCE=ksm-pages-protected;;
+sparse)		EVIDENCE=sparse-pages-walked;;
+*)		fail "unknown racer '$RACER'";;
+esac
+require_ksm
+
+private_bin
+# the run's cwd is the default --temp-path, where the gup racer tries first
+RUNDIR=$TMPD/cwd
+mkdir -p "$RUNDIR" || fail "cannot create $RUNDIR"
+
+# temp_files: O_DIRECT files of the gup racer left anywhere it may write
+temp_files() {
+	ls -d "$RUNDIR"/stress-ksm-unmerge-gup-* /var/tmp/stress-ksm-unmerge-gup-* \
+		/tmp/stress-ksm-unmerge-gup-* 2>/dev/null | grep -v -x -F -f <(echo "$TEMP_BEFORE") || true
+}
+
+# check_extra LOG: racer specific figures
+check_extra() {
+	local v
+	case $RACER in
+	mrelease)
+		v=$(grep -o "mrelease kill-to-reaped millisecs: .*" "$1")
+		[ -n "$v" ] || fail "no mrelease latency spread printed"
+		echo "$v" | grep -q "samples=[1-9]" || fail "no mrelease latency samples: $v"
+		echo "    $v"
+		;;
+	sparse)
+		v=$(sed -n 's/.* \([0-9.]*\) nanosecs per sparse page.*/\1/p' "$1" | head -1)
+		if [ -n "$v" ]; then
+			awk -v v="$v" 'BEGIN { exit !(v > 1 && v < 100000) }' ||
+				fail "implausible $v nanosecs per sparse page"
+			echo "    $v nanosecs per sparse page"
+		fi
+		;;
+	esac
+}
+
+TEMP_BEFORE=$(ls -d /var/tmp/stress-ksm-unmerge-gup-* /tmp/stress-ksm-unmerge-gup-* 2>/dev/null)
+before=$(knobs)
+for n in ${RACER_IT_INSTANCES:-2}; do
+	log=$TMPD/run-$n.log
+	(cd "$RUNDIR" && exec "$BIN" --ksm-unmerge $n -t 6 --metrics --verify --ksm-unmerge-bytes 16M \
+		--ksm-unmerge-method "$RACER,madvise,prctl") >"$log" 2>&1 &
+	pid=$!
+	sleep 2
+	s1=$(fds $pid)
+	sleep 3
+	s2=$(fds $pid)
+	wait $pid
+	rc=$?
+	line=$(grep -o "racer $RACER .*" "$log")
+	case $line in
+	"racer $RACER skipped"*) skip "$line";;
+	esac
+	[ $rc = 0 ] || { cat "$log"; fail "$RACER, $n instance(s): exit status $rc"; }
+	! grep -q " fail: " "$log" || { cat "$log"; fail "$RACER, $n instance(s): fail: lines"; }
+	ev=$(echo "$line" | sed -n "s/.* reached: ops=[0-9]* $EVIDENCE=\([0-9]*\).*/\1/p")
+	[ -n "$ev" ] && [ "$ev" -gt 0 ] || { cat "$log"; fail "$RACER, $n instance(s): '$line'"; }
+	cycles=$(total "$log" cycles)
+	[ -n "$cycles" ] && [ "$cycles" -gt 0 ] || fail "$RACER, $n instance(s): no verified cycle"
+	growth=$(fd_growth "$s1" "$s2")
+	[ "$growth" -le 3 ] || fail "$RACER, $n instance(s): an instance's fds grew by $growth ($s1 -> $s2)"
+	sleep 0.5
+	left=$(ours)
+	[ -z "$left" ] || { ps -o pid,ppid,stat,cmd -p "$(echo $left | tr ' ' ',')"; fail "$RACER: processes left: $left"; }
+	files=$(temp_files)
+	[ -z "$files" ] || fail "$RACER: temp files left: $files"
+	[ "$(knobs)" = "$before" ] || fail "$RACER: KSM knobs changed: '$before' -> '$(knobs)'"
+	echo "ok $RACER, $n instance(s), $cycles cycles: $line"
+	check_extra "$log"
+done
+exit 0
