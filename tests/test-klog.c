@@ -86,45 +86,8 @@ double stress_time_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* stub: shim_usleep() */
-int shim_usleep(uint64_t usec)
-{
-	return usleep((useconds_t)usec);
-}
-
-/* stub: shim_waitpid() */
-pid_t shim_waitpid(pid_t pid, int *wstatus, int options)
-{
-	return waitpid(pid, wstatus, options);
-}
-
-/* stub: shim_kill() */
-int shim_kill(pid_t pid, int sig)
-{
-	return kill(pid, sig);
-}
-
-/* stub: shim_strscpy() */
-ssize_t shim_strscpy(char *dst, const char *src, size_t len)
-{
-	size_t n = strlen(src);
-
-	if (!len)
-		return -E2BIG;
-	if (n >= len) {
-		(void)memcpy(dst, src, len - 1);
-		dst[len - 1] = '\0';
-		return -E2BIG;
-	}
-	(void)memcpy(dst, src, n + 1);
-	return (ssize_t)n;
-}
-
-/* stub: shim_unlink() */
-int shim_unlink(const char *pathname)
-{
-	return remove(pathname);
-}
+/* the runner's continue flag, read by the shim's sleep wrapper */
+volatile bool g_stress_continue_flag = true;
 
 /* stub: stress_yaml_extra_add() */
 void stress_yaml_extra_add(const char *name, const char *yaml_body)
