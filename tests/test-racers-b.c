@@ -18,61 +18,23 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#define T_PAGE		(4096)
-#define T_PAGES		(16)
 #define T_ZERO_PFN	(0x1000ULL)
 #define T_KSM_FLAG	STRESS_BIT_ULL(KPF_BIT_KSM)
 
-/* A small region filled with the "same" pattern, as the stressor fills it */
-typedef struct {
-	stress_args_t args;
-	stress_ksm_unmerge_instance_t st;
-	stress_ksm_unmerge_ctx_t ctx;
-} t_env_t;
+#include "test-racers-env.h"
 
 /*
  *  t_setup()
- *	context with templates and a region of T_PAGES pattern pages
+ *	environment with the "same" pattern and a known zero page pfn
  */
 static int t_setup(void **state)
 {
-	t_env_t *e = calloc(1, sizeof(*e));
-	size_t i;
+	t_env_t *e = t_env_new(KSM_UNMERGE_PATTERN_SAME);
 
-	if (!e)
-		return -1;
-	e->args.name = "ksm-unmerge";
-	e->args.page_size = T_PAGE;
-	e->ctx.args = &e->args;
-	e->ctx.st = &e->st;
-	e->ctx.page_size = T_PAGE;
-	e->ctx.npages = T_PAGES;
-	e->ctx.region_size = T_PAGES * T_PAGE;
-	e->ctx.pattern = KSM_UNMERGE_PATTERN_SAME;
-	e->ctx.zero_pfn = T_ZERO_PFN;
-	e->ctx.templates = calloc(KSM_UNMERGE_FEW_TEMPLATES + 1, T_PAGE);
-	e->ctx.region = calloc(T_PAGES, T_PAGE);
-	if (!e->ctx.templates || !e->ctx.region)
-		return -1;
-	stress_ksm_unmerge_templates_fill(&e->ctx);
-	for (i = 0; i < T_PAGES; i++)
-		stress_ksm_unmerge_page_fill(&e->ctx, i, e->ctx.region + i * T_PAGE);
+	if (e)
+		e->ctx.zero_pfn = T_ZERO_PFN;
 	*state = e;
-	return 0;
-}
-
-/*
- *  t_teardown()
- *	free the context
- */
-static int t_teardown(void **state)
-{
-	t_env_t *e = *state;
-
-	free(e->ctx.templates);
-	free(e->ctx.region);
-	free(e);
-	return 0;
+	return e ? 0 : -1;
 }
 
 /*
