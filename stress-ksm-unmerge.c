@@ -236,6 +236,7 @@ static const char *stress_ksm_unmerge_state_file = "/run/stress-ksm-unmerge.stat
 #define KSM_UNMERGE_MAX_FAILURES	(5)
 #define KSM_UNMERGE_LAT_SAMPLES		(4096)
 #define KSM_UNMERGE_FEW_TEMPLATES	(8)
+#define KSM_UNMERGE_PM_CHUNK		(4096)	/* pagemap entries read at a time */
 
 #define PM_PRESENT			STRESS_BIT_ULL(63)
 #define PM_PFN_MASK			((1ULL << 55) - 1)
@@ -391,9 +392,8 @@ typedef struct stress_ksm_unmerge_ctx {
 	uint64_t methods;
 	uint64_t seed;			/* per instance seed for unique pages */
 	uint8_t *templates;		/* template pages for same/few */
-	uint64_t *pagemap;		/* pagemap scratch, one entry per page */
+	uint64_t *pagemap;		/* pagemap scratch, KSM_UNMERGE_PM_CHUNK entries */
 	uint64_t *pfns;			/* present pfns, sorted by region_scan */
-	uint64_t *pfns_tmp;		/* radix sort scratch */
 	int pagemap_fd;
 	int kpageflags_fd;
 	int ksm_stat_fd;		/* /proc/self/ksm_stat, -1 if missing */
@@ -3157,39 +3157,95 @@ static uint64_t stress_ksm_unmerge_kpageflags(const int fd, const uint64_t pfn)
 }
 
 /*
- *  stress_ksm_unmerge_pfn_sort()
- *	LSD radix sort of n pfns, 8 bits a pass and only as many passes as
- *	max_pfn needs; tmp holds n entries; the result is left in pfns
+ *  stress_ksm_unmerge_pfn_isort()
+ *	insertion sort of a small run of pfns
  */
-static void stress_ksm_unmerge_pfn_sort(uint64_t *pfns, uint64_t *tmp, const size_t n,
-	const uint64_t max_pfn)
+static void stress_ksm_unmerge_pfn_isort(uint64_t *pfns, const size_t n)
 {
-	uint64_t *src = pfns, *dst = tmp, *swap;
-	unsigned int shift;
-	size_t i;
+	size_t i, j;
 
-	for (shift = 0; shift < 64 && (max_pfn >> shift); shift += 8) {
-		size_t count[256], sum = 0;
+	for (i = 1; i < n; i++) {
+		const uint64_t v = pfns[i];
 
-		(void)shim_memset(count, 0, sizeof(count));
-		for (i = 0; i < n; i++)
-			count[(src[i] >> shift) & 0xff]++;
-		if (count[(src[0] >> shift) & 0xff] == n)
-			continue;	/* one digit value: already in order */
-		for (i = 0; i < 256; i++) {
-			const size_t c = count[i];
-
-			count[i] = sum;
-			sum += c;
-		}
-		for (i = 0; i < n; i++)
-			dst[count[(src[i] >> shift) & 0xff]++] = src[i];
-		swap = src;
-		src = dst;
-		dst = swap;
+		for (j = i; j > 0 && pfns[j - 1] > v; j--)
+			pfns[j] = pfns[j - 1];
+		pfns[j] = v;
 	}
-	if (src != pfns)
-		(void)shim_memcpy(pfns, src, n * sizeof(*pfns));
+}
+
+/*
+ *  stress_ksm_unmerge_pfn_sort_digit()
+ *	in-place MSD radix sort (American flag) of n pfns on the byte at
+ *	shift and the bytes below it; no scratch array, so the scan's memory
+ *	is 8 bytes per page
+ */
+static void stress_ksm_unmerge_pfn_sort_digit(uint64_t *pfns, const size_t n, const unsigned int shift)
+{
+	size_t count[256], next[256], end[256], sum = 0, b;
+
+	if (n < 32) {
+		stress_ksm_unmerge_pfn_isort(pfns, n);
+		return;
+	}
+	(void)shim_memset(count, 0, sizeof(count));
+	for (b = 0; b < n; b++)
+		count[(pfns[b] >> shift) & 0xff]++;
+	for (b = 0; b < 256; b++) {
+		next[b] = sum;
+		sum += count[b];
+		end[b] = sum;
+	}
+	if (count[(pfns[0] >> shift) & 0xff] != n) {
+		/* cycle each misplaced pfn into its bucket */
+		for (b = 0; b < 256; b++) {
+			while (next[b] < end[b]) {
+				uint64_t v = pfns[next[b]];
+				size_t d = (v >> shift) & 0xff;
+
+				while (d != b) {
+					const uint64_t t = pfns[next[d]];
+
+					pfns[next[d]++] = v;
+					v = t;
+					d = (v >> shift) & 0xff;
+				}
+				pfns[next[b]++] = v;
+			}
+		}
+	}
+	if (!shift)
+		return;
+	for (b = 0, sum = 0; b < 256; sum += count[b], b++) {
+		if (count[b] > 1)
+			stress_ksm_unmerge_pfn_sort_digit(pfns + sum, count[b], shift - 8);
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_pfn_sort()
+ *	sort n pfns in place, starting at the highest byte max_pfn uses
+ */
+static void stress_ksm_unmerge_pfn_sort(uint64_t *pfns, const size_t n, const uint64_t max_pfn)
+{
+	unsigned int shift = 0;
+
+	while (shift < 56 && (max_pfn >> (shift + 8)))
+		shift += 8;
+	stress_ksm_unmerge_pfn_sort_digit(pfns, n, shift);
+}
+
+/*
+ *  stress_ksm_unmerge_pm_entry()
+ *	failure paths: pagemap entry of region page i (0 if unreadable)
+ */
+static uint64_t stress_ksm_unmerge_pm_entry(const stress_ksm_unmerge_ctx_t *ctx, const size_t i)
+{
+	uint64_t e = 0;
+
+	if (stress_ksm_unmerge_pagemap_read(ctx->pagemap_fd, ctx->region + i * ctx->page_size, 1,
+			ctx->page_size, &e) < 0)
+		return 0;
+	return e;
 }
 
 /*
@@ -3203,7 +3259,7 @@ static void stress_ksm_unmerge_pfn_pages(const stress_ksm_unmerge_ctx_t *ctx, co
 
 	*first = *second = ctx->npages;
 	for (i = 0; i < ctx->npages && found < 2; i++) {
-		const uint64_t e = ctx->pagemap[i];
+		const uint64_t e = stress_ksm_unmerge_pm_entry(ctx, i);
 
 		if ((e & PM_PRESENT) && (e & PM_PFN_MASK) == pfn) {
 			if (found++ == 0)
@@ -3231,12 +3287,16 @@ static int stress_ksm_unmerge_region_scan(stress_ksm_unmerge_ctx_t *ctx,
 	*present = 0;
 	if (!ctx->have_pfns)
 		return -1;
-	if (stress_ksm_unmerge_pagemap_read(ctx->pagemap_fd, ctx->region, ctx->npages,
-			ctx->page_size, ctx->pagemap) < 0)
-		return -1;
 	for (i = 0; i < ctx->npages; i++) {
-		const uint64_t e = ctx->pagemap[i];
+		uint64_t e;
 
+		/* pagemap in chunks: the scan's scratch does not grow with the region */
+		if (!(i % KSM_UNMERGE_PM_CHUNK) &&
+		    stress_ksm_unmerge_pagemap_read(ctx->pagemap_fd, ctx->region + i * ctx->page_size,
+				STRESS_MINIMUM(KSM_UNMERGE_PM_CHUNK, ctx->npages - i), ctx->page_size,
+				ctx->pagemap) < 0)
+			return -1;
+		e = ctx->pagemap[i % KSM_UNMERGE_PM_CHUNK];
 		if (!(e & PM_PRESENT))
 			continue;
 		if ((e & PM_PFN_MASK) == ctx->zero_pfn) {
@@ -3252,7 +3312,7 @@ static int stress_ksm_unmerge_region_scan(stress_ksm_unmerge_ctx_t *ctx,
 	}
 	/* radix, not qsort: qsort was 2/3 of the stressor's user time */
 	if (n > 1)
-		stress_ksm_unmerge_pfn_sort(ctx->pfns, ctx->pfns_tmp, n, max_pfn);
+		stress_ksm_unmerge_pfn_sort(ctx->pfns, n, max_pfn);
 	for (i = 0; i < n; ) {
 		size_t j = i + 1;
 
@@ -3523,7 +3583,8 @@ static int stress_ksm_unmerge_verify_pfns(stress_ksm_unmerge_ctx_t *ctx)
 		return 0;
 	if (zero) {
 		for (i = 0; i < ctx->npages; i++)
-			if ((ctx->pagemap[i] & PM_PRESENT) && ((ctx->pagemap[i] & PM_PFN_MASK) == ctx->zero_pfn))
+			if ((stress_ksm_unmerge_pm_entry(ctx, i) & (PM_PRESENT | PM_PFN_MASK)) ==
+			    (PM_PRESENT | ctx->zero_pfn))
 				break;
 		pr_fail("%s: page %zu still maps the KSM zero page after unmerge (%" PRIu64 " such pages)\n",
 			args->name, i, zero);
@@ -7785,12 +7846,10 @@ static void stress_ksm_unmerge_ctx_free(stress_ksm_unmerge_ctx_t *ctx)
 		(void)munmap(ctx->templates, (KSM_UNMERGE_FEW_TEMPLATES + 1) * ctx->page_size);
 	free(ctx->pagemap);
 	free(ctx->pfns);
-	free(ctx->pfns_tmp);
 	ctx->region = NULL;
 	ctx->templates = NULL;
 	ctx->pagemap = NULL;
 	ctx->pfns = NULL;
-	ctx->pfns_tmp = NULL;
 }
 
 /*
@@ -7830,10 +7889,9 @@ static int stress_ksm_unmerge_ctx_init(stress_ksm_unmerge_ctx_t *ctx, stress_arg
 	stress_memory_anon_name_set(ctx->region, ctx->region_size, "ksm-unmerge-region");
 	ctx->templates = mmap(NULL, (KSM_UNMERGE_FEW_TEMPLATES + 1) * ctx->page_size,
 		PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ctx->pagemap = calloc(ctx->npages, sizeof(uint64_t));
+	ctx->pagemap = calloc(KSM_UNMERGE_PM_CHUNK, sizeof(uint64_t));
 	ctx->pfns = calloc(ctx->npages, sizeof(uint64_t));
-	ctx->pfns_tmp = calloc(ctx->npages, sizeof(uint64_t));
-	if (ctx->templates == MAP_FAILED || !ctx->pagemap || !ctx->pfns || !ctx->pfns_tmp) {
+	if (ctx->templates == MAP_FAILED || !ctx->pagemap || !ctx->pfns) {
 		if (ctx->templates == MAP_FAILED)
 			ctx->templates = NULL;
 		pr_inf_skip("%s: cannot allocate verification buffers for %zu pages, skipping stressor\n",

@@ -93,6 +93,7 @@ do {				\
 #define MAX_MEM_LIMIT		(MAX_48)
 #define TIMEOUT_NOT_SET		(~0ULL)
 #define SIZEOF_ARRAY(a)		(sizeof(a) / sizeof(a[0]))
+#define STRESS_MINIMUM(a, b)	(((a) < (b)) ? (a) : (b))
 
 /* Exit statuses (stress-ng.h) */
 #define EXIT_NOT_SUCCESS		(2)

@@ -432,34 +432,119 @@ static int t_u64_cmp(const void *a, const void *b)
 
 /*
  *  test_pfn_sort()
- *	the radix sort of pfns agrees with qsort, duplicates and all
+ *	the in-place radix sort of pfns agrees with qsort, duplicates and all
  */
 static void test_pfn_sort(void **state)
 {
-	uint64_t a[3000], b[3000], tmp[3000];
+	uint64_t a[3000], b[3000];
 	unsigned int seed = 42;
 	size_t round;
 
 	(void)state;
 	for (round = 0; round < 200; round++) {
 		const size_t n = 1 + (size_t)(rand_r(&seed) % 3000);
-		const unsigned int bits = 1 + (unsigned int)(rand_r(&seed) % 40);
+		const unsigned int bits = 1 + (unsigned int)(rand_r(&seed) % 64);
+		const uint64_t mask = (bits == 64) ? ~0ULL : ((1ULL << bits) - 1);
 		uint64_t max = 0;
 		size_t i;
 
 		for (i = 0; i < n; i++) {
-			a[i] = (((uint64_t)rand_r(&seed) << 31) ^ (uint64_t)rand_r(&seed)) &
-				((1ULL << bits) - 1);
+			a[i] = (((uint64_t)rand_r(&seed) << 42) ^ ((uint64_t)rand_r(&seed) << 21) ^
+				(uint64_t)rand_r(&seed)) & mask;
+			if (round % 50 == 7)
+				a[i] = 0x12345;	/* every page on one KSM page */
 			if (i && (rand_r(&seed) & 3) == 0)
 				a[i] = a[i - 1];	/* shared pfns */
 			if (a[i] > max)
 				max = a[i];
 			b[i] = a[i];
 		}
-		stress_ksm_unmerge_pfn_sort(a, tmp, n, max);
+		stress_ksm_unmerge_pfn_sort(a, n, max);
 		qsort(b, n, sizeof(*b), t_u64_cmp);
 		assert_memory_equal(a, b, n * sizeof(*a));
 	}
+}
+
+/*
+ *  t_map_shared_page()
+ *	map page 0 of fd at addr (MAP_FIXED | MAP_SHARED) and write it
+ */
+static void t_map_shared_page(uint8_t *addr, const int fd)
+{
+	void *p = mmap(addr, T_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+
+	assert_true(p == (void *)addr);
+	addr[0] = 0x5a;
+}
+
+/*
+ *  test_verify_pfns()
+ *	the after-unmerge pfn checks on the real pagemap: distinct private
+ *	pages pass; a KSM zero page fails; two pages mapping one shmem page
+ *	fail (and the failure path finds both); needs root for pfns
+ */
+static void test_verify_pfns(void **state)
+{
+	stress_args_t args = { .name = "ksm-unmerge", .page_size = T_PAGE };
+	stress_ksm_unmerge_instance_t st;
+	stress_ksm_unmerge_ctx_t ctx;
+	size_t first, second;
+	uint8_t *r;
+	int memfd;
+
+	(void)state;
+	(void)memset(&st, 0, sizeof(st));
+	(void)memset(&ctx, 0, sizeof(ctx));
+	ctx.args = &args;
+	ctx.st = &st;
+	ctx.page_size = T_PAGE;
+	ctx.npages = 4;
+	ctx.region_size = ctx.npages * T_PAGE;
+	ctx.verify = true;
+	ctx.pagemap_fd = open("/proc/self/pagemap", O_RDONLY);
+	ctx.kpageflags_fd = open("/proc/kpageflags", O_RDONLY);
+	if (ctx.pagemap_fd < 0 || ctx.kpageflags_fd < 0)
+		skip();		/* needs root and CONFIG_PROC_PAGE_MONITOR */
+	ctx.zero_pfn = stress_ksm_unmerge_zero_pfn(ctx.pagemap_fd, T_PAGE);
+	if (!ctx.zero_pfn)
+		skip();		/* pfns hidden: not root */
+	ctx.have_pfns = true;
+	ctx.pagemap = calloc(KSM_UNMERGE_PM_CHUNK, sizeof(uint64_t));
+	ctx.pfns = calloc(ctx.npages, sizeof(uint64_t));
+	assert_non_null(ctx.pagemap);
+	assert_non_null(ctx.pfns);
+	r = mmap(NULL, ctx.region_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(r != MAP_FAILED);
+	ctx.region = r;
+	(void)memset(r, 1, ctx.region_size);
+	assert_int_equal(stress_ksm_unmerge_verify_pfns(&ctx), 0);
+
+	/* page 3 on the zero page: a KSM zero page when use_zero_pages is on */
+	assert_int_equal(madvise(r + 3 * T_PAGE, T_PAGE, MADV_DONTNEED), 0);
+	assert_int_equal(*(volatile uint8_t *)(r + 3 * T_PAGE), 0);
+	ctx.ksm_zero = true;
+	assert_int_equal(stress_ksm_unmerge_verify_pfns(&ctx), -1);
+	ctx.ksm_zero = false;
+	assert_int_equal(stress_ksm_unmerge_verify_pfns(&ctx), 0);
+
+	/* pages 1 and 2 map the same page */
+	memfd = memfd_create("test-verify-pfns", MFD_CLOEXEC);
+	assert_true(memfd >= 0);
+	assert_int_equal(ftruncate(memfd, T_PAGE), 0);
+	t_map_shared_page(r + 1 * T_PAGE, memfd);
+	t_map_shared_page(r + 2 * T_PAGE, memfd);
+	assert_int_equal(stress_ksm_unmerge_verify_pfns(&ctx), -1);
+	stress_ksm_unmerge_pfn_pages(&ctx, stress_ksm_unmerge_pm_entry(&ctx, 1) & PM_PFN_MASK,
+		&first, &second);
+	assert_int_equal(first, 1);
+	assert_int_equal(second, 2);
+
+	(void)close(memfd);
+	(void)munmap(r, ctx.region_size);
+	(void)close(ctx.pagemap_fd);
+	(void)close(ctx.kpageflags_fd);
+	free(ctx.pagemap);
+	free(ctx.pfns);
 }
 
 int main(void)
@@ -475,6 +560,7 @@ int main(void)
 		cmocka_unit_test(test_proc_field),
 		cmocka_unit_test(test_counter_source),
 		cmocka_unit_test(test_pfn_sort),
+		cmocka_unit_test(test_verify_pfns),
 		cmocka_unit_test_setup_teardown(test_knobs_save_set_restore, t_knobs_setup, t_knobs_teardown),
 		cmocka_unit_test_setup_teardown(test_state_repair, t_knobs_setup, t_knobs_teardown),
 	};
