@@ -2,19 +2,27 @@
 # it-racer-all: --ksm-unmerge-method all with 2 instances on the real
 # kernel: exit 0 with --verify, every racer "reached" (or skipped with a
 # reason where the kernel lacks its interface), no fail: line, and nothing
-# left behind: no process of the run, no new file in /tmp or /var/tmp, no
-# fd of an instance still open, the KSM knobs as before.
+# left behind: no process of the run, no new file of the run in /tmp,
+# /var/tmp or its working directory, the KSM knobs as before.
 . "$(dirname "$0")/lib.sh"
 require_ksm
 
 private_bin
-listing() { find /tmp /var/tmp -maxdepth 1 -newer "$BIN" ! -path "$TMPD" 2>/dev/null | sort; }
+# the run's cwd (the default --temp-path, where the gup racer puts its file)
+RUNDIR=$TMPD/cwd
+mkdir -p "$RUNDIR" || fail "cannot create $RUNDIR"
+# listing: entries of the run's kind in /tmp and /var/tmp, and all of its cwd
+# (by name: a directory whose mtime changed is not a file left behind)
+listing() {
+	{ find /tmp /var/tmp -mindepth 1 -maxdepth 1 ! -path "$TMPD" | grep -E 'stress|ksm'
+	  find "$RUNDIR" -mindepth 1; } 2>/dev/null | sort
+}
 
 before=$(knobs)
 files_before=$(listing)
 log=$TMPD/all.log
-"$BIN" --ksm-unmerge 2 -t 12 --verify --metrics --ksm-unmerge-method all \
-	--ksm-unmerge-bytes 32M > "$log" 2>&1
+(cd "$RUNDIR" && exec "$BIN" --ksm-unmerge 2 -t 12 --verify --metrics --ksm-unmerge-method all \
+	--ksm-unmerge-bytes 32M) > "$log" 2>&1
 rc=$?
 [ $rc = 0 ] || { cat "$log"; fail "exit $rc"; }
 grep -q "fail:" "$log" && { grep "fail:" "$log"; fail "fail: lines"; }
