@@ -7,7 +7,7 @@ RACERS_A_TEST := tests/build/test-racers-a
 TEST_TARGETS += $(RACERS_A_TEST)
 CLEAN_FILES  += $(RACERS_A_TEST)
 
-$(RACERS_A_TEST): tests/test-racers-a.c tests/test-racers-env.h $(STRESSOR).c \
+$(RACERS_A_TEST): tests/test-racers-a.c tests/test-env.h $(STRESSOR).c \
 		core-shim/libshim.a $(SHIM_HDR)
 	@mkdir -p tests/build
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< core-shim/libshim.a -lcmocka $(LDLIBS)

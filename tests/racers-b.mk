@@ -8,7 +8,7 @@ RACERS_B_TEST := tests/build/test-racers-b
 TEST_TARGETS += $(RACERS_B_TEST)
 CLEAN_FILES  += $(RACERS_B_TEST)
 
-$(RACERS_B_TEST): tests/test-racers-b.c tests/test-racers-env.h $(STRESSOR).c \
+$(RACERS_B_TEST): tests/test-racers-b.c tests/test-env.h $(STRESSOR).c \
 		core-shim/libshim.a $(SHIM_HDR)
 	@mkdir -p tests/build
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< core-shim/libshim.a -lcmocka $(LDLIBS)

@@ -18,7 +18,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "test-racers-env.h"
+#include "test-env.h"
 
 /*
  *  t_setup()
@@ -26,7 +26,7 @@
  */
 static int t_setup(void **state)
 {
-	t_env_t *e = t_env_new(KSM_UNMERGE_PATTERN_MIXED);
+	t_env_t *e = t_env_new(KSM_UNMERGE_PATTERN_MIXED, T_PAGES);
 
 	*state = e;
 	return e ? 0 : -1;

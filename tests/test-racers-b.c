@@ -21,7 +21,7 @@
 #define T_ZERO_PFN	(0x1000ULL)
 #define T_KSM_FLAG	STRESS_BIT_ULL(KPF_BIT_KSM)
 
-#include "test-racers-env.h"
+#include "test-env.h"
 
 /*
  *  t_setup()
@@ -29,7 +29,7 @@
  */
 static int t_setup(void **state)
 {
-	t_env_t *e = t_env_new(KSM_UNMERGE_PATTERN_SAME);
+	t_env_t *e = t_env_new(KSM_UNMERGE_PATTERN_SAME, T_PAGES);
 
 	if (e)
 		e->ctx.zero_pfn = T_ZERO_PFN;

@@ -18,7 +18,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#define T_PAGE	(4096)
+#include "test-env.h"
 
 /*
  *  t_method()
@@ -54,52 +54,17 @@ static void test_method_lists(void **state)
 	assert_int_equal(t_method("MADVISE"), 0);
 }
 
-/* A context with a region of n pattern pages */
-typedef struct {
-	stress_args_t args;
-	stress_ksm_unmerge_instance_t st;
-	stress_ksm_unmerge_ctx_t ctx;
-} t_env_t;
-
 /*
  *  t_env()
- *	context for pattern with n filled pages
+ *	context for pattern with n filled pages and its merge prediction
  */
 static t_env_t *t_env(const int pattern, const size_t n)
 {
-	t_env_t *e = calloc(1, sizeof(*e));
-	size_t i;
+	t_env_t *e = t_env_new(pattern, n);
 
 	assert_non_null(e);
-	e->args.name = "ksm-unmerge";
-	e->args.page_size = T_PAGE;
-	e->ctx.args = &e->args;
-	e->ctx.st = &e->st;
-	e->ctx.page_size = T_PAGE;
-	e->ctx.npages = n;
-	e->ctx.region_size = n * T_PAGE;
-	e->ctx.pattern = pattern;
-	e->ctx.seed = 0x1234567887654321ULL;
-	e->ctx.templates = calloc(KSM_UNMERGE_FEW_TEMPLATES + 1, T_PAGE);
-	e->ctx.region = calloc(n, T_PAGE);
-	assert_non_null(e->ctx.templates);
-	assert_non_null(e->ctx.region);
-	stress_ksm_unmerge_templates_fill(&e->ctx);
-	for (i = 0; i < n; i++)
-		stress_ksm_unmerge_page_fill(&e->ctx, i, e->ctx.region + i * T_PAGE);
 	stress_ksm_unmerge_expect(&e->ctx);
 	return e;
-}
-
-/*
- *  t_env_free()
- *	release a t_env()
- */
-static void t_env_free(t_env_t *e)
-{
-	free(e->ctx.templates);
-	free(e->ctx.region);
-	free(e);
 }
 
 /*
