@@ -40,6 +40,10 @@
 #include <linux/userfaultfd.h>
 #endif
 
+#if defined(HAVE_LINUX_IO_URING_H)
+#include <linux/io_uring.h>
+#endif
+
 #define MIN_KSM_UNMERGE_BYTES		(64 * KB)
 #define MAX_KSM_UNMERGE_BYTES		(MAX_MEM_LIMIT)
 #define DEFAULT_KSM_UNMERGE_BYTES	(64 * MB)
@@ -4026,6 +4030,31 @@ static void stress_ksm_unmerge_ra_reason(stress_ksm_unmerge_ctx_t *ctx, const si
 }
 
 /*
+ *  stress_ksm_unmerge_ra_buffers()
+ *	KSM_RA_MAX_PAGES + 1 pages (the last is a scratch page) for a racer's
+ *	copies of region pages, in shared anonymous memory: KSM never merges
+ *	shmem, so under prctl's merge-any a copy of a unique page cannot merge
+ *	with the region page it came from; NULL on failure
+ */
+static uint8_t *stress_ksm_unmerge_ra_buffers(const stress_ksm_unmerge_ctx_t *ctx)
+{
+	void *p = mmap(NULL, (KSM_RA_MAX_PAGES + 1) * ctx->page_size, PROT_READ | PROT_WRITE,
+		MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	return (p == MAP_FAILED) ? NULL : (uint8_t *)p;
+}
+
+/*
+ *  stress_ksm_unmerge_ra_buffers_free()
+ *	unmap stress_ksm_unmerge_ra_buffers()
+ */
+static void stress_ksm_unmerge_ra_buffers_free(const stress_ksm_unmerge_ctx_t *ctx, uint8_t *buf)
+{
+	if (buf)
+		(void)munmap(buf, (KSM_RA_MAX_PAGES + 1) * ctx->page_size);
+}
+
+/*
  *  stress_ksm_unmerge_ra_pm_state()
  *	classify one pagemap entry (KSM page, KSM zero page, anon, absent)
  */
@@ -4169,6 +4198,21 @@ static size_t stress_ksm_unmerge_ra_range(const stress_ksm_unmerge_ctx_t *ctx, c
 }
 
 /*
+ *  stress_ksm_unmerge_ra_hold()
+ *	keep a splice or pin for up to 1 ms or until the phase moves on, so
+ *	its release often happens while the unmerge runs
+ */
+static void stress_ksm_unmerge_ra_hold(stress_ksm_unmerge_ctx_t *ctx)
+{
+	const int phase = ctx->phase;
+	const uint32_t steps = stress_mwc32modn(20);
+	uint32_t s;
+
+	for (s = 0; s < steps && ctx->phase == phase && !ctx->quiesce; s++)
+		(void)shim_nanosleep_uint64(50000);
+}
+
+/*
  *  stress_ksm_unmerge_ra_running()
  *	racer thread loop condition: run until racers_stop, not until the
  *	end of the run: a cycle that is past its merge when the run ends
@@ -4203,21 +4247,6 @@ typedef struct {
 	uint8_t *buf;			/* drain buffer, KSM_RA_MAX_PAGES pages */
 	uint8_t *scratch;		/* one page for partial-page checks */
 } stress_ksm_unmerge_vmsplice_t;
-
-/*
- *  stress_ksm_unmerge_vmsplice_hold()
- *	keep the pages in the pipe for up to 1 ms or until the phase moves
- *	on, so a drain often happens while the unmerge copies them
- */
-static void stress_ksm_unmerge_vmsplice_hold(stress_ksm_unmerge_ctx_t *ctx)
-{
-	const int phase = ctx->phase;
-	const uint32_t steps = stress_mwc32modn(20);
-	uint32_t s;
-
-	for (s = 0; s < steps && ctx->phase == phase && !ctx->quiesce; s++)
-		(void)shim_nanosleep_uint64(50000);
-}
 
 /*
  *  stress_ksm_unmerge_vmsplice_drain()
@@ -4292,7 +4321,7 @@ static void stress_ksm_unmerge_vmsplice_one(stress_ksm_unmerge_ctx_t *ctx, const
 		rs->failures++;
 		return;
 	}
-	stress_ksm_unmerge_vmsplice_hold(ctx);
+	stress_ksm_unmerge_ra_hold(ctx);
 	err = stress_ksm_unmerge_vmsplice_drain(v, (size_t)ret);
 	if (err < 0) {
 		pr_fail("%s: vmsplice racer: draining %zd bytes from the pipe failed, errno=%d (%s)\n",
@@ -4381,8 +4410,7 @@ static void stress_ksm_unmerge_vmsplice_free(stress_ksm_unmerge_ctx_t *ctx, cons
 		(void)close(v->pipefd[0]);
 	if (v->pipefd[1] >= 0)
 		(void)close(v->pipefd[1]);
-	free(v->buf);
-	free(v->scratch);
+	stress_ksm_unmerge_ra_buffers_free(ctx, v->buf);
 	free(v);
 	ctx->run[idx].priv = NULL;
 }
@@ -4401,10 +4429,11 @@ static int stress_ksm_unmerge_vmsplice_start(stress_ksm_unmerge_ctx_t *ctx, cons
 	}
 	v->pipefd[0] = v->pipefd[1] = -1;
 	ctx->run[idx].priv = v;
-	v->buf = malloc(KSM_RA_MAX_PAGES * ctx->page_size);
-	v->scratch = malloc(ctx->page_size);
-	if (!v->buf || !v->scratch) {
-		stress_ksm_unmerge_ra_reason(ctx, idx, "out of memory for the drain buffer");
+	v->buf = stress_ksm_unmerge_ra_buffers(ctx);
+	v->scratch = v->buf ? v->buf + KSM_RA_MAX_PAGES * ctx->page_size : NULL;
+	if (!v->buf) {
+		stress_ksm_unmerge_ra_reason(ctx, idx, "cannot map the drain buffer, errno=%d (%s)",
+			errno, strerror(errno));
 		stress_ksm_unmerge_vmsplice_free(ctx, idx);
 		return -1;
 	}
@@ -4457,6 +4486,9 @@ typedef struct {
 	char dir[PATH_MAX];		/* where the file lives */
 	uint64_t ro_unshared;		/* KSM pages unshared by read-only pins */
 	uint64_t cow_short;		/* cow_ksm deltas short of the count */
+	int ring_fd;			/* io_uring for long-term pins, -1 none */
+	uint64_t lt_ops;		/* long-term pins (fixed buffers) taken */
+	uint64_t lt_broken;		/* KSM pages COW-broken by them */
 } stress_ksm_unmerge_gup_t;
 
 /*
@@ -4696,6 +4728,150 @@ static void stress_ksm_unmerge_gup_in(stress_ksm_unmerge_ctx_t *ctx, const size_
 	rs->ops++;
 }
 
+/* IORING_(UN)REGISTER_BUFFERS are enum values, there since 5.1's header */
+#if defined(HAVE_LINUX_IO_URING_H) &&		\
+    defined(__NR_io_uring_setup) &&		\
+    defined(__NR_io_uring_register)
+#define KSM_GUP_LONGTERM
+
+/*
+ *  stress_ksm_unmerge_gup_pinned_shared()
+ *	pure: index of the first page still a KSM page (or KSM zero page)
+ *	while a write pin holds it, -1 if none: a pinned page may be neither
+ */
+static ssize_t stress_ksm_unmerge_gup_pinned_shared(const uint8_t *st, const size_t n)
+{
+	size_t j;
+
+	for (j = 0; j < n; j++)
+		if (st[j] == KSM_RA_PAGE_KSM || st[j] == KSM_RA_PAGE_KZERO)
+			return (ssize_t)j;
+	return -1;
+}
+
+/*
+ *  stress_ksm_unmerge_gup_ring_open()
+ *	an io_uring used only to register fixed buffers; -1 without io_uring
+ */
+static int stress_ksm_unmerge_gup_ring_open(stress_ksm_unmerge_ctx_t *ctx)
+{
+	struct io_uring_params p;
+	int fd;
+
+	(void)shim_memset(&p, 0, sizeof(p));
+	fd = (int)syscall(__NR_io_uring_setup, 1, &p);
+	if (fd < 0)
+		pr_dbg("%s: gup racer: no long-term pins, io_uring_setup failed, errno=%d (%s)\n",
+			ctx->args->name, errno, strerror(errno));
+	return fd;
+}
+
+/*
+ *  stress_ksm_unmerge_gup_longterm_refused()
+ *	register refused: a limit (no long-term pins from now on), another
+ *	racer's PROT_NONE range, or a failure
+ */
+static void stress_ksm_unmerge_gup_longterm_refused(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
+	stress_ksm_unmerge_gup_t *g, const int err)
+{
+	if (err == EINTR || (err == EFAULT && stress_ksm_unmerge_ra_others(ctx)))
+		return;
+	if (err == ENOMEM || err == EPERM || err == EOPNOTSUPP) {
+		pr_dbg("%s: gup racer: no more long-term pins, IORING_REGISTER_BUFFERS failed, "
+			"errno=%d (%s)\n", ctx->args->name, err, strerror(err));
+		(void)close(g->ring_fd);
+		g->ring_fd = -1;
+		return;
+	}
+	pr_fail("%s: gup racer: IORING_REGISTER_BUFFERS of merged pages failed, errno=%d (%s)\n",
+		ctx->args->name, err, strerror(err));
+	stress_ksm_unmerge_racer_stats(ctx, idx)->failures++;
+}
+
+/*
+ *  stress_ksm_unmerge_gup_longterm()
+ *	register merged pages as an io_uring fixed buffer, a FOLL_WRITE |
+ *	FOLL_LONGTERM pin: KSM pages must be COW-broken when pinned and stay
+ *	private while pinned; hold it while the cycle moves on, unregister,
+ *	check the data
+ */
+static void stress_ksm_unmerge_gup_longterm(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
+	stress_ksm_unmerge_gup_t *g)
+{
+	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
+	const size_t ps = ctx->page_size;
+	uint8_t before[KSM_RA_MAX_PAGES], after[KSM_RA_MAX_PAGES];
+	size_t first, j, n = stress_ksm_unmerge_ra_range(ctx, KSM_RA_MAX_PAGES, &first);
+	struct iovec iov;
+	uint64_t folios, broken;
+	ssize_t shared, off;
+
+	n = stress_ksm_unmerge_ra_present(ctx, first, n, before);
+	if (!n)
+		return;
+	iov.iov_base = ctx->region + first * ps;
+	iov.iov_len = n * ps;
+	stress_ksm_unmerge_racer_met(ctx, idx);
+	if (syscall(__NR_io_uring_register, g->ring_fd, IORING_REGISTER_BUFFERS, &iov, 1) < 0) {
+		stress_ksm_unmerge_gup_longterm_refused(ctx, idx, g, errno);
+		return;
+	}
+	if (stress_ksm_unmerge_ra_states(ctx, iov.iov_base, n, after) == 0) {
+		broken = stress_ksm_unmerge_gup_broken(before, after, n, &folios);
+		rs->evidence += broken;
+		g->lt_broken += broken;
+		shared = stress_ksm_unmerge_gup_pinned_shared(after, n);
+		if (shared >= 0) {
+			pr_fail("%s: gup racer: page %zu is still a shared KSM page while an io_uring "
+				"fixed buffer pins it for write\n", ctx->args->name, first + (size_t)shared);
+			rs->failures++;
+		}
+	}
+	stress_ksm_unmerge_ra_hold(ctx);
+	if (syscall(__NR_io_uring_register, g->ring_fd, IORING_UNREGISTER_BUFFERS, NULL, 0) < 0) {
+		pr_fail("%s: gup racer: IORING_UNREGISTER_BUFFERS failed, errno=%d (%s)\n",
+			ctx->args->name, errno, strerror(errno));
+		rs->failures++;
+	}
+	for (j = 0; j < n; j++) {
+		const uint8_t *p = ctx->region + (first + j) * ps;
+
+		off = stress_ksm_unmerge_page_check(ctx, first + j, p);
+		if (off >= 0 && !(stress_ksm_unmerge_ra_others(ctx) && stress_ksm_unmerge_ra_is_zero(p, ps))) {
+			stress_ksm_unmerge_gup_report_bad(ctx, idx, g, "region after a long-term pin of",
+				first + j, p, off);
+			break;
+		}
+	}
+	g->lt_ops++;
+	rs->ops++;
+}
+#endif
+
+/*
+ *  stress_ksm_unmerge_gup_op()
+ *	one op: the first of each merged phase a write pin (O_DIRECT read,
+ *	or on odd cycles a long-term pin), then O_DIRECT reads, O_DIRECT
+ *	writes and long-term pins in turn
+ */
+static void stress_ksm_unmerge_gup_op(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
+	stress_ksm_unmerge_gup_t *g, uint32_t *n)
+{
+	const bool merged = stress_ksm_unmerge_racer_wants_merged(ctx, idx);
+	const uint32_t turn = merged ? (uint32_t)(ctx->cycle & 1) * 3 : (*n)++ % 4;
+
+#if defined(KSM_GUP_LONGTERM)
+	if (turn == 3 && g->ring_fd >= 0) {
+		stress_ksm_unmerge_gup_longterm(ctx, idx, g);
+		return;
+	}
+#endif
+	if (turn == 2)
+		stress_ksm_unmerge_gup_out(ctx, idx, g);
+	else
+		stress_ksm_unmerge_gup_in(ctx, idx, g);
+}
+
 /*
  *  stress_ksm_unmerge_gup_thread()
  *	racer: O_DIRECT writes from and reads into merged pages while merged
@@ -4714,14 +4890,7 @@ static void *stress_ksm_unmerge_gup_thread(void *arg)
 			continue;
 		}
 		if (stress_ksm_unmerge_ra_phase_active(ctx)) {
-			/*
-			 * write pins (the evidence) first in each merged phase,
-			 * then twice as often as read-only pins
-			 */
-			if (!stress_ksm_unmerge_racer_wants_merged(ctx, idx) && (n++ % 3) == 2)
-				stress_ksm_unmerge_gup_out(ctx, idx, g);
-			else
-				stress_ksm_unmerge_gup_in(ctx, idx, g);
+			stress_ksm_unmerge_gup_op(ctx, idx, g, &n);
 			continue;
 		}
 		(void)shim_nanosleep_uint64(100000);
@@ -4743,9 +4912,9 @@ static void stress_ksm_unmerge_gup_free(stress_ksm_unmerge_ctx_t *ctx, const siz
 		(void)close(g->fd);
 	if (g->vmstat_fd >= 0)
 		(void)close(g->vmstat_fd);
-	if (g->buf)
-		(void)munmap(g->buf, KSM_RA_MAX_PAGES * ctx->page_size);
-	free(g->scratch);
+	if (g->ring_fd >= 0)
+		(void)close(g->ring_fd);
+	stress_ksm_unmerge_ra_buffers_free(ctx, g->buf);
 	free(g);
 	ctx->run[idx].priv = NULL;
 }
@@ -4762,14 +4931,11 @@ static int stress_ksm_unmerge_gup_start(stress_ksm_unmerge_ctx_t *ctx, const siz
 		stress_ksm_unmerge_ra_reason(ctx, idx, "out of memory for the racer state");
 		return -1;
 	}
-	g->fd = g->vmstat_fd = -1;
+	g->fd = g->vmstat_fd = g->ring_fd = -1;
 	ctx->run[idx].priv = g;
-	g->buf = mmap(NULL, KSM_RA_MAX_PAGES * ctx->page_size, PROT_READ | PROT_WRITE,
-		MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	g->scratch = malloc(ctx->page_size);
-	if (g->buf == MAP_FAILED || !g->scratch) {
-		if (g->buf == MAP_FAILED)
-			g->buf = NULL;
+	g->buf = stress_ksm_unmerge_ra_buffers(ctx);
+	g->scratch = g->buf ? g->buf + KSM_RA_MAX_PAGES * ctx->page_size : NULL;
+	if (!g->buf) {
 		stress_ksm_unmerge_ra_reason(ctx, idx, "cannot allocate the bounce buffer, errno=%d (%s)",
 			errno, strerror(errno));
 		stress_ksm_unmerge_gup_free(ctx, idx);
@@ -4780,6 +4946,9 @@ static int stress_ksm_unmerge_gup_start(stress_ksm_unmerge_ctx_t *ctx, const siz
 		return -1;
 	}
 	g->vmstat_fd = open("/proc/vmstat", O_RDONLY | O_CLOEXEC);
+#if defined(KSM_GUP_LONGTERM)
+	g->ring_fd = stress_ksm_unmerge_gup_ring_open(ctx);
+#endif
 	ctx->run[idx].meets = true;
 	/* pins break merges and the reads write pages */
 	ctx->racers_disturb_counts = true;
@@ -4802,8 +4971,9 @@ static void stress_ksm_unmerge_gup_stop(stress_ksm_unmerge_ctx_t *ctx, const siz
 	stress_ksm_unmerge_racer_thread_stop(ctx, idx);
 	if (g) {
 		pr_dbg("%s: gup racer: O_DIRECT file in %s; %" PRIu64 " KSM pages unshared by "
-			"read-only pins, %" PRIu64 " cow_ksm deltas short\n", ctx->args->name,
-			g->dir, g->ro_unshared, g->cow_short);
+			"read-only pins, %" PRIu64 " cow_ksm deltas short; %" PRIu64 " long-term pins "
+			"broke %" PRIu64 " KSM pages\n", ctx->args->name, g->dir, g->ro_unshared,
+			g->cow_short, g->lt_ops, g->lt_broken);
 		stress_ksm_unmerge_racer_stats(ctx, idx)->aux += g->ro_unshared;
 	}
 	stress_ksm_unmerge_gup_free(ctx, idx);
@@ -7887,8 +8057,9 @@ static int stress_ksm_unmerge_ctx_init(stress_ksm_unmerge_ctx_t *ctx, stress_arg
 	(void)madvise(ctx->region, ctx->region_size, MADV_NOHUGEPAGE);
 #endif
 	stress_memory_anon_name_set(ctx->region, ctx->region_size, "ksm-unmerge-region");
+	/* shmem: under prctl's merge-any the templates must not merge with the region */
 	ctx->templates = mmap(NULL, (KSM_UNMERGE_FEW_TEMPLATES + 1) * ctx->page_size,
-		PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ctx->pagemap = calloc(KSM_UNMERGE_PM_CHUNK, sizeof(uint64_t));
 	ctx->pfns = calloc(ctx->npages, sizeof(uint64_t));
 	if (ctx->templates == MAP_FAILED || !ctx->pagemap || !ctx->pfns) {

@@ -54,6 +54,11 @@
 #define HAVE_VMSPLICE		(1)
 #define HAVE_SPLICE		(1)
 #define HAVE_LINUX_USERFAULTFD_H (1)
+#if defined(__has_include)
+#if __has_include(<linux/io_uring.h>)
+#define HAVE_LINUX_IO_URING_H	(1)
+#endif
+#endif
 #define HAVE_POLL_H		(1)
 #define HAVE_LIB_PTHREAD	(1)
 #define HAVE_CLOCK_GETTIME	(1)

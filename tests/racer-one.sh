@@ -1,6 +1,7 @@
 #!/bin/bash
 # racer-one.sh RACER: one racer alone on the real kernel, 2 instances
-# (madvise and prctl switches; RACER_IT_INSTANCES="1 2" for both counts):
+# (madvise and prctl switches; RACER_IT_INSTANCES="1 2" for both counts;
+# vmsplice and gup also with pattern mixed):
 # exit 0 with --verify, "racer RACER reached" with its evidence > 0, at
 # least one verified cycle, no fail: lines, no fd growth in the instances,
 # no process of the run and no temp file left, KSM knobs as before, plus
@@ -12,6 +13,10 @@
 . "$(dirname "$0")/lib.sh"
 
 RACER=$1
+# vmsplice and gup keep copies of region pages: with prctl's merge-any a
+# copy of a unique page must not merge with its source (pattern mixed)
+PATTERNS=same
+case $RACER in vmsplice|gup) PATTERNS="same mixed";; esac
 case $RACER in
 vmsplice)	EVIDENCE=ksm-pages-spliced;;
 gup)		EVIDENCE=ksm-pages-pinned;;
@@ -59,10 +64,11 @@ check_extra() {
 
 TEMP_BEFORE=$(ls -d /var/tmp/stress-ksm-unmerge-gup-* /tmp/stress-ksm-unmerge-gup-* 2>/dev/null)
 before=$(knobs)
+for pat in $PATTERNS; do
 for n in ${RACER_IT_INSTANCES:-2}; do
-	log=$TMPD/run-$n.log
+	log=$TMPD/run-$pat-$n.log
 	(cd "$RUNDIR" && exec "$BIN" --ksm-unmerge $n -t 6 --metrics --verify --ksm-unmerge-bytes 16M \
-		--ksm-unmerge-method "$RACER,madvise,prctl") >"$log" 2>&1 &
+		--ksm-unmerge-pattern $pat --ksm-unmerge-method "$RACER,madvise,prctl") >"$log" 2>&1 &
 	pid=$!
 	sleep 2
 	s1=$(fds $pid)
@@ -74,8 +80,8 @@ for n in ${RACER_IT_INSTANCES:-2}; do
 	case $line in
 	"racer $RACER skipped"*) skip "$line";;
 	esac
-	[ $rc = 0 ] || { cat "$log"; fail "$RACER, $n instance(s): exit status $rc"; }
-	! grep -q " fail: " "$log" || { cat "$log"; fail "$RACER, $n instance(s): fail: lines"; }
+	[ $rc = 0 ] || { cat "$log"; fail "$RACER, $pat, $n instance(s): exit status $rc"; }
+	! grep -q " fail: " "$log" || { cat "$log"; fail "$RACER, $pat, $n instance(s): fail: lines"; }
 	ev=$(echo "$line" | sed -n "s/.* reached: ops=[0-9]* $EVIDENCE=\([0-9]*\).*/\1/p")
 	[ -n "$ev" ] && [ "$ev" -gt 0 ] || { cat "$log"; fail "$RACER, $n instance(s): '$line'"; }
 	cycles=$(total "$log" cycles)
@@ -88,7 +94,8 @@ for n in ${RACER_IT_INSTANCES:-2}; do
 	files=$(temp_files)
 	[ -z "$files" ] || fail "$RACER: temp files left: $files"
 	[ "$(knobs)" = "$before" ] || fail "$RACER: KSM knobs changed: '$before' -> '$(knobs)'"
-	echo "ok $RACER, $n instance(s), $cycles cycles: $line"
+	echo "ok $RACER, pattern $pat, $n instance(s), $cycles cycles: $line"
 	check_extra "$log"
+done
 done
 exit 0

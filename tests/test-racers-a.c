@@ -108,6 +108,35 @@ static void test_gup_broken(void **state)
 }
 
 /*
+ *  test_gup_pinned_shared()
+ *	while a long-term write pin holds pages, a KSM page or KSM zero page
+ *	among them is found; private and absent pages are not
+ */
+static void test_gup_pinned_shared(void **state)
+{
+#if defined(KSM_GUP_LONGTERM)
+	static const uint8_t ok[4] = {
+		KSM_RA_PAGE_ANON, KSM_RA_PAGE_ANON, KSM_RA_PAGE_ABSENT, KSM_RA_PAGE_ANON,
+	};
+	static const uint8_t ksm[4] = {
+		KSM_RA_PAGE_ANON, KSM_RA_PAGE_ANON, KSM_RA_PAGE_KSM, KSM_RA_PAGE_ANON,
+	};
+	static const uint8_t kzero[4] = {
+		KSM_RA_PAGE_KZERO, KSM_RA_PAGE_ANON, KSM_RA_PAGE_ANON, KSM_RA_PAGE_ANON,
+	};
+
+	(void)state;
+	assert_int_equal(stress_ksm_unmerge_gup_pinned_shared(ok, 4), -1);
+	assert_int_equal(stress_ksm_unmerge_gup_pinned_shared(ksm, 4), 2);
+	assert_int_equal(stress_ksm_unmerge_gup_pinned_shared(kzero, 4), 0);
+	assert_int_equal(stress_ksm_unmerge_gup_pinned_shared(ksm, 2), -1);
+#else
+	(void)state;
+	skip();		/* built without io_uring headers */
+#endif
+}
+
+/*
  *  test_gup_cow_check()
  *	a cow_ksm delta short of the broken KSM folios fails
  */
@@ -308,6 +337,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pages_check, t_setup, t_teardown),
 		cmocka_unit_test_setup_teardown(test_pages_check_zero, t_setup, t_teardown),
 		cmocka_unit_test(test_gup_broken),
+		cmocka_unit_test(test_gup_pinned_shared),
 		cmocka_unit_test(test_gup_cow_check),
 		cmocka_unit_test(test_uffd_msg_check),
 		cmocka_unit_test(test_uffd_wp_check),
