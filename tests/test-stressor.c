@@ -512,6 +512,51 @@ static void test_verify_pfns(void **state)
 	free(ctx.pfns);
 }
 
+/*
+ *  t_verify_merge()
+ *	verify_merge() on a merge-wait scan that found ksm and zero pages
+ */
+static int t_verify_merge(t_env_t *e, const uint64_t ksm, const uint64_t zero, const int waited)
+{
+	uint64_t k, z;
+
+	e->ctx.cycle = 7;
+	e->ctx.last_scan.cycle = 7;
+	e->ctx.last_scan.ksm = ksm;
+	e->ctx.last_scan.zero = zero;
+	e->ctx.last_scan.present = e->ctx.npages - zero;
+	return stress_ksm_unmerge_verify_merge(&e->ctx, waited, &k, &z);
+}
+
+/*
+ *  test_verify_merge_bounds()
+ *	the merge check: exactly the prediction passes; more than the pattern
+ *	can merge fails; zero-kind pages merged as ordinary KSM pages (their
+ *	swap for the zero page failed) pass; a short merge reported complete
+ *	fails
+ */
+static void test_verify_merge_bounds(void **state)
+{
+	t_env_t *e = t_env(KSM_UNMERGE_PATTERN_MIXED, 64);
+	uint64_t km, kz;
+
+	(void)state;
+	e->ctx.ksm_zero = true;
+	stress_ksm_unmerge_expect(&e->ctx);
+	km = e->ctx.expect_merged;
+	kz = e->ctx.expect_zero;
+	assert_true(km > 2 && kz > 2);
+	assert_int_equal(t_verify_merge(e, km, kz, 1), 0);
+	assert_int_equal(t_verify_merge(e, km + 1, kz, 1), -1);
+	assert_int_equal(t_verify_merge(e, km, kz + 1, 1), -1);
+	assert_int_equal(t_verify_merge(e, km + 2, kz - 2, 1), 0);
+	assert_int_equal(t_verify_merge(e, km + 3, kz - 2, 1), -1);
+	assert_int_equal(t_verify_merge(e, km - 1, kz, 1), -1);
+	assert_int_equal(t_verify_merge(e, km, kz - 1, 1), -1);
+	assert_int_equal(t_verify_merge(e, km, kz - 1, 0), 0);	/* merge wait timed out */
+	t_env_free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -526,6 +571,7 @@ int main(void)
 		cmocka_unit_test(test_counter_source),
 		cmocka_unit_test(test_pfn_sort),
 		cmocka_unit_test(test_verify_pfns),
+		cmocka_unit_test(test_verify_merge_bounds),
 		cmocka_unit_test_setup_teardown(test_knobs_save_set_restore, t_knobs_setup, t_knobs_teardown),
 		cmocka_unit_test_setup_teardown(test_state_repair, t_knobs_setup, t_knobs_teardown),
 	};
