@@ -28,20 +28,7 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$LOG:log_exe_n
 export LSAN_OPTIONS="log_path=$LOG:log_exe_name=1"
 errors=0
 
-# holds_lock: an fd of this shell is the lock file and locked by us
-holds_lock() {
-	local fd
-	for fd in /proc/$$/fd/*; do
-		[ "$(readlink "$fd" 2>/dev/null)" = /tmp/ksm-dev.lock ] || continue
-		flock -n "${fd##*/}" 2>/dev/null && return 0
-	done
-	return 1
-}
-
-# locked CMD...: run CMD under /tmp/ksm-dev.lock unless we hold it already
-locked() {
-	if holds_lock; then "$@"; else flock /tmp/ksm-dev.lock "$@"; fi
-}
+. "$(dirname "$0")/lock.sh"
 
 # san_reports OUT: print sanitizer reports (files and OUT), true if any
 san_reports() {

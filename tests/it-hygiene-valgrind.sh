@@ -19,22 +19,14 @@ VG=(valgrind --tool=memcheck --trace-children=yes --child-silent-after-fork=no
 	--error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite
 	--show-leak-kinds=definite)
 
-# holds_lock: an fd of this shell is the lock file and locked by us
-holds_lock() {
-	local fd
-	for fd in /proc/$$/fd/*; do
-		[ "$(readlink "$fd" 2>/dev/null)" = /tmp/ksm-dev.lock ] || continue
-		flock -n "${fd##*/}" 2>/dev/null && return 0
-	done
-	return 1
-}
+. "$(dirname "$0")/lock.sh"
 
 # the whole script holds /tmp/ksm-dev.lock (the knob snapshot too); re-exec
 # under flock unless an ancestor (tests/run-tests) already holds it
-if ! holds_lock; then
+if ! lock_held; then
 	command -v flock >/dev/null 2>&1 || skip "flock(1) not installed"
 	rm -rf "$TMPD"
-	exec flock /tmp/ksm-dev.lock bash "$0" "$@"
+	exec flock "$KSM_LOCK" bash "$0" "$@"
 fi
 
 # vg_errors PREFIX: print the logs of processes with errors, true if any

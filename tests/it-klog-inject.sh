@@ -15,21 +15,10 @@
 #
 # Exit: 0 pass, 77 skip (reason printed), anything else fail.
 
-LOCK=/tmp/ksm-dev.lock
-
-# holds_lock: true if an fd of this shell refers to the lock file and is locked by us
-holds_lock() {
-	local fd
-	for fd in /proc/$$/fd/*; do
-		[ "$(readlink "$fd" 2>/dev/null)" = "$LOCK" ] || continue
-		flock -n "${fd##*/}" 2>/dev/null && return 0
-	done
-	return 1
-}
-
-if ! holds_lock; then
+. "$(dirname "$0")/lock.sh"
+if ! lock_held; then
 	command -v flock >/dev/null 2>&1 || { echo "SKIP: flock(1) not installed"; exit 77; }
-	exec flock "$LOCK" bash "$0" "$@"
+	exec flock "$KSM_LOCK" bash "$0" "$@"
 fi
 
 . "$(dirname "$0")/lib.sh"
