@@ -58,28 +58,7 @@ if [ "$1" = "--seeds" ]; then
 fi
 
 TIME=${FUZZ_OPTS_TIME:-10}
-CC_FUZZ=${FUZZ_CC:-clang}
-command -v "$CC_FUZZ" >/dev/null 2>&1 || { echo "SKIP: $CC_FUZZ not installed (Debian: apt-get install clang)"; exit 77; }
-tmp=$(mktemp -d /tmp/fuzz-opts.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-echo 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n) { (void)d; (void)n; return 0; }' >"$tmp/p.c"
-if ! "$CC_FUZZ" -fsanitize=fuzzer,address,undefined -o "$tmp/p" "$tmp/p.c" >/dev/null 2>&1; then
-	echo "SKIP: $CC_FUZZ cannot link -fsanitize=fuzzer (libFuzzer runtime missing)"
-	exit 77
-fi
-
-log=$tmp/fuzz.log
-start=$(date +%s)
-if ! make --no-print-directory fuzz-opts FUZZ_CC="$CC_FUZZ" FUZZ_OPTS_TIME="$TIME" >"$log" 2>&1; then
-	grep -E 'ERROR|SUMMARY|invariant|runtime error|Test unit written|==[0-9]+==' "$log" | head -30
-	tail -5 "$log"
-	echo "FAIL: fuzz-opts found a problem (see above; crash input in build/fuzz/)"
-	exit 1
-fi
-runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
-rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")
-units=$(sed -n 's/^stat::new_units_added: *//p' "$log")
-cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1)
-[ -n "$runs" ] && [ "$runs" -gt 1000 ] || { tail -5 "$log"; echo "FAIL: fuzzer ran only '${runs}' inputs"; exit 1; }
-echo "fuzz-opts: $runs inputs in ${TIME}s ($rate/s), $cov, $units new units, no crash ($(( $(date +%s) - start ))s incl. build)"
+. tests/fuzz.sh
+fuzz_require
+fuzz_run fuzz-opts "$TIME" FUZZ_OPTS_TIME="$TIME"
 exit 0
