@@ -20,6 +20,9 @@ SHIM_SRC := $(sort $(wildcard core-shim/*.c))
 SHIM_OBJ := $(SHIM_SRC:.c=.o)
 SHIM_HDR := $(wildcard core-shim/*.h)
 STRESSOR := stress-ksm-unmerge
+# the stressor's private headers (stress-ksm-unmerge-klog.h, ...): any change
+# to one, or a new one, rebuilds the stressor
+STRESSOR_HDR := $(wildcard $(STRESSOR)-*.h)
 
 ALL_TARGETS  := $(STRESSOR)
 TEST_TARGETS :=
@@ -34,7 +37,7 @@ core-shim/libshim.a: $(SHIM_OBJ)
 core-shim/%.o: core-shim/%.c $(SHIM_HDR)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-$(STRESSOR).o: $(STRESSOR).c $(SHIM_HDR)
+$(STRESSOR).o: $(STRESSOR).c $(STRESSOR_HDR) $(SHIM_HDR)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
 $(STRESSOR): $(STRESSOR).o core-shim/libshim.a

@@ -8,9 +8,9 @@ KLOG_TEST_DIR   := tests/build
 KLOG_TEST       := $(KLOG_TEST_DIR)/test-klog
 KLOG_FUZZ       := $(KLOG_TEST_DIR)/fuzz-klog
 KLOG_FUZZ_DIR   := $(KLOG_TEST_DIR)/fuzz-klog-corpus
-# The watcher section of the stressor, cut out between its begin/end marker
-# comments, so the tests can fake the few core functions it calls
-KLOG_SRC        := $(KLOG_TEST_DIR)/klog-part.c
+# The watcher is the stressor's private header; the tests include it
+# directly and fake the few core functions it calls
+KLOG_SRC        := $(STRESSOR)-klog.h
 KLOG_CORPUS     := $(wildcard tests/corpus/klog/*.txt)
 FUZZ_CC         ?= clang
 FUZZ_KLOG_TIME  ?= 30
@@ -19,17 +19,12 @@ FUZZ_KLOG_FLAGS := -std=gnu11 -g -O1 -D_GNU_SOURCE -Icore-shim -I. \
 		   -fno-sanitize-recover=undefined
 
 TEST_TARGETS += $(KLOG_TEST)
-CLEAN_FILES  += $(KLOG_TEST) $(KLOG_FUZZ) $(KLOG_SRC)
+CLEAN_FILES  += $(KLOG_TEST) $(KLOG_FUZZ)
 
 .PHONY: fuzz-klog klog-tests
 
 klog-tests: $(KLOG_TEST)
 	./$(KLOG_TEST)
-
-$(KLOG_SRC): $(STRESSOR).c
-	@mkdir -p $(KLOG_TEST_DIR)
-	sed -n '/^\/\* Kernel-log watcher (begin) \*\//,/^\/\* Kernel-log watcher (end) \*\//p' $< > $@
-	@grep -q 'Kernel-log watcher (end)' $@ || { echo "klog markers missing in $<"; rm -f $@; exit 1; }
 
 # the shim's syscall wrappers are real; pr_*, the clock and YAML are faked
 $(KLOG_TEST): tests/test-klog.c $(KLOG_SRC) $(SHIM_HDR) $(KLOG_CORPUS) core-shim/core-shim.c
@@ -45,5 +40,5 @@ fuzz-klog: $(KLOG_FUZZ)
 	./$(KLOG_FUZZ) -max_total_time=$(FUZZ_KLOG_TIME) -timeout=5 -rss_limit_mb=512 \
 		-print_final_stats=1 $(KLOG_FUZZ_DIR) tests/corpus/klog
 
-# the sanitizer build of test-klog (tests/hygiene.mk) needs the section too
+# the sanitizer build of test-klog (tests/hygiene.mk) includes the header too
 build/asan/tests/test-klog: $(KLOG_SRC)

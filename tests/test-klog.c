@@ -19,7 +19,7 @@
 #include "core-builtin.h"
 #include <poll.h>
 #include <sys/prctl.h>
-#include "build/klog-part.c"	/* the watcher section of stress-ksm-unmerge.c */
+#include "stress-ksm-unmerge-klog.h"	/* the stressor's kernel-log watcher */
 
 #include <dirent.h>
 #include <stdarg.h>

@@ -1,0 +1,2170 @@
+/*
+ * Copyright (C) 2026 stress-ksm-unmerge authors
+ *
+ * This program is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU General Public License
+ * as published by the Free Software Foundation; either version 2
+ * of the License, or (at your option) any later version.
+ *
+ * This program is distributed in the hope that it will be useful,
+ * but WITHOUT ANY WARRANTY; without even the implied warranty of
+ * MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+ * GNU General Public License for more details.
+ *
+ * stress-ksm-unmerge-klog.h: the kernel-log watcher of the ksm-unmerge
+ * stressor, private to stress-ksm-unmerge.c (included once, after the
+ * stress-ng headers and the system headers it includes).  The unit and
+ * fuzz tests (tests/test-klog.c, tests/fuzz-klog.c) include it directly.
+ */
+#ifndef STRESS_KSM_UNMERGE_KLOG_H
+#define STRESS_KSM_UNMERGE_KLOG_H
+
+
+/*
+ *  Kernel-log watcher.  A forked watcher process reads /dev/kmsg from the start of
+ * the run, groups each splat (first line, RIP, call trace), names it
+ * with the 0-day/LKP dmesg key and counts it in shared memory; the
+ * instances check the count after a final sync and fail the run.
+ *
+ * Which records are looked at: facility 0 (kernel) and facility 1
+ * (LOG_USER).  User space cannot write a facility 0 record: a write of
+ * "<4>..." to /dev/kmsg is stored as LOG_USER (measured on 6.18: "<4>"
+ * gives prefix 12, "<0>" gives 8), so facility 1 is how test harnesses
+ * inject kernel-format splats.  Daemons (systemd, journald: facility 3
+ * and up) are never looked at.  Facility 1 records only count when they
+ * match a kernel splat signature at the start of the line and are
+ * reported as injected from user space.
+ */
+#define STRESS_KSM_UNMERGE_KLOG_NAME		"ksm-unmerge"
+#define STRESS_KSM_UNMERGE_KLOG_KMSG		"/dev/kmsg"
+#define STRESS_KSM_UNMERGE_KLOG_TAINTED		"/proc/sys/kernel/tainted"
+#define STRESS_KSM_UNMERGE_KLOG_REC_MAX		(8192 + 64)	/* CONSOLE_EXT_LOG_MAX + slack */
+#define STRESS_KSM_UNMERGE_KLOG_LINE_MAX	(1024)	/* longest logical line kept */
+#define STRESS_KSM_UNMERGE_KLOG_KEY_LEN		(160)
+#define STRESS_KSM_UNMERGE_KLOG_KEYS_MAX	(48)	/* distinct keys per run */
+#define STRESS_KSM_UNMERGE_KLOG_EVENT_KEYS	(8)	/* keys per splat */
+#define STRESS_KSM_UNMERGE_KLOG_TRACE_MAX	(20)	/* call trace lines kept */
+#define STRESS_KSM_UNMERGE_KLOG_TRACE_LEN	(112)
+#define STRESS_KSM_UNMERGE_KLOG_FUNC_LEN	(96)
+#define STRESS_KSM_UNMERGE_KLOG_SPLAT_RECS	(80)	/* records before a splat is closed */
+#define STRESS_KSM_UNMERGE_KLOG_IDLE		(1.0)	/* seconds before a splat is closed */
+#define STRESS_KSM_UNMERGE_KLOG_AFTER		(40)	/* lines after a splat a panic belongs to it */
+#define STRESS_KSM_UNMERGE_KLOG_POLL_MS		(50)
+#define STRESS_KSM_UNMERGE_KLOG_SLOTS		(64)	/* instance context slots */
+#define STRESS_KSM_UNMERGE_KLOG_CTX_LEN		(48)
+#define STRESS_KSM_UNMERGE_KLOG_PR_FAIL_MAX	(4)	/* stay below stress-ng's 5 fail abort */
+#define STRESS_KSM_UNMERGE_KLOG_FAC_KERN	(0)
+#define STRESS_KSM_UNMERGE_KLOG_FAC_USER	(1)
+
+/* event kinds returned by stress_ksm_unmerge_klog_classify() */
+#define STRESS_KSM_UNMERGE_KLOG_NOISE		(0)
+#define STRESS_KSM_UNMERGE_KLOG_WARNING		(1)
+#define STRESS_KSM_UNMERGE_KLOG_BUG		(2)
+#define STRESS_KSM_UNMERGE_KLOG_OOPS		(3)
+#define STRESS_KSM_UNMERGE_KLOG_LOCKUP		(4)
+#define STRESS_KSM_UNMERGE_KLOG_RCU_STALL	(5)
+#define STRESS_KSM_UNMERGE_KLOG_HUNG_TASK	(6)
+#define STRESS_KSM_UNMERGE_KLOG_CORRUPTION	(7)
+#define STRESS_KSM_UNMERGE_KLOG_SANITIZER	(8)
+#define STRESS_KSM_UNMERGE_KLOG_LOCKDEP		(9)
+#define STRESS_KSM_UNMERGE_KLOG_PANIC		(10)
+#define STRESS_KSM_UNMERGE_KLOG_TAINT		(11)
+#define STRESS_KSM_UNMERGE_KLOG_RIP		(12)	/* secondary key only */
+
+/* kernel-log status in the summary / YAML */
+#define STRESS_KSM_UNMERGE_KLOG_STATUS_OFF	(0)
+#define STRESS_KSM_UNMERGE_KLOG_STATUS_OK	(1)
+#define STRESS_KSM_UNMERGE_KLOG_STATUS_UNAVAIL	(2)
+
+/* splat grouping phases */
+#define STRESS_KSM_UNMERGE_KLOG_PH_NONE		(0)
+#define STRESS_KSM_UNMERGE_KLOG_PH_HEADER	(1)	/* before "Call Trace:" */
+#define STRESS_KSM_UNMERGE_KLOG_PH_TRACE	(2)	/* collecting trace entries */
+#define STRESS_KSM_UNMERGE_KLOG_PH_TAIL		(3)	/* trace done, reported */
+
+typedef struct {
+	char key[STRESS_KSM_UNMERGE_KLOG_KEY_LEN];
+	uint32_t count;
+	int kind;
+} stress_ksm_unmerge_klog_key_t;
+
+typedef struct {
+	volatile uint32_t gen;		/* odd while being written */
+	char phase[STRESS_KSM_UNMERGE_KLOG_CTX_LEN];
+	char racers[STRESS_KSM_UNMERGE_KLOG_CTX_LEN];
+} stress_ksm_unmerge_klog_ctx_t;
+
+/* shared (MAP_SHARED) state: watcher writes, instances and parent read */
+typedef struct {
+	uint32_t events;		/* distinct failure events */
+	uint32_t lost;			/* records overwritten before read */
+	uint32_t records;		/* records read */
+	uint32_t drain_gen;		/* bumped after each full drain */
+	uint32_t stop;			/* parent asks watcher to stop */
+	uint32_t watcher_done;		/* watcher has exited its loop */
+	uint32_t taint_start;
+	uint32_t taint_reported;	/* taint bits already reported */
+	uint32_t nkeys;
+	uint32_t keys_dropped;
+	int status;
+	pid_t watcher;
+	double time_start;
+	stress_ksm_unmerge_klog_key_t keys[STRESS_KSM_UNMERGE_KLOG_KEYS_MAX];
+	stress_ksm_unmerge_klog_ctx_t ctx[STRESS_KSM_UNMERGE_KLOG_SLOTS];
+} stress_ksm_unmerge_klog_shared_t;
+
+/* watcher-local state: the splat being assembled, continuation look-ahead */
+typedef struct {
+	int phase;
+	int kind;
+	bool reported;
+	bool user;
+	uint32_t nrecs;
+	uint32_t ntrace;
+	uint32_t nkeys;
+	double t_first;
+	double t_last;
+	uint64_t usec;
+	char key[STRESS_KSM_UNMERGE_KLOG_KEY_LEN];
+	char first[STRESS_KSM_UNMERGE_KLOG_LINE_MAX];
+	char rip[STRESS_KSM_UNMERGE_KLOG_FUNC_LEN];
+	char trace[STRESS_KSM_UNMERGE_KLOG_TRACE_MAX][STRESS_KSM_UNMERGE_KLOG_TRACE_LEN];
+	char keys[STRESS_KSM_UNMERGE_KLOG_EVENT_KEYS][STRESS_KSM_UNMERGE_KLOG_KEY_LEN];
+	/* one record look-ahead so 'c'/'+' continuation records can be joined */
+	bool pend_valid;
+	int pend_fac;
+	uint64_t pend_usec;
+	size_t pend_len;
+	char pend[STRESS_KSM_UNMERGE_KLOG_REC_MAX];
+	bool seq_valid;
+	uint64_t seq_next;
+	uint32_t pr_fails;
+	uint32_t after;		/* lines since the last splat closed */
+} stress_ksm_unmerge_klog_state_t;
+
+/* output buffer for the regex-like rewrite passes */
+typedef struct {
+	char *buf;
+	size_t len;
+	size_t cap;
+} stress_ksm_unmerge_klog_str_t;
+
+/* one rewrite pass: a whole-line function or a rule tried at every position */
+typedef struct {
+	void (*line)(const char *s, const size_t n, stress_ksm_unmerge_klog_str_t *o);
+	size_t (*rule)(const char *s, const size_t n, const size_t i, stress_ksm_unmerge_klog_str_t *o);
+} stress_ksm_unmerge_klog_pass_t;
+
+static stress_ksm_unmerge_klog_shared_t *stress_ksm_unmerge_klog_shm;
+static stress_ksm_unmerge_klog_state_t stress_ksm_unmerge_klog_st;
+static const char *stress_ksm_unmerge_klog_taint_path = STRESS_KSM_UNMERGE_KLOG_TAINTED;
+
+/* kernel taint letters, bit 0..19 (kernel/panic.c taint_flags[]) */
+static const char stress_ksm_unmerge_klog_taint_chars[] = "PFSRMBUDAWCIOELKXTNJ";
+
+static const char * const stress_ksm_unmerge_klog_kind_names[] = {
+	"noise", "warning", "BUG", "oops", "lockup", "RCU stall", "hung task",
+	"memory corruption", "sanitizer report", "lockdep report", "panic",
+	"taint", "RIP",
+};
+
+/*
+ *  stress_ksm_unmerge_klog_kind_name()
+ *	human readable name of an event kind
+ */
+static const char *stress_ksm_unmerge_klog_kind_name(const int kind)
+{
+	if ((kind < 0) || ((size_t)kind >= SIZEOF_ARRAY(stress_ksm_unmerge_klog_kind_names)))
+		return "event";
+	return stress_ksm_unmerge_klog_kind_names[kind];
+}
+
+/*
+ *  stress_ksm_unmerge_klog_isword()
+ *	Ruby regex \w: [A-Za-z0-9_]
+ */
+static inline bool stress_ksm_unmerge_klog_isword(const int c)
+{
+	return ((c >= 'a') && (c <= 'z')) || ((c >= 'A') && (c <= 'Z')) ||
+	       ((c >= '0') && (c <= '9')) || (c == '_');
+}
+
+/*
+ *  stress_ksm_unmerge_klog_isdigit()
+ *	ASCII decimal digit
+ */
+static inline bool stress_ksm_unmerge_klog_isdigit(const int c)
+{
+	return (c >= '0') && (c <= '9');
+}
+
+/*
+ *  stress_ksm_unmerge_klog_ishex()
+ *	lower case hex digit [0-9a-f]
+ */
+static inline bool stress_ksm_unmerge_klog_ishex(const int c)
+{
+	return stress_ksm_unmerge_klog_isdigit(c) || ((c >= 'a') && (c <= 'f'));
+}
+
+/*
+ *  stress_ksm_unmerge_klog_isalpha()
+ *	ASCII letter
+ */
+static inline bool stress_ksm_unmerge_klog_isalpha(const int c)
+{
+	return ((c >= 'a') && (c <= 'z')) || ((c >= 'A') && (c <= 'Z'));
+}
+
+/*
+ *  stress_ksm_unmerge_klog_wat()
+ *	is s[i] (0 <= i < n) a word char; out of range is not
+ */
+static inline bool stress_ksm_unmerge_klog_wat(const char *s, const size_t n, const size_t i)
+{
+	return (i < n) && stress_ksm_unmerge_klog_isword((unsigned char)s[i]);
+}
+
+/*
+ *  stress_ksm_unmerge_klog_bound()
+ *	Ruby \b at position i of s[0..n)
+ */
+static inline bool stress_ksm_unmerge_klog_bound(const char *s, const size_t n, const size_t i)
+{
+	const bool before = (i > 0) && stress_ksm_unmerge_klog_wat(s, n, i - 1);
+
+	return before != stress_ksm_unmerge_klog_wat(s, n, i);
+}
+
+/*
+ *  stress_ksm_unmerge_klog_put()
+ *	append n bytes to an output buffer, truncating silently
+ */
+static void stress_ksm_unmerge_klog_put(stress_ksm_unmerge_klog_str_t *o, const char *s, const size_t n)
+{
+	size_t i;
+
+	for (i = 0; (i < n) && (o->len + 1 < o->cap); i++)
+		o->buf[o->len++] = s[i];
+	o->buf[o->len] = '\0';
+}
+
+/*
+ *  stress_ksm_unmerge_klog_hex_end()
+ *	end of the run of lower case hex digits starting at j
+ */
+static size_t stress_ksm_unmerge_klog_hex_end(const char *s, const size_t n, size_t j)
+{
+	while ((j < n) && stress_ksm_unmerge_klog_ishex((unsigned char)s[j]))
+		j++;
+	return j;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_digit_end()
+ *	end of the run of decimal digits starting at j
+ */
+static size_t stress_ksm_unmerge_klog_digit_end(const char *s, const size_t n, size_t j)
+{
+	while ((j < n) && stress_ksm_unmerge_klog_isdigit((unsigned char)s[j]))
+		j++;
+	return j;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_pass()
+ *	run one rewrite pass over the NUL terminated buf (capacity cap): a
+ *	whole-line function, or a rule tried at every position (a match
+ *	writes its replacement and returns where to go on, else a byte is
+ *	copied)
+ */
+static void stress_ksm_unmerge_klog_pass(char *buf, const size_t cap,
+	const stress_ksm_unmerge_klog_pass_t *pass)
+{
+	char tmp[STRESS_KSM_UNMERGE_KLOG_LINE_MAX];
+	stress_ksm_unmerge_klog_str_t o;
+	size_t i = 0, n = strlen(buf);
+
+	if (n >= sizeof(tmp))
+		n = sizeof(tmp) - 1;
+	(void)shim_memcpy(tmp, buf, n);
+	tmp[n] = '\0';
+	o.buf = buf;
+	o.len = 0;
+	o.cap = cap;
+	buf[0] = '\0';
+	if (pass->line) {
+		pass->line(tmp, n, &o);
+		return;
+	}
+	while (i < n) {
+		const size_t j = pass->rule(tmp, n, i, &o);
+
+		if (j > i)
+			i = j;
+		else
+			stress_ksm_unmerge_klog_put(&o, tmp + i++, 1);
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_klog_r_isra()
+ *	\.(isra|constprop|part)\.[0-9]+ -> (removed)
+ */
+static size_t stress_ksm_unmerge_klog_r_isra(const char *s, const size_t n, const size_t i,
+	stress_ksm_unmerge_klog_str_t *o)
+{
+	static const char * const sfx[] = { ".isra.", ".constprop.", ".part." };
+	size_t k;
+
+	(void)o;
+	for (k = 0; k < SIZEOF_ARRAY(sfx); k++) {
+		const size_t l = strlen(sfx[k]);
+
+		if ((i + l < n) && !strncmp(s + i, sfx[k], l) &&
+		    stress_ksm_unmerge_klog_isdigit((unsigned char)s[i + l]))
+			return stress_ksm_unmerge_klog_digit_end(s, n, i + l);
+	}
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_r_blkdev()
+ *	\b(loop|nbd|sd|...)\d+ -> name#, the block device part of LKP's list
+ */
+static size_t stress_ksm_unmerge_klog_r_blkdev(const char *s, const size_t n, const size_t i,
+	stress_ksm_unmerge_klog_str_t *o)
+{
+	static const char * const names[] = {
+		"bcache", "blkext", "btt", "dasd", "drbd", "fd", "hd", "jsfd",
+		"lloop", "loop", "md", "mdp", "mmc", "nbd", "nd_blk", "nfhd",
+		"nullb", "nvme", "pmem", "ramdisk", "scm", "sd", "simdisk", "sr",
+		"ubd", "ubiblock", "virtblk", "xsysace", "zram",
+	};
+	size_t k;
+
+	if (!stress_ksm_unmerge_klog_bound(s, n, i))
+		return 0;
+	for (k = 0; k < SIZEOF_ARRAY(names); k++) {
+		const size_t l = strlen(names[k]);
+
+		if ((i + l < n) && !strncmp(s + i, names[k], l) &&
+		    stress_ksm_unmerge_klog_isdigit((unsigned char)s[i + l])) {
+			stress_ksm_unmerge_klog_put(o, s + i, l);
+			stress_ksm_unmerge_klog_put(o, "#", 1);
+			return stress_ksm_unmerge_klog_digit_end(s, n, i + l);
+		}
+	}
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_r_hexword()
+ *	\b[0-9a-f]{8}\b and \b[0-9a-f]{16}\b -> #; other words copied whole
+ */
+static size_t stress_ksm_unmerge_klog_r_hexword(const char *s, const size_t n, const size_t i,
+	stress_ksm_unmerge_klog_str_t *o)
+{
+	size_t j = i;
+	bool hex = true;
+
+	if (!stress_ksm_unmerge_klog_wat(s, n, i))
+		return 0;
+	while (stress_ksm_unmerge_klog_wat(s, n, j)) {
+		if (!stress_ksm_unmerge_klog_ishex((unsigned char)s[j]))
+			hex = false;
+		j++;
+	}
+	if (hex && ((j - i == 8) || (j - i == 16)))
+		stress_ksm_unmerge_klog_put(o, "#", 1);
+	else
+		stress_ksm_unmerge_klog_put(o, s + i, j - i);
+	return j;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_r_eqhex()
+ *	(=)[0-9a-f]+\b -> =#
+ */
+static size_t stress_ksm_unmerge_klog_r_eqhex(const char *s, const size_t n, const size_t i,
+	stress_ksm_unmerge_klog_str_t *o)
+{
+	size_t j;
+
+	if ((s[i] != '=') || (i + 1 >= n) || !stress_ksm_unmerge_klog_ishex((unsigned char)s[i + 1]))
+		return 0;
+	j = stress_ksm_unmerge_klog_hex_end(s, n, i + 1);
+	if (stress_ksm_unmerge_klog_wat(s, n, j))
+		return 0;
+	stress_ksm_unmerge_klog_put(o, "=#", 2);
+	return j;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_strip_offset()
+ *	[+/]<prefix>[0-9a-f]+\b -> (removed), prefix "" or "0x"
+ */
+static size_t stress_ksm_unmerge_klog_strip_offset(const char *s, const size_t n, const size_t i,
+	const char *prefix)
+{
+	const size_t plen = strlen(prefix);
+	size_t j;
+
+	if (((s[i] != '+') && (s[i] != '/')) || (i + 1 + plen >= n) ||
+	    strncmp(s + i + 1, prefix, plen) ||
+	    !stress_ksm_unmerge_klog_ishex((unsigned char)s[i + 1 + plen]))
+		return 0;
+	j = stress_ksm_unmerge_klog_hex_end(s, n, i + 1 + plen);
+	return stress_ksm_unmerge_klog_wat(s, n, j) ? 0 : j;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_r_offset0x()
+ *	[+/]0x[0-9a-f]+\b -> (removed)
+ */
+static size_t stress_ksm_unmerge_klog_r_offset0x(const char *s, const size_t n, const size_t i,
+	stress_ksm_unmerge_klog_str_t *o)
+{
+	(void)o;
+	return stress_ksm_unmerge_klog_strip_offset(s, n, i, "0x");
+}
+
+/*
+ *  stress_ksm_unmerge_klog_r_offset()
+ *	[+/][0-9a-f]+\b -> (removed)
+ */
+static size_t stress_ksm_unmerge_klog_r_offset(const char *s, const size_t n, const size_t i,
+	stress_ksm_unmerge_klog_str_t *o)
+{
+	(void)o;
+	return stress_ksm_unmerge_klog_strip_offset(s, n, i, "");
+}
+
+/*
+ *  stress_ksm_unmerge_klog_p_tainted()
+ *	remove " (Tainted:.+)" up to the last ')'
+ */
+static void stress_ksm_unmerge_klog_p_tainted(const char *s, const size_t n, stress_ksm_unmerge_klog_str_t *o)
+{
+	const char *t = strstr(s, " (Tainted:");
+	const char *close = strrchr(s, ')');
+
+	if (t && close && (close > t + 10)) {
+		stress_ksm_unmerge_klog_put(o, s, (size_t)(t - s));
+		stress_ksm_unmerge_klog_put(o, close + 1, n - (size_t)(close + 1 - s));
+		return;
+	}
+	stress_ksm_unmerge_klog_put(o, s, n);
+}
+
+/*
+ *  stress_ksm_unmerge_klog_r_version()
+ *	\b[3-9]\.[0-9]+[-a-z0-9.]+ -> # (kernel version)
+ */
+static size_t stress_ksm_unmerge_klog_r_version(const char *s, const size_t n, const size_t i,
+	stress_ksm_unmerge_klog_str_t *o)
+{
+	size_t j = i + 2;
+
+	if ((s[i] < '3') || (s[i] > '9') || !stress_ksm_unmerge_klog_bound(s, n, i) ||
+	    (i + 2 >= n) || (s[i + 1] != '.') || !stress_ksm_unmerge_klog_isdigit((unsigned char)s[i + 2]))
+		return 0;
+	while ((j < n) && ((s[j] == '-') || (s[j] == '.') ||
+	       stress_ksm_unmerge_klog_isdigit((unsigned char)s[j]) ||
+	       ((s[j] >= 'a') && (s[j] <= 'z'))))
+		j++;
+	if (j - (i + 2) < 2)
+		return 0;
+	stress_ksm_unmerge_klog_put(o, "#", 1);
+	return j;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_r_date()
+ *	\b[1-9][0-9]-[A-Z][a-z]+-[0-9]{4}\b -> #
+ */
+static size_t stress_ksm_unmerge_klog_r_date(const char *s, const size_t n, const size_t i,
+	stress_ksm_unmerge_klog_str_t *o)
+{
+	size_t j = i + 4, k;
+	bool ok;
+
+	if ((s[i] < '1') || (s[i] > '9') || !stress_ksm_unmerge_klog_bound(s, n, i) ||
+	    (i + 4 >= n) || !stress_ksm_unmerge_klog_isdigit((unsigned char)s[i + 1]) ||
+	    (s[i + 2] != '-') || (s[i + 3] < 'A') || (s[i + 3] > 'Z'))
+		return 0;
+	while ((j < n) && (s[j] >= 'a') && (s[j] <= 'z'))
+		j++;
+	ok = (j > i + 4) && (j + 5 <= n) && (s[j] == '-');
+	for (k = 1; ok && (k <= 4); k++)
+		ok = stress_ksm_unmerge_klog_isdigit((unsigned char)s[j + k]);
+	if (!ok || stress_ksm_unmerge_klog_wat(s, n, j + 5))
+		return 0;
+	stress_ksm_unmerge_klog_put(o, "#", 1);
+	return j + 5;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_r_hex0x()
+ *	\b0x[0-9a-f]+\b -> #, and \b[a-f0-9]{40}\b -> #
+ */
+static size_t stress_ksm_unmerge_klog_r_hex0x(const char *s, const size_t n, const size_t i,
+	stress_ksm_unmerge_klog_str_t *o)
+{
+	size_t j;
+
+	if ((s[i] == '0') && stress_ksm_unmerge_klog_bound(s, n, i) && (i + 2 < n) &&
+	    (s[i + 1] == 'x') && stress_ksm_unmerge_klog_ishex((unsigned char)s[i + 2])) {
+		j = stress_ksm_unmerge_klog_hex_end(s, n, i + 2);
+		if (!stress_ksm_unmerge_klog_wat(s, n, j)) {
+			stress_ksm_unmerge_klog_put(o, "#", 1);
+			return j;
+		}
+	}
+	if (!stress_ksm_unmerge_klog_wat(s, n, i) || !stress_ksm_unmerge_klog_bound(s, n, i))
+		return 0;
+	j = stress_ksm_unmerge_klog_hex_end(s, n, i);
+	if ((j - i != 40) || stress_ksm_unmerge_klog_wat(s, n, j))
+		return 0;
+	stress_ksm_unmerge_klog_put(o, "#", 1);
+	return j;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_r_number()
+ *	\b[0-9][0-9.]* -> #
+ */
+static size_t stress_ksm_unmerge_klog_r_number(const char *s, const size_t n, const size_t i,
+	stress_ksm_unmerge_klog_str_t *o)
+{
+	size_t j = i;
+
+	if (!stress_ksm_unmerge_klog_isdigit((unsigned char)s[i]) || !stress_ksm_unmerge_klog_bound(s, n, i))
+		return 0;
+	while ((j < n) && (stress_ksm_unmerge_klog_isdigit((unsigned char)s[j]) || (s[j] == '.')))
+		j++;
+	stress_ksm_unmerge_klog_put(o, "#", 1);
+	return j;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_r_hashx()
+ *	#x\b -> 0x
+ */
+static size_t stress_ksm_unmerge_klog_r_hashx(const char *s, const size_t n, const size_t i,
+	stress_ksm_unmerge_klog_str_t *o)
+{
+	if ((s[i] != '#') || (i + 1 >= n) || (s[i + 1] != 'x') || stress_ksm_unmerge_klog_wat(s, n, i + 2))
+		return 0;
+	stress_ksm_unmerge_klog_put(o, "0x", 2);
+	return i + 2;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_r_spaces()
+ *	[\\"$] -> ~, tab -> space, runs of spaces -> one space
+ */
+static size_t stress_ksm_unmerge_klog_r_spaces(const char *s, const size_t n, const size_t i,
+	stress_ksm_unmerge_klog_str_t *o)
+{
+	char c = s[i];
+
+	(void)n;
+	if ((c == '\\') || (c == '"') || (c == '$'))
+		c = '~';
+	else if (c == '\t')
+		c = ' ';
+	if ((c != ' ') || (o->len == 0) || (o->buf[o->len - 1] != ' '))
+		stress_ksm_unmerge_klog_put(o, &c, 1);
+	return i + 1;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_r_squeeze1()
+ *	([^a-zA-Z0-9])\  -> \1
+ */
+static size_t stress_ksm_unmerge_klog_r_squeeze1(const char *s, const size_t n, const size_t i,
+	stress_ksm_unmerge_klog_str_t *o)
+{
+	const int c = (unsigned char)s[i];
+
+	if (stress_ksm_unmerge_klog_isalpha(c) || stress_ksm_unmerge_klog_isdigit(c) ||
+	    (i + 1 >= n) || (s[i + 1] != ' '))
+		return 0;
+	stress_ksm_unmerge_klog_put(o, s + i, 1);
+	return i + 2;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_r_squeeze2()
+ *	\ ([^a-zA-Z]) -> \1
+ */
+static size_t stress_ksm_unmerge_klog_r_squeeze2(const char *s, const size_t n, const size_t i,
+	stress_ksm_unmerge_klog_str_t *o)
+{
+	if ((s[i] != ' ') || (i + 1 >= n) || stress_ksm_unmerge_klog_isalpha((unsigned char)s[i + 1]))
+		return 0;
+	stress_ksm_unmerge_klog_put(o, s + i + 1, 1);
+	return i + 2;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_p_underscore()
+ *	strip one leading space, "  _" -> "_", spaces -> _, strip trailing punctuation
+ */
+static void stress_ksm_unmerge_klog_p_underscore(const char *s, const size_t n, stress_ksm_unmerge_klog_str_t *o)
+{
+	size_t i = 0, end = n;
+
+	if ((n > 0) && (s[0] == ' '))
+		i = 1;
+	/* the trailing strip runs after tr, so spaces count as '_' there */
+	while ((end > i) && ((s[end - 1] == ' ') || strchr("-_.,;:#!*[(", s[end - 1])))
+		end--;
+	for (; i < end; i++) {
+		if ((s[i] == ' ') && (i + 2 < end) && (s[i + 1] == ' ') && (s[i + 2] == '_')) {
+			stress_ksm_unmerge_klog_put(o, "_", 1);
+			i += 2;
+			continue;
+		}
+		stress_ksm_unmerge_klog_put(o, (s[i] == ' ') ? "_" : s + i, 1);
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_klog_r_colnum()
+ *	([a-z]:)[0-9]+\b -> \1
+ */
+static size_t stress_ksm_unmerge_klog_r_colnum(const char *s, const size_t n, const size_t i,
+	stress_ksm_unmerge_klog_str_t *o)
+{
+	size_t j;
+
+	if ((s[i] < 'a') || (s[i] > 'z') || (i + 2 >= n) || (s[i + 1] != ':') ||
+	    !stress_ksm_unmerge_klog_isdigit((unsigned char)s[i + 2]))
+		return 0;
+	j = stress_ksm_unmerge_klog_digit_end(s, n, i + 2);
+	if (stress_ksm_unmerge_klog_wat(s, n, j))
+		return 0;
+	stress_ksm_unmerge_klog_put(o, s + i, 2);
+	return j;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_r_ripaddr()
+ *	#:[<#>][<#>] -> (removed) (legacy "RIP: 0010:[<addr>]  [<addr>] func")
+ */
+static size_t stress_ksm_unmerge_klog_r_ripaddr(const char *s, const size_t n, const size_t i,
+	stress_ksm_unmerge_klog_str_t *o)
+{
+	(void)n;
+	(void)o;
+	return strncmp(s + i, "#:[<#>][<#>]", 12) ? 0 : i + 12;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_r_rip()
+ *	RIP:#: -> RIP:
+ */
+static size_t stress_ksm_unmerge_klog_r_rip(const char *s, const size_t n, const size_t i,
+	stress_ksm_unmerge_klog_str_t *o)
+{
+	(void)n;
+	if (strncmp(s + i, "RIP:#:", 6))
+		return 0;
+	stress_ksm_unmerge_klog_put(o, "RIP:", 4);
+	return i + 6;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_wnum()
+ *	[^/a-zA-Z0-9_]\w[0-9]+\W -> # (first == true), or
+ *	\W\w[0-9]+[^/a-zA-Z0-9_] -> # (first == false)
+ */
+static size_t stress_ksm_unmerge_klog_wnum(const char *s, const size_t n, const size_t i,
+	stress_ksm_unmerge_klog_str_t *o, const bool first)
+{
+	const bool lead = !stress_ksm_unmerge_klog_wat(s, n, i) && (!first || (s[i] != '/'));
+	size_t j;
+
+	if (!lead || !stress_ksm_unmerge_klog_wat(s, n, i + 1) || (i + 2 >= n) ||
+	    !stress_ksm_unmerge_klog_isdigit((unsigned char)s[i + 2]))
+		return 0;
+	j = stress_ksm_unmerge_klog_digit_end(s, n, i + 2);
+	if ((j >= n) || stress_ksm_unmerge_klog_wat(s, n, j) || (!first && (s[j] == '/')))
+		return 0;
+	stress_ksm_unmerge_klog_put(o, "#", 1);
+	return j + 1;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_r_wnum1()
+ *	[^/a-zA-Z0-9_]\w[0-9]+\W -> #
+ */
+static size_t stress_ksm_unmerge_klog_r_wnum1(const char *s, const size_t n, const size_t i,
+	stress_ksm_unmerge_klog_str_t *o)
+{
+	return stress_ksm_unmerge_klog_wnum(s, n, i, o, true);
+}
+
+/*
+ *  stress_ksm_unmerge_klog_r_wnum2()
+ *	\W\w[0-9]+[^/a-zA-Z0-9_] -> #
+ */
+static size_t stress_ksm_unmerge_klog_r_wnum2(const char *s, const size_t n, const size_t i,
+	stress_ksm_unmerge_klog_str_t *o)
+{
+	return stress_ksm_unmerge_klog_wnum(s, n, i, o, false);
+}
+
+/*
+ *  stress_ksm_unmerge_klog_error_id()
+ *	LKP generate_error_id(): normalise a (pre-selected) line into a key
+ */
+static void stress_ksm_unmerge_klog_error_id(char *buf, const size_t cap)
+{
+	static const stress_ksm_unmerge_klog_pass_t passes[] = {
+		{ NULL, stress_ksm_unmerge_klog_r_isra },
+		{ NULL, stress_ksm_unmerge_klog_r_blkdev },
+		{ NULL, stress_ksm_unmerge_klog_r_hexword },
+		{ NULL, stress_ksm_unmerge_klog_r_eqhex },
+		{ NULL, stress_ksm_unmerge_klog_r_offset0x },
+		{ NULL, stress_ksm_unmerge_klog_r_offset },
+		{ stress_ksm_unmerge_klog_p_tainted, NULL },
+		/* common_error_id() */
+		{ NULL, stress_ksm_unmerge_klog_r_version },
+		{ NULL, stress_ksm_unmerge_klog_r_date },
+		{ NULL, stress_ksm_unmerge_klog_r_hex0x },
+		{ NULL, stress_ksm_unmerge_klog_r_number },
+		{ NULL, stress_ksm_unmerge_klog_r_hashx },
+		{ NULL, stress_ksm_unmerge_klog_r_spaces },
+		{ NULL, stress_ksm_unmerge_klog_r_squeeze1 },
+		{ NULL, stress_ksm_unmerge_klog_r_squeeze2 },
+		{ stress_ksm_unmerge_klog_p_underscore, NULL },
+		/* back in generate_error_id() */
+		{ NULL, stress_ksm_unmerge_klog_r_colnum },
+		{ NULL, stress_ksm_unmerge_klog_r_ripaddr },
+		{ NULL, stress_ksm_unmerge_klog_r_rip },
+		{ NULL, stress_ksm_unmerge_klog_r_wnum1 },
+		{ NULL, stress_ksm_unmerge_klog_r_wnum2 },
+	};
+	size_t i, n = strlen(buf);
+
+	/* remove a trailing " ]" ([ INFO: ... ] lockdep headers) */
+	if ((n >= 2) && !strcmp(buf + n - 2, " ]"))
+		buf[n - 2] = '\0';
+	for (i = 0; i < SIZEOF_ARRAY(passes); i++)
+		stress_ksm_unmerge_klog_pass(buf, cap, &passes[i]);
+}
+
+/*
+ *  stress_ksm_unmerge_klog_set()
+ *	copy n bytes of src into buf (capacity cap) as a string
+ */
+static void stress_ksm_unmerge_klog_set(char *buf, const size_t cap, const char *src, size_t n)
+{
+	if (n >= cap)
+		n = cap - 1;
+	(void)memmove(buf, src, n);
+	buf[n] = '\0';
+}
+
+/*
+ *  stress_ksm_unmerge_klog_simple()
+ *	LKP handle_simple_patterns() subset: fixed heads kept verbatim
+ */
+static bool stress_ksm_unmerge_klog_simple(char *buf, const size_t cap)
+{
+	static const char * const heads[] = {
+		"related general protection fault:",
+		"BUG: using __this_cpu_read() in preemptible",
+		"BUG: unable to handle kernel",
+		"BUG: workqueue leaked lock or atomic:",
+		"BUG: scheduling while atomic:",
+		"BUG: Bad page map in process",
+		"BUG: Bad page state in process",
+		"BUG: Bad page cache in process",
+	};
+	const char *p;
+	size_t i;
+
+	/* INFO: rcu[_a-z]* (self-detected stall on CPU|detected stalls on CPUs/tasks:) */
+	for (p = strstr(buf, "INFO: rcu"); p; p = strstr(p + 1, "INFO: rcu")) {
+		const char *q = p + 9;
+
+		while ((*q == '_') || ((*q >= 'a') && (*q <= 'z')))
+			q++;
+		if (!strncmp(q, " self-detected stall on CPU", 27)) {
+			stress_ksm_unmerge_klog_set(buf, cap, p, (size_t)(q + 27 - p));
+			return true;
+		}
+		if (!strncmp(q, " detected stalls on CPUs/tasks:", 31)) {
+			stress_ksm_unmerge_klog_set(buf, cap, p, (size_t)(q + 31 - p));
+			return true;
+		}
+	}
+	for (i = 0; i < SIZEOF_ARRAY(heads); i++) {
+		p = strstr(buf, heads[i]);
+		if (p) {
+			stress_ksm_unmerge_klog_set(buf, cap, p, strlen(heads[i]));
+			return true;
+		}
+	}
+	/* BUG: soft lockup - CPU#\d+ stuck for \d+s!.* */
+	for (p = strstr(buf, "BUG: soft lockup - CPU#"); p; p = strstr(p + 1, "BUG: soft lockup - CPU#")) {
+		const char *q = p + 23;
+
+		if (!stress_ksm_unmerge_klog_isdigit((unsigned char)*q))
+			continue;
+		while (stress_ksm_unmerge_klog_isdigit((unsigned char)*q))
+			q++;
+		if (strncmp(q, " stuck for ", 11))
+			continue;
+		q += 11;
+		if (!stress_ksm_unmerge_klog_isdigit((unsigned char)*q))
+			continue;
+		while (stress_ksm_unmerge_klog_isdigit((unsigned char)*q))
+			q++;
+		if (strncmp(q, "s!", 2))
+			continue;
+		stress_ksm_unmerge_klog_set(buf, cap, p, strlen(p));
+		return true;
+	}
+	p = strstr(buf, "BUG: workqueue lockup - pool");
+	if (p) {
+		stress_ksm_unmerge_klog_set(buf, cap, p, 28);
+		return true;
+	}
+	/* (rcu_sched kthread starved) for \d+ jiffies */
+	for (p = strstr(buf, "rcu_sched kthread starved for "); p;
+	     p = strstr(p + 1, "rcu_sched kthread starved for ")) {
+		const char *q = p + 30;
+
+		if (!stress_ksm_unmerge_klog_isdigit((unsigned char)*q))
+			continue;
+		while (stress_ksm_unmerge_klog_isdigit((unsigned char)*q))
+			q++;
+		if (!strncmp(q, " jiffies", 8)) {
+			stress_ksm_unmerge_klog_set(buf, cap, p, 25);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_oops_head()
+ *	([A-Z]+[ a-zA-Z]*): [a-f0-9]{4} \[#[0-9]+\]  -> \1 (leftmost)
+ */
+static bool stress_ksm_unmerge_klog_oops_head(char *buf, const size_t cap)
+{
+	const size_t n = strlen(buf);
+	size_t p;
+
+	for (p = 0; p < n; p++) {
+		size_t q = p + 1, k;
+		bool ok;
+
+		if ((buf[p] < 'A') || (buf[p] > 'Z'))
+			continue;
+		while ((q < n) && ((buf[q] == ' ') || stress_ksm_unmerge_klog_isalpha((unsigned char)buf[q])))
+			q++;
+		ok = (q + 10 <= n) && (buf[q] == ':') && (buf[q + 1] == ' ');
+		for (k = 2; ok && (k < 6); k++)
+			ok = stress_ksm_unmerge_klog_ishex((unsigned char)buf[q + k]);
+		ok = ok && !strncmp(buf + q + 6, " [#", 3) &&
+		     stress_ksm_unmerge_klog_isdigit((unsigned char)buf[q + 9]);
+		if (ok) {
+			k = q + 9;
+			while ((k < n) && stress_ksm_unmerge_klog_isdigit((unsigned char)buf[k]))
+				k++;
+			if ((k + 1 < n) && (buf[k] == ']') && (buf[k + 1] == ' ')) {
+				stress_ksm_unmerge_klog_set(buf, cap, buf + p, q - p);
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_sanitizer_head()
+ *	(BUG: (KASAN|KFENCE): [a-z\-_ ]+ in [a-z_]+)\+ -> \1
+ */
+static bool stress_ksm_unmerge_klog_sanitizer_head(char *buf, const size_t cap, const char *what)
+{
+	const char *p = strstr(buf, what), *r, *e;
+
+	if (!p)
+		return false;
+	r = p + strlen(what);
+	e = r;
+	while ((*e == '-') || (*e == '_') || (*e == ' ') || ((*e >= 'a') && (*e <= 'z')))
+		e++;
+	/* greedy class run, then backtrack to the last " in <func>+" */
+	for (; e > r; e--) {
+		const char *f;
+
+		if (strncmp(e, " in ", 4))
+			continue;
+		f = e + 4;
+		while ((*f == '_') || ((*f >= 'a') && (*f <= 'z')))
+			f++;
+		if ((f > e + 4) && (*f == '+')) {
+			stress_ksm_unmerge_klog_set(buf, cap, p, (size_t)(f - p));
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_composite()
+ *	LKP handle_composite_patterns(): hung task / locks held heads
+ */
+static bool stress_ksm_unmerge_klog_composite(char *buf, const size_t cap)
+{
+	const char *p = strstr(buf, "INFO: task ");
+	const char *q;
+
+	if (p) {
+		/* (INFO: task ).* (blocked for more than \d+ seconds), greedy .* */
+		for (q = buf + strlen(buf); q >= p + 11; q--) {
+			const char *d;
+
+			if (strncmp(q, " blocked for more than ", 23))
+				continue;
+			d = q + 23;
+			if (!stress_ksm_unmerge_klog_isdigit((unsigned char)*d))
+				continue;
+			while (stress_ksm_unmerge_klog_isdigit((unsigned char)*d))
+				d++;
+			if (strncmp(d, " seconds", 8))
+				continue;
+			{
+				char tmp[STRESS_KSM_UNMERGE_KLOG_LINE_MAX];
+
+				(void)snprintf(tmp, sizeof(tmp), "INFO: task %.*s",
+					(int)(d + 8 - (q + 1)), q + 1);
+				stress_ksm_unmerge_klog_set(buf, cap, tmp, strlen(tmp));
+			}
+			return true;
+		}
+	}
+	p = strstr(buf, "BUG: ");
+	q = strstr(buf, " still has locks held");
+	if (p && q && (q > p + 5)) {
+		stress_ksm_unmerge_klog_set(buf, cap, "BUG: still has locks held", 25);
+		return true;
+	}
+	return false;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_complex()
+ *	LKP handle_complex_patterns() subset: WARNING, UBSAN, rss-counter, ]---
+ */
+static bool stress_ksm_unmerge_klog_complex(char *buf, const size_t cap)
+{
+	const char *p, *q;
+
+	/* WARNING:.* at .* ([a-zA-Z.0-9_]+\+0x) -> "WARNING: " + first "at .*" */
+	p = strstr(buf, "WARNING:");
+	if (p && (q = strstr(p, " at ")) != NULL) {
+		const char *f;
+		bool ok = false;
+
+		for (f = q + 4; *f && !ok; f++) {
+			const char *g;
+
+			if (*f != ' ')
+				continue;
+			for (g = f + 1; (*g == '.') || stress_ksm_unmerge_klog_isword((unsigned char)*g); g++)
+				;
+			ok = (g > f + 1) && !strncmp(g, "+0x", 3);
+		}
+		if (ok) {
+			char tmp[STRESS_KSM_UNMERGE_KLOG_LINE_MAX];
+
+			(void)snprintf(tmp, sizeof(tmp), "WARNING: %s", strstr(buf, "at "));
+			stress_ksm_unmerge_klog_set(buf, cap, tmp, strlen(tmp));
+			return true;
+		}
+	}
+	p = strstr(buf, "UBSAN: ");
+	if (p && p[7]) {
+		stress_ksm_unmerge_klog_set(buf, cap, p, strlen(p));
+		return true;
+	}
+	p = strstr(buf, "BUG: using smp_processor_id() in preemptible");
+	if (p) {
+		stress_ksm_unmerge_klog_set(buf, cap, p, 44);
+		return true;
+	}
+	p = strstr(buf, "BUG: Bad rss-counter state mm:");
+	if (p) {
+		const char *m = p + 30, *e = m;
+
+		/* mm:([0-9a-f]+|\(_*ptrval_*\))<space> */
+		while (stress_ksm_unmerge_klog_ishex((unsigned char)*e))
+			e++;
+		if ((e == m) || (*e != ' ')) {
+			e = m;
+			if (*e == '(') {
+				for (e++; *e == '_'; e++)
+					;
+				if (!strncmp(e, "ptrval", 6)) {
+					for (e += 6; *e == '_'; e++)
+						;
+					e = (*e == ')') ? e + 1 : m;
+				} else {
+					e = m;
+				}
+			}
+		}
+		if ((e > m) && (*e == ' ')) {
+			char tmp[STRESS_KSM_UNMERGE_KLOG_LINE_MAX];
+
+			(void)snprintf(tmp, sizeof(tmp), "%.*s#%s", (int)(m - buf), buf, e);
+			stress_ksm_unmerge_klog_set(buf, cap, tmp, strlen(tmp));
+			return true;
+		}
+	}
+	/* (.*) \]---(.*) greedy: the last " ]---" */
+	for (p = NULL, q = strstr(buf, " ]---"); q; q = strstr(q + 1, " ]---"))
+		p = q;
+	if (p) {
+		char tmp[STRESS_KSM_UNMERGE_KLOG_LINE_MAX];
+
+		(void)snprintf(tmp, sizeof(tmp), "%.*s%s", (int)(p - buf), buf, p + 5);
+		stress_ksm_unmerge_klog_set(buf, cap, tmp, strlen(tmp));
+		return true;
+	}
+	return false;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_oops_cut()
+ *	LKP selects "[a-zA-Z0-9_ #]+: [0-9a-f]{4} \[#[0-9]+\]" up to the ']'
+ *	(e.g. "general protection fault: 0000 [#1]") unless "Oops: .*" matched
+ */
+static void stress_ksm_unmerge_klog_oops_cut(char *buf)
+{
+	char *p = buf;
+	int k;
+
+	if (!strncmp(buf, "Oops: ", 6))
+		return;
+	while (stress_ksm_unmerge_klog_isword((unsigned char)*p) || (*p == ' ') || (*p == '#'))
+		p++;
+	if ((p == buf) || strncmp(p, ": ", 2))
+		return;
+	for (k = 2; k < 6; k++)
+		if (!stress_ksm_unmerge_klog_ishex((unsigned char)p[k]))
+			return;
+	if (strncmp(p + 6, " [#", 3) || !stress_ksm_unmerge_klog_isdigit((unsigned char)p[9]))
+		return;
+	for (p += 9; stress_ksm_unmerge_klog_isdigit((unsigned char)*p); p++)
+		;
+	if (*p == ']')
+		p[1] = '\0';
+}
+
+/*
+ *  stress_ksm_unmerge_klog_make_key()
+ *	LKP analyze_error_id(): line -> key without the "dmesg." prefix
+ */
+static void stress_ksm_unmerge_klog_make_key(const char *line, char *key, const size_t keylen)
+{
+	char buf[STRESS_KSM_UNMERGE_KLOG_LINE_MAX];
+	const char *p = line;
+
+	/* preprocess_line(): drop everything before the first letter */
+	while (*p && !stress_ksm_unmerge_klog_isalpha((unsigned char)*p))
+		p++;
+	stress_ksm_unmerge_klog_set(buf, sizeof(buf), p, strlen(p));
+	stress_ksm_unmerge_klog_oops_cut(buf);
+
+	if (!stress_ksm_unmerge_klog_simple(buf, sizeof(buf)) &&
+	    !stress_ksm_unmerge_klog_oops_head(buf, sizeof(buf)) &&
+	    !stress_ksm_unmerge_klog_sanitizer_head(buf, sizeof(buf), "BUG: KASAN: ") &&
+	    !stress_ksm_unmerge_klog_sanitizer_head(buf, sizeof(buf), "BUG: KFENCE: ") &&
+	    !stress_ksm_unmerge_klog_composite(buf, sizeof(buf)))
+		(void)stress_ksm_unmerge_klog_complex(buf, sizeof(buf));
+
+	stress_ksm_unmerge_klog_error_id(buf, sizeof(buf));
+	stress_ksm_unmerge_klog_set(key, keylen, buf, strlen(buf));
+}
+
+/*
+ *  stress_ksm_unmerge_klog_after_prefix()
+ *	text after a leading "<subsystem>: " ([a-zA-Z0-9_ -]+: ), else NULL
+ */
+static const char *stress_ksm_unmerge_klog_after_prefix(const char *line)
+{
+	const char *p;
+
+	/* e.g. "watchdog: ", "NMI watchdog: ", "rcu: " */
+	for (p = line; stress_ksm_unmerge_klog_isword((unsigned char)*p) || (*p == ' ') || (*p == '-'); p++)
+		;
+	if ((p == line) || (p[0] != ':') || (p[1] != ' '))
+		return NULL;
+	return p + 2;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_head()
+ *	does line (or the text after its prefix, if any) start with pat
+ */
+static bool stress_ksm_unmerge_klog_head(const char *line, const char *after, const char *pat)
+{
+	const size_t l = strlen(pat);
+
+	return !strncmp(line, pat, l) || (after && !strncmp(after, pat, l));
+}
+
+/*
+ *  stress_ksm_unmerge_klog_noise()
+ *	lines that look alarming but are not kernel failures
+ */
+static bool stress_ksm_unmerge_klog_noise(const char *line)
+{
+	static const char * const noise[] = {
+		"invoked oom-killer",
+		"Out of memory",
+		"oom-kill:",
+		"oom_reaper:",
+		"callbacks suppressed",
+		"Memory cgroup out of memory",
+	};
+	size_t i;
+
+	if (!strncmp(line, "audit:", 6) || !strncmp(line, "audit(", 6) ||
+	    !strncmp(line, "type=", 5))
+		return true;
+	for (i = 0; i < SIZEOF_ARRAY(noise); i++)
+		if (strstr(line, noise[i]))
+			return true;
+	return false;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_kind()
+ *	failure kind of one logical line (leading blanks stripped), 0 if none
+ */
+static int stress_ksm_unmerge_klog_kind(const char *line)
+{
+	static const struct {
+		const char *pat;
+		bool head;	/* anchored (after an optional prefix) */
+		int kind;
+	} sigs[] = {
+		{ "possible circular locking dependency detected", false, STRESS_KSM_UNMERGE_KLOG_LOCKDEP },
+		{ "possible recursive locking detected", false, STRESS_KSM_UNMERGE_KLOG_LOCKDEP },
+		{ "inconsistent lock state", false, STRESS_KSM_UNMERGE_KLOG_LOCKDEP },
+		{ "suspicious RCU usage", false, STRESS_KSM_UNMERGE_KLOG_LOCKDEP },
+		{ "WARNING: CPU: ", true, STRESS_KSM_UNMERGE_KLOG_WARNING },
+		{ "WARNING: at ", true, STRESS_KSM_UNMERGE_KLOG_WARNING },
+		{ "kernel BUG at ", true, STRESS_KSM_UNMERGE_KLOG_BUG },
+		{ "Kernel BUG at ", true, STRESS_KSM_UNMERGE_KLOG_BUG },
+		{ "BUG: soft lockup", true, STRESS_KSM_UNMERGE_KLOG_LOCKUP },
+		{ "BUG: workqueue lockup", true, STRESS_KSM_UNMERGE_KLOG_LOCKUP },
+		{ "BUG: KASAN: ", true, STRESS_KSM_UNMERGE_KLOG_SANITIZER },
+		{ "BUG: KFENCE: ", true, STRESS_KSM_UNMERGE_KLOG_SANITIZER },
+		{ "BUG: Bad ", true, STRESS_KSM_UNMERGE_KLOG_CORRUPTION },
+		{ "BUG: ", true, STRESS_KSM_UNMERGE_KLOG_BUG },
+		{ "Oops: ", true, STRESS_KSM_UNMERGE_KLOG_OOPS },
+		{ "general protection fault", true, STRESS_KSM_UNMERGE_KLOG_OOPS },
+		{ "Unable to handle kernel ", true, STRESS_KSM_UNMERGE_KLOG_OOPS },
+		{ "KASAN: ", true, STRESS_KSM_UNMERGE_KLOG_SANITIZER },
+		{ "KFENCE: ", true, STRESS_KSM_UNMERGE_KLOG_SANITIZER },
+		{ "UBSAN: ", true, STRESS_KSM_UNMERGE_KLOG_SANITIZER },
+		{ "Watchdog detected hard LOCKUP", true, STRESS_KSM_UNMERGE_KLOG_LOCKUP },
+		{ "list_add corruption", true, STRESS_KSM_UNMERGE_KLOG_CORRUPTION },
+		{ "list_del corruption", true, STRESS_KSM_UNMERGE_KLOG_CORRUPTION },
+		{ "refcount_t: ", true, STRESS_KSM_UNMERGE_KLOG_CORRUPTION },
+		{ "page dumped because", true, STRESS_KSM_UNMERGE_KLOG_CORRUPTION },
+		{ "Huh VM_FAULT_OOM leaked out", true, STRESS_KSM_UNMERGE_KLOG_WARNING },
+		{ "Kernel panic - not syncing", true, STRESS_KSM_UNMERGE_KLOG_PANIC },
+	};
+	const char *after = stress_ksm_unmerge_klog_after_prefix(line);
+	size_t i;
+
+	if (stress_ksm_unmerge_klog_head(line, after, "Kernel panic - not syncing"))
+		return STRESS_KSM_UNMERGE_KLOG_PANIC;
+	if (stress_ksm_unmerge_klog_noise(line))
+		return STRESS_KSM_UNMERGE_KLOG_NOISE;
+	for (i = 0; i < SIZEOF_ARRAY(sigs); i++) {
+		const bool hit = sigs[i].head ?
+			stress_ksm_unmerge_klog_head(line, after, sigs[i].pat) :
+			(strstr(line, sigs[i].pat) != NULL);
+
+		if (hit)
+			return sigs[i].kind;
+	}
+	/* "WARNING: <file>:<line> at <func>+0x..." (newer WARN format) */
+	if (stress_ksm_unmerge_klog_head(line, after, "WARNING: ") && strstr(line, " at ") &&
+	    strstr(line, "+0x"))
+		return STRESS_KSM_UNMERGE_KLOG_WARNING;
+	/* rcu: INFO: rcu_preempt detected stalls / self-detected stall */
+	if (stress_ksm_unmerge_klog_head(line, after, "INFO: rcu") && strstr(line, "detected stall"))
+		return STRESS_KSM_UNMERGE_KLOG_RCU_STALL;
+	if (stress_ksm_unmerge_klog_head(line, after, "INFO: task ") && strstr(line, " blocked for more than "))
+		return STRESS_KSM_UNMERGE_KLOG_HUNG_TASK;
+	return STRESS_KSM_UNMERGE_KLOG_NOISE;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_classify()
+ *	pure: event kind (> 0) of a message and its LKP key, 0 for noise
+ */
+static int stress_ksm_unmerge_klog_classify(const char *msg, char *key, size_t keylen)
+{
+	const char *p = msg;
+	int kind;
+
+	if (key && keylen)
+		key[0] = '\0';
+	if (!msg)
+		return STRESS_KSM_UNMERGE_KLOG_NOISE;
+	while ((*p == ' ') || (*p == '\t'))
+		p++;
+	kind = stress_ksm_unmerge_klog_kind(p);
+	if ((kind != STRESS_KSM_UNMERGE_KLOG_NOISE) && key && keylen)
+		stress_ksm_unmerge_klog_make_key(p, key, keylen);
+	return kind;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_num()
+ *	parse a decimal u64 field ending in term; -1 on error
+ */
+static int stress_ksm_unmerge_klog_num(const char **pp, const char *end, const char term, uint64_t *val)
+{
+	const char *p = *pp;
+	uint64_t v = 0;
+
+	if ((p >= end) || !stress_ksm_unmerge_klog_isdigit((unsigned char)*p))
+		return -1;
+	while ((p < end) && stress_ksm_unmerge_klog_isdigit((unsigned char)*p)) {
+		const uint64_t d = (uint64_t)(*p - '0');
+
+		if (v > (UINT64_MAX - d) / 10)
+			return -1;
+		v = (v * 10) + d;
+		p++;
+	}
+	if ((p >= end) || (*p != term))
+		return -1;
+	*pp = p + 1;
+	*val = v;
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_record_parse()
+ *	pure: "pri,seq,usec,flags[,..];message\n[ KEY=value\n...]", 0 or -1
+ */
+static int stress_ksm_unmerge_klog_record_parse(const char *rec, size_t len, int *level,
+	uint64_t *seq, uint64_t *usec, int *facility, const char **msg, size_t *msglen)
+{
+	const char *p = rec, *end, *semi, *nl;
+	uint64_t pri, s, u;
+
+	if (!rec)
+		return -1;
+	end = rec + len;
+	semi = memchr(rec, ';', len);
+	if (!semi)
+		return -1;
+	if ((stress_ksm_unmerge_klog_num(&p, semi, ',', &pri) < 0) || (pri > 1023))
+		return -1;
+	if (stress_ksm_unmerge_klog_num(&p, semi, ',', &s) < 0)
+		return -1;
+	if (stress_ksm_unmerge_klog_num(&p, semi, ',', &u) < 0)
+		return -1;
+	/* flags: one char, then optional ",key=value" fields (caller=) */
+	if ((p >= semi) || ((p + 1 < semi) && (p[1] != ',')))
+		return -1;
+	nl = memchr(semi + 1, '\n', (size_t)(end - (semi + 1)));
+	if (level)
+		*level = (int)(pri & 7);
+	if (facility)
+		*facility = (int)(pri >> 3);
+	if (seq)
+		*seq = s;
+	if (usec)
+		*usec = u;
+	if (msg)
+		*msg = semi + 1;
+	if (msglen)
+		*msglen = (size_t)((nl ? nl : end) - (semi + 1));
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_record_flag()
+ *	flags char of a well-formed record ('-', 'c' or legacy '+')
+ */
+static char stress_ksm_unmerge_klog_record_flag(const char *rec, const size_t len)
+{
+	size_t i, commas = 0;
+
+	for (i = 0; (i < len) && (rec[i] != ';'); i++) {
+		if ((rec[i] == ',') && (++commas == 3))
+			return ((i + 1 < len) && (rec[i + 1] != ';')) ? rec[i + 1] : '-';
+	}
+	return '-';
+}
+
+/*
+ *  stress_ksm_unmerge_klog_hexval()
+ *	value of a hex digit (either case), -1 if not one
+ */
+static int stress_ksm_unmerge_klog_hexval(const int c)
+{
+	if ((c >= '0') && (c <= '9'))
+		return c - '0';
+	if ((c >= 'a') && (c <= 'f'))
+		return c - 'a' + 10;
+	if ((c >= 'A') && (c <= 'F'))
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_unescape()
+ *	decode \xNN escapes; keep '\n', other control chars become ' '
+ */
+static size_t stress_ksm_unmerge_klog_unescape(const char *in, const size_t inlen, char *out, const size_t outlen)
+{
+	size_t i = 0, o = 0;
+
+	if (!outlen)
+		return 0;
+	while ((i < inlen) && (o + 1 < outlen)) {
+		int c = (unsigned char)in[i];
+
+		if ((c == '\\') && (i + 3 < inlen) && (in[i + 1] == 'x') &&
+		    (stress_ksm_unmerge_klog_hexval((unsigned char)in[i + 2]) >= 0) &&
+		    (stress_ksm_unmerge_klog_hexval((unsigned char)in[i + 3]) >= 0)) {
+			c = (stress_ksm_unmerge_klog_hexval((unsigned char)in[i + 2]) << 4) |
+			    stress_ksm_unmerge_klog_hexval((unsigned char)in[i + 3]);
+			i += 4;
+		} else {
+			i++;
+		}
+		if (((c < ' ') && (c != '\n')) || (c == 0x7f))
+			c = ' ';
+		out[o++] = (char)c;
+	}
+	out[o] = '\0';
+	return o;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_key_add()
+ *	count one key in the shared table (watcher / parent only)
+ */
+static void stress_ksm_unmerge_klog_key_add(const char *key, const int kind)
+{
+	stress_ksm_unmerge_klog_shared_t *shm = stress_ksm_unmerge_klog_shm;
+	uint32_t i;
+
+	if (!shm || !key || !*key)
+		return;
+	for (i = 0; i < shm->nkeys; i++) {
+		if (!strcmp(shm->keys[i].key, key)) {
+			shm->keys[i].count++;
+			return;
+		}
+	}
+	if (shm->nkeys >= STRESS_KSM_UNMERGE_KLOG_KEYS_MAX) {
+		shm->keys_dropped++;
+		return;
+	}
+	(void)shim_strscpy(shm->keys[shm->nkeys].key, key, sizeof(shm->keys[0].key));
+	shm->keys[shm->nkeys].kind = kind;
+	shm->keys[shm->nkeys].count = 1;
+	__atomic_add_fetch(&shm->nkeys, 1, __ATOMIC_SEQ_CST);
+}
+
+/*
+ *  stress_ksm_unmerge_klog_event_key()
+ *	add a key to the current splat once, and to the table
+ */
+static void stress_ksm_unmerge_klog_event_key(const char *key, const int kind)
+{
+	stress_ksm_unmerge_klog_state_t *st = &stress_ksm_unmerge_klog_st;
+	uint32_t i;
+
+	if (!*key)
+		return;
+	for (i = 0; i < st->nkeys; i++)
+		if (!strcmp(st->keys[i], key))
+			return;
+	if (st->nkeys < STRESS_KSM_UNMERGE_KLOG_EVENT_KEYS)
+		(void)shim_strscpy(st->keys[st->nkeys++], key, sizeof(st->keys[0]));
+	stress_ksm_unmerge_klog_key_add(key, kind);
+}
+
+/*
+ *  stress_ksm_unmerge_klog_context_set()
+ *	instance: record what it is doing now (phase, racing threads)
+ */
+static void stress_ksm_unmerge_klog_context_set(const uint32_t instance, const char *phase, const char *racers)
+{
+	stress_ksm_unmerge_klog_shared_t *shm = stress_ksm_unmerge_klog_shm;
+	stress_ksm_unmerge_klog_ctx_t *ctx;
+
+	if (!shm || (instance >= STRESS_KSM_UNMERGE_KLOG_SLOTS))
+		return;
+	ctx = &shm->ctx[instance];
+	__atomic_add_fetch(&ctx->gen, 1, __ATOMIC_SEQ_CST);	/* odd: writing */
+	(void)shim_strscpy(ctx->phase, (phase && *phase) ? phase : "-", sizeof(ctx->phase));
+	(void)shim_strscpy(ctx->racers, (racers && *racers) ? racers : "-", sizeof(ctx->racers));
+	__atomic_add_fetch(&ctx->gen, 1, __ATOMIC_SEQ_CST);	/* even: stable */
+}
+
+/*
+ *  stress_ksm_unmerge_klog_context_get()
+ *	read an instance slot consistently; false if never set
+ */
+static bool stress_ksm_unmerge_klog_context_get(const uint32_t instance, char *phase, char *racers)
+{
+	stress_ksm_unmerge_klog_ctx_t *ctx = &stress_ksm_unmerge_klog_shm->ctx[instance];
+	int tries;
+
+	for (tries = 0; tries < 100; tries++) {
+		const uint32_t g1 = __atomic_load_n(&ctx->gen, __ATOMIC_SEQ_CST);
+
+		if (g1 == 0)
+			return false;
+		if (g1 & 1)
+			continue;
+		(void)shim_memcpy(phase, ctx->phase, STRESS_KSM_UNMERGE_KLOG_CTX_LEN);
+		(void)shim_memcpy(racers, ctx->racers, STRESS_KSM_UNMERGE_KLOG_CTX_LEN);
+		phase[STRESS_KSM_UNMERGE_KLOG_CTX_LEN - 1] = '\0';
+		racers[STRESS_KSM_UNMERGE_KLOG_CTX_LEN - 1] = '\0';
+		if (__atomic_load_n(&ctx->gen, __ATOMIC_SEQ_CST) == g1)
+			return true;
+	}
+	(void)shim_strscpy(phase, "(busy)", STRESS_KSM_UNMERGE_KLOG_CTX_LEN);
+	(void)shim_strscpy(racers, "(busy)", STRESS_KSM_UNMERGE_KLOG_CTX_LEN);
+	return true;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_report()
+ *	print the splat once: key, first line, RIP, call trace, contexts
+ */
+static void stress_ksm_unmerge_klog_report(void)
+{
+	stress_ksm_unmerge_klog_state_t *st = &stress_ksm_unmerge_klog_st;
+	const char *name = STRESS_KSM_UNMERGE_KLOG_NAME;
+	const double t0 = stress_ksm_unmerge_klog_shm ? stress_ksm_unmerge_klog_shm->time_start : st->t_first;
+	uint32_t i;
+
+	if (st->reported || (st->phase == STRESS_KSM_UNMERGE_KLOG_PH_NONE))
+		return;
+	st->reported = true;
+	pr_block_begin();
+	if (st->pr_fails < STRESS_KSM_UNMERGE_KLOG_PR_FAIL_MAX) {
+		st->pr_fails++;
+		pr_fail("%s: kernel %s: %s\n", name, stress_ksm_unmerge_klog_kind_name(st->kind), st->key);
+	} else {
+		pr_inf("%s: kernel %s: %s\n", name, stress_ksm_unmerge_klog_kind_name(st->kind), st->key);
+	}
+	pr_inf("%s:   first line: %s%s\n", name, st->first,
+		st->user ? " (injected from user space, facility 1)" : "");
+	pr_inf("%s:   time: %.3fs into the run (kernel time %" PRIu64 ".%06" PRIu64 ")\n",
+		name, st->t_first - t0, st->usec / 1000000, st->usec % 1000000);
+	if (st->rip[0])
+		pr_inf("%s:   function at RIP: %s\n", name, st->rip);
+	for (i = 0; i < st->ntrace; i++)
+		pr_inf("%s:   call trace: %s\n", name, st->trace[i]);
+	for (i = 1; i < st->nkeys; i++)
+		pr_inf("%s:   also: %s\n", name, st->keys[i]);
+	if (stress_ksm_unmerge_klog_shm) {
+		for (i = 0; i < STRESS_KSM_UNMERGE_KLOG_SLOTS; i++) {
+			char phase[STRESS_KSM_UNMERGE_KLOG_CTX_LEN];
+			char racers[STRESS_KSM_UNMERGE_KLOG_CTX_LEN];
+
+			if (stress_ksm_unmerge_klog_context_get(i, phase, racers))
+				pr_inf("%s:   instance %" PRIu32 ": phase %s, racers %s\n",
+					name, i, phase, racers);
+		}
+	}
+	pr_block_end();
+}
+
+/*
+ *  stress_ksm_unmerge_klog_close()
+ *	finish the current splat (report if not yet done)
+ */
+static void stress_ksm_unmerge_klog_close(void)
+{
+	stress_ksm_unmerge_klog_state_t *st = &stress_ksm_unmerge_klog_st;
+
+	stress_ksm_unmerge_klog_report();
+	st->phase = STRESS_KSM_UNMERGE_KLOG_PH_NONE;
+	st->after = 0;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_open()
+ *	start a new splat: count the event, remember the first line
+ */
+static void stress_ksm_unmerge_klog_open(const char *line, const char *key, const int kind,
+	const bool user, const uint64_t usec, const double now)
+{
+	stress_ksm_unmerge_klog_state_t *st = &stress_ksm_unmerge_klog_st;
+
+	if (st->phase != STRESS_KSM_UNMERGE_KLOG_PH_NONE)
+		stress_ksm_unmerge_klog_close();
+	st->phase = STRESS_KSM_UNMERGE_KLOG_PH_HEADER;
+	st->kind = kind;
+	st->reported = false;
+	st->user = user;
+	st->nrecs = 0;
+	st->ntrace = 0;
+	st->nkeys = 0;
+	st->t_first = now;
+	st->t_last = now;
+	st->usec = usec;
+	st->rip[0] = '\0';
+	(void)shim_strscpy(st->key, key, sizeof(st->key));
+	(void)shim_strscpy(st->first, line, sizeof(st->first));
+	if (stress_ksm_unmerge_klog_shm)
+		__atomic_add_fetch(&stress_ksm_unmerge_klog_shm->events, 1, __ATOMIC_SEQ_CST);
+	stress_ksm_unmerge_klog_event_key(key, kind);
+}
+
+/*
+ *  stress_ksm_unmerge_klog_trace_entry()
+ *	is the line a call trace entry or marker ("func+0x1/0x2", "<TASK>")
+ */
+static bool stress_ksm_unmerge_klog_trace_entry(const char *p)
+{
+	const char *q;
+
+	if (*p == '<')
+		return strchr(p, '>') != NULL;
+	if ((p[0] == '?') && (p[1] == ' '))
+		p += 2;
+	if ((p[0] == '[') && (p[1] == '<'))		/* [<ffffffff81234567>] func+0x */
+		return strstr(p, "+0x") != NULL;
+	for (q = p; stress_ksm_unmerge_klog_isword((unsigned char)*q) || (*q == '.') || (*q == '$'); q++)
+		;
+	return (q > p) && !strncmp(q, "+0x", 3);
+}
+
+/*
+ *  stress_ksm_unmerge_klog_rip()
+ *	"RIP: 0010:func+0x1/0x2" -> func (also "pc : func+0x", "EIP: func+0x")
+ */
+static bool stress_ksm_unmerge_klog_rip(const char *p, char *func, const size_t len)
+{
+	const char *q;
+
+	if (!strncmp(p, "RIP: ", 5) || !strncmp(p, "EIP: ", 5))
+		p += 5;
+	else if (!strncmp(p, "pc : ", 5))
+		p += 5;
+	else
+		return false;
+	q = strchr(p, ':');
+	if (q && (q - p == 4))
+		p = q + 1;
+	for (q = p; stress_ksm_unmerge_klog_isword((unsigned char)*q) || (*q == '.'); q++)
+		;
+	if ((q == p) || strncmp(q, "+0x", 3))
+		return false;
+	stress_ksm_unmerge_klog_set(func, len, p, (size_t)(q - p));
+	return true;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_in_splat()
+ *	feed a non-head line to the open splat (RIP, trace, end marker)
+ */
+static void stress_ksm_unmerge_klog_in_splat(const char *p)
+{
+	stress_ksm_unmerge_klog_state_t *st = &stress_ksm_unmerge_klog_st;
+	char func[STRESS_KSM_UNMERGE_KLOG_FUNC_LEN];
+
+	if (!strncmp(p, "---[ end trace", 14) || !strncmp(p, "---[ end Kernel panic", 21)) {
+		stress_ksm_unmerge_klog_close();
+		return;
+	}
+	if (st->phase == STRESS_KSM_UNMERGE_KLOG_PH_TRACE) {
+		if (stress_ksm_unmerge_klog_trace_entry(p)) {
+			if (!strncmp(p, "</TASK>", 7)) {
+				st->phase = STRESS_KSM_UNMERGE_KLOG_PH_TAIL;
+				stress_ksm_unmerge_klog_report();
+			} else if ((*p != '<') && (*p != '?') &&
+				   (st->ntrace < STRESS_KSM_UNMERGE_KLOG_TRACE_MAX)) {
+				(void)shim_strscpy(st->trace[st->ntrace++], p, sizeof(st->trace[0]));
+			}
+			return;
+		}
+		st->phase = STRESS_KSM_UNMERGE_KLOG_PH_TAIL;
+		stress_ksm_unmerge_klog_report();
+	}
+	if (st->phase == STRESS_KSM_UNMERGE_KLOG_PH_HEADER) {
+		if (!strncmp(p, "Call Trace:", 11) || !strncmp(p, "Call trace:", 11)) {
+			st->phase = STRESS_KSM_UNMERGE_KLOG_PH_TRACE;
+			return;
+		}
+		if (!st->rip[0] && stress_ksm_unmerge_klog_rip(p, func, sizeof(func))) {
+			char key[STRESS_KSM_UNMERGE_KLOG_KEY_LEN];
+
+			(void)shim_strscpy(st->rip, func, sizeof(st->rip));
+			if (!strncmp(p, "RIP: ", 5)) {
+				stress_ksm_unmerge_klog_make_key(p, key, sizeof(key));
+				stress_ksm_unmerge_klog_event_key(key, STRESS_KSM_UNMERGE_KLOG_RIP);
+			}
+		}
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_klog_line()
+ *	process one logical kernel-log line
+ */
+static void stress_ksm_unmerge_klog_line(const char *line, const int facility, const uint64_t usec, const double now)
+{
+	stress_ksm_unmerge_klog_state_t *st = &stress_ksm_unmerge_klog_st;
+	char key[STRESS_KSM_UNMERGE_KLOG_KEY_LEN];
+	const char *p = line;
+	int kind;
+
+	if ((facility != STRESS_KSM_UNMERGE_KLOG_FAC_KERN) &&
+	    (facility != STRESS_KSM_UNMERGE_KLOG_FAC_USER))
+		return;
+	while ((*p == ' ') || (*p == '\t'))
+		p++;
+	if (!*p)
+		return;
+	kind = stress_ksm_unmerge_klog_classify(p, key, sizeof(key));
+	if (st->phase == STRESS_KSM_UNMERGE_KLOG_PH_NONE) {
+		/* the panic following an oops belongs to that oops */
+		if ((kind == STRESS_KSM_UNMERGE_KLOG_PANIC) && st->nkeys &&
+		    (st->after < STRESS_KSM_UNMERGE_KLOG_AFTER)) {
+			stress_ksm_unmerge_klog_event_key(key, kind);
+			return;
+		}
+		st->after++;
+	} else {
+		st->nrecs++;
+		st->t_last = now;
+		if (kind != STRESS_KSM_UNMERGE_KLOG_NOISE) {
+			/*
+			 * Same splat: a different head before the trace ended
+			 * (BUG + Oops, refcount_t + WARNING) or a panic after
+			 * it; the same head again or another WARN is a new one
+			 */
+			const bool again = !strcmp(key, st->key) ||
+				((kind == STRESS_KSM_UNMERGE_KLOG_WARNING) &&
+				 (st->kind == STRESS_KSM_UNMERGE_KLOG_WARNING));
+
+			if (((st->phase != STRESS_KSM_UNMERGE_KLOG_PH_TAIL) && !again) ||
+			    (kind == STRESS_KSM_UNMERGE_KLOG_PANIC)) {
+				stress_ksm_unmerge_klog_event_key(key, kind);
+				return;
+			}
+		} else {
+			stress_ksm_unmerge_klog_in_splat(p);
+			if ((st->phase != STRESS_KSM_UNMERGE_KLOG_PH_NONE) &&
+			    (st->nrecs > STRESS_KSM_UNMERGE_KLOG_SPLAT_RECS))
+				stress_ksm_unmerge_klog_close();
+			return;
+		}
+	}
+	if (kind != STRESS_KSM_UNMERGE_KLOG_NOISE)
+		stress_ksm_unmerge_klog_open(p, key, kind,
+			facility == STRESS_KSM_UNMERGE_KLOG_FAC_USER, usec, now);
+}
+
+/*
+ *  stress_ksm_unmerge_klog_flush_pending()
+ *	process the look-ahead record, one logical line per '\n'
+ */
+static void stress_ksm_unmerge_klog_flush_pending(const double now)
+{
+	stress_ksm_unmerge_klog_state_t *st = &stress_ksm_unmerge_klog_st;
+	char *line, *nl;
+
+	if (!st->pend_valid)
+		return;
+	st->pend_valid = false;
+	st->pend[st->pend_len] = '\0';
+	for (line = st->pend; line; line = nl) {
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl++ = '\0';
+		stress_ksm_unmerge_klog_line(line, st->pend_fac, st->pend_usec, now);
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_klog_feed()
+ *	process one raw /dev/kmsg record; -1 if malformed
+ */
+static int stress_ksm_unmerge_klog_feed(const char *rec, const size_t len, const double now)
+{
+	stress_ksm_unmerge_klog_state_t *st = &stress_ksm_unmerge_klog_st;
+	stress_ksm_unmerge_klog_shared_t *shm = stress_ksm_unmerge_klog_shm;
+	const char *msg;
+	size_t msglen;
+	uint64_t seq, usec;
+	int level, facility;
+	char flag;
+	bool cont;
+
+	if (stress_ksm_unmerge_klog_record_parse(rec, len, &level, &seq, &usec,
+			&facility, &msg, &msglen) < 0)
+		return -1;
+	flag = stress_ksm_unmerge_klog_record_flag(rec, len);
+	if (shm) {
+		shm->records++;
+		if (st->seq_valid && (seq > st->seq_next))
+			shm->lost += (uint32_t)(seq - st->seq_next);
+	}
+	st->seq_valid = true;
+	st->seq_next = seq + 1;
+
+	/* 'c' (LOG_CONT fragment, 6.x) and '+' (legacy) continue the last record */
+	cont = ((flag == 'c') || (flag == '+')) && st->pend_valid &&
+	       (st->pend_fac == facility);
+	if (!cont) {
+		stress_ksm_unmerge_klog_flush_pending(now);
+		st->pend_len = 0;
+		st->pend_fac = facility;
+		st->pend_usec = usec;
+	}
+	st->pend_len += stress_ksm_unmerge_klog_unescape(msg, msglen, st->pend + st->pend_len,
+		sizeof(st->pend) - st->pend_len);
+	st->pend_valid = true;
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_idle()
+ *	end of a drain: flush look-ahead, close a quiet splat (or all if final)
+ */
+static void stress_ksm_unmerge_klog_idle(const double now, const bool final)
+{
+	stress_ksm_unmerge_klog_state_t *st = &stress_ksm_unmerge_klog_st;
+
+	stress_ksm_unmerge_klog_flush_pending(now);
+	if ((st->phase != STRESS_KSM_UNMERGE_KLOG_PH_NONE) &&
+	    (final || (now - st->t_last >= STRESS_KSM_UNMERGE_KLOG_IDLE)))
+		stress_ksm_unmerge_klog_close();
+}
+
+/*
+ *  stress_ksm_unmerge_klog_taint_letters()
+ *	letters of the set taint bits, e.g. 0x200 -> "W"; unknown bits as #N
+ */
+static void stress_ksm_unmerge_klog_taint_letters(const uint32_t bits, char *buf, const size_t len)
+{
+	size_t o = 0;
+	uint32_t i;
+
+	if (!len)
+		return;
+	buf[0] = '\0';
+	for (i = 0; i < 32; i++) {
+		char tmp[8];
+		size_t l;
+
+		if (!(bits & (1U << i)))
+			continue;
+		if (i < sizeof(stress_ksm_unmerge_klog_taint_chars) - 1) {
+			tmp[0] = stress_ksm_unmerge_klog_taint_chars[i];
+			tmp[1] = '\0';
+		} else {
+			(void)snprintf(tmp, sizeof(tmp), "#%" PRIu32, i);
+		}
+		l = strlen(tmp);
+		if (o + l + 1 > len)
+			break;
+		(void)shim_memcpy(buf + o, tmp, l + 1);
+		o += l;
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_klog_taint_read()
+ *	read the taint mask from the (injectable) tainted file; -1 on error
+ */
+static int stress_ksm_unmerge_klog_taint_read(uint32_t *val)
+{
+	char buf[32];
+	ssize_t n;
+	int fd;
+	unsigned long v;
+	char *end;
+
+	fd = open(stress_ksm_unmerge_klog_taint_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	(void)close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	errno = 0;
+	v = strtoul(buf, &end, 10);
+	if ((errno != 0) || (end == buf))
+		return -1;
+	*val = (uint32_t)v;
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_taint_check()
+ *	report taint bits that appeared since the start (once each)
+ */
+static void stress_ksm_unmerge_klog_taint_check(const uint32_t now_bits)
+{
+	stress_ksm_unmerge_klog_shared_t *shm = stress_ksm_unmerge_klog_shm;
+	uint32_t bits;
+	char letters[64], key[STRESS_KSM_UNMERGE_KLOG_KEY_LEN];
+
+	if (!shm)
+		return;
+	bits = now_bits & ~shm->taint_start & ~shm->taint_reported;
+	if (!bits)
+		return;
+	shm->taint_reported |= bits;
+	stress_ksm_unmerge_klog_taint_letters(bits, letters, sizeof(letters));
+	(void)snprintf(key, sizeof(key), "taint:%s", letters);
+	stress_ksm_unmerge_klog_key_add(key, STRESS_KSM_UNMERGE_KLOG_TAINT);
+	/* a new taint only counts as an event when the log showed nothing */
+	if (__atomic_load_n(&shm->events, __ATOMIC_SEQ_CST) == 0) {
+		__atomic_add_fetch(&shm->events, 1, __ATOMIC_SEQ_CST);
+		pr_fail("%s: kernel taint: %s (0x%" PRIx32 ") set during the run, no log record seen\n",
+			STRESS_KSM_UNMERGE_KLOG_NAME, letters, bits);
+	} else {
+		pr_inf("%s: kernel taint: %s (0x%" PRIx32 ") set during the run\n",
+			STRESS_KSM_UNMERGE_KLOG_NAME, letters, bits);
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_klog_drain()
+ *	read every available record; false when the fd is unusable
+ */
+static bool stress_ksm_unmerge_klog_drain(const int fd)
+{
+	static char rec[STRESS_KSM_UNMERGE_KLOG_REC_MAX];
+
+	for (;;) {
+		const ssize_t n = read(fd, rec, sizeof(rec) - 1);
+
+		if (n > 0) {
+			rec[n] = '\0';
+			(void)stress_ksm_unmerge_klog_feed(rec, (size_t)n, stress_time_now());
+			continue;
+		}
+		if (n == 0)
+			return true;
+		if (errno == EAGAIN)
+			return true;
+		if (errno == EINTR)
+			continue;
+		if (errno == EPIPE)	/* overwritten: the seq gap is counted as lost */
+			continue;
+		pr_err("%s: kernel-log: read of %s failed, errno=%d (%s)\n",
+			STRESS_KSM_UNMERGE_KLOG_NAME, STRESS_KSM_UNMERGE_KLOG_KMSG, errno, strerror(errno));
+		return false;
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_klog_watch()
+ *	watcher process main loop, never returns
+ */
+static void NORETURN stress_ksm_unmerge_klog_watch(const int fd, const pid_t parent)
+{
+	stress_ksm_unmerge_klog_shared_t *shm = stress_ksm_unmerge_klog_shm;
+	uint32_t taint = shm->taint_start;
+	bool ok = true;
+
+	(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+	(void)signal(SIGINT, SIG_IGN);
+	(void)signal(SIGALRM, SIG_IGN);
+	(void)signal(SIGHUP, SIG_IGN);
+	(void)signal(SIGTERM, SIG_DFL);
+	(void)signal(SIGPIPE, SIG_IGN);
+
+	while (ok) {
+		struct pollfd pfd;
+		const bool stopping = __atomic_load_n(&shm->stop, __ATOMIC_SEQ_CST) != 0;
+		/*
+		 * Taint is read every pass (so a sync() covers it too), and
+		 * before the drain: the records of a WARN/oops that set it
+		 * are then already readable and explain it
+		 */
+		const bool check_taint = stress_ksm_unmerge_klog_taint_read(&taint) == 0;
+
+		ok = stress_ksm_unmerge_klog_drain(fd);
+		stress_ksm_unmerge_klog_idle(stress_time_now(), stopping || !ok);
+		if (check_taint)
+			stress_ksm_unmerge_klog_taint_check(taint);
+		__atomic_add_fetch(&shm->drain_gen, 1, __ATOMIC_SEQ_CST);
+		if (stopping || (getppid() != parent))
+			break;
+		pfd.fd = fd;
+		pfd.events = POLLIN;
+		pfd.revents = 0;
+		(void)poll(&pfd, 1, STRESS_KSM_UNMERGE_KLOG_POLL_MS);
+	}
+	__atomic_store_n(&shm->watcher_done, 1, __ATOMIC_SEQ_CST);
+	(void)close(fd);
+	_exit(ok ? EXIT_SUCCESS : EXIT_FAILURE);
+}
+
+/*
+ *  stress_ksm_unmerge_klog_shm_init()
+ *	map the shared state (idempotent); -1 on failure
+ */
+static int stress_ksm_unmerge_klog_shm_init(void)
+{
+	void *p;
+
+	if (stress_ksm_unmerge_klog_shm)
+		return 0;
+	p = mmap(NULL, sizeof(*stress_ksm_unmerge_klog_shm), PROT_READ | PROT_WRITE,
+		MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return -1;
+	stress_ksm_unmerge_klog_shm = (stress_ksm_unmerge_klog_shared_t *)p;
+	stress_ksm_unmerge_klog_shm->status = STRESS_KSM_UNMERGE_KLOG_STATUS_OFF;
+	stress_ksm_unmerge_klog_shm->watcher = -1;
+	stress_ksm_unmerge_klog_shm->time_start = stress_time_now();
+	(void)shim_memset(&stress_ksm_unmerge_klog_st, 0, sizeof(stress_ksm_unmerge_klog_st));
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_start()
+ *	parent, from init(): record taint, fork the watcher; 0 or -1 (check off)
+ */
+static int stress_ksm_unmerge_klog_start(void)
+{
+	stress_ksm_unmerge_klog_shared_t *shm;
+	const pid_t parent = getpid();
+	uint32_t taint = 0;
+	pid_t pid;
+	int fd;
+
+	if (stress_ksm_unmerge_klog_shm_init() < 0) {
+		pr_inf("%s: kernel-log check off: cannot mmap shared state, errno=%d (%s)\n",
+			STRESS_KSM_UNMERGE_KLOG_NAME, errno, strerror(errno));
+		return -1;
+	}
+	shm = stress_ksm_unmerge_klog_shm;
+	if (shm->watcher > 0)
+		return 0;
+	shm->status = STRESS_KSM_UNMERGE_KLOG_STATUS_UNAVAIL;
+	if (stress_ksm_unmerge_klog_taint_read(&taint) < 0)
+		pr_dbg("%s: kernel-log: cannot read %s, errno=%d (%s)\n",
+			STRESS_KSM_UNMERGE_KLOG_NAME, stress_ksm_unmerge_klog_taint_path,
+			errno, strerror(errno));
+	shm->taint_start = taint;
+
+	fd = open(STRESS_KSM_UNMERGE_KLOG_KMSG, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		pr_inf("%s: kernel-log check off: cannot open %s: errno=%d (%s)\n",
+			STRESS_KSM_UNMERGE_KLOG_NAME, STRESS_KSM_UNMERGE_KLOG_KMSG, errno, strerror(errno));
+		return -1;
+	}
+	/* only records logged from now on */
+	if (lseek(fd, 0, SEEK_END) < 0) {
+		pr_inf("%s: kernel-log check off: cannot seek %s: errno=%d (%s)\n",
+			STRESS_KSM_UNMERGE_KLOG_NAME, STRESS_KSM_UNMERGE_KLOG_KMSG, errno, strerror(errno));
+		(void)close(fd);
+		return -1;
+	}
+	shm->time_start = stress_time_now();
+	(void)fflush(stdout);
+	(void)fflush(stderr);
+	pid = fork();
+	if (pid < 0) {
+		pr_inf("%s: kernel-log check off: fork of watcher failed, errno=%d (%s)\n",
+			STRESS_KSM_UNMERGE_KLOG_NAME, errno, strerror(errno));
+		(void)close(fd);
+		return -1;
+	}
+	if (pid == 0)
+		stress_ksm_unmerge_klog_watch(fd, parent);
+	(void)close(fd);
+	shm->watcher = pid;
+	shm->status = STRESS_KSM_UNMERGE_KLOG_STATUS_OK;
+	pr_dbg("%s: kernel-log watcher started, pid %" PRIdMAX ", taint 0x%" PRIx32 "\n",
+		STRESS_KSM_UNMERGE_KLOG_NAME, (intmax_t)pid, taint);
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_events()
+ *	number of distinct failure events so far (any process)
+ */
+static uint32_t stress_ksm_unmerge_klog_events(void)
+{
+	if (!stress_ksm_unmerge_klog_shm)
+		return 0;
+	return __atomic_load_n(&stress_ksm_unmerge_klog_shm->events, __ATOMIC_SEQ_CST);
+}
+
+/*
+ *  stress_ksm_unmerge_klog_sync()
+ *	wait until the watcher consumed every record present now; false on timeout
+ */
+static bool stress_ksm_unmerge_klog_sync(const double timeout)
+{
+	stress_ksm_unmerge_klog_shared_t *shm = stress_ksm_unmerge_klog_shm;
+	double t_end;
+	uint32_t gen;
+
+	if (!shm || (shm->status != STRESS_KSM_UNMERGE_KLOG_STATUS_OK))
+		return true;
+	t_end = stress_time_now() + timeout;
+	/* drain gen+1 may have hit EAGAIN before now; gen+2 started after now */
+	gen = __atomic_load_n(&shm->drain_gen, __ATOMIC_SEQ_CST);
+	for (;;) {
+		if ((int32_t)(__atomic_load_n(&shm->drain_gen, __ATOMIC_SEQ_CST) - gen) >= 2)
+			return true;
+		if (__atomic_load_n(&shm->watcher_done, __ATOMIC_SEQ_CST))
+			return true;
+		if (stress_time_now() >= t_end)
+			return false;
+		(void)shim_usleep(5000);
+	}
+}
+
+#if defined(STRESS_KSM_STANDALONE)
+/*
+ *  stress_ksm_unmerge_klog_yaml_quote()
+ *	append a single-quoted YAML scalar
+ */
+static void stress_ksm_unmerge_klog_yaml_quote(stress_ksm_unmerge_klog_str_t *o, const char *s)
+{
+	stress_ksm_unmerge_klog_put(o, "'", 1);
+	for (; *s; s++) {
+		if (*s == '\'')
+			stress_ksm_unmerge_klog_put(o, "''", 2);
+		else
+			stress_ksm_unmerge_klog_put(o, s, 1);
+	}
+	stress_ksm_unmerge_klog_put(o, "'", 1);
+}
+
+/*
+ *  stress_ksm_unmerge_klog_yaml()
+ *	YAML body of the kernel-log section (indented 4, no header line)
+ */
+static size_t stress_ksm_unmerge_klog_yaml(char *buf, const size_t len)
+{
+	static const char * const status[] = { "off", "ok", "unavailable" };
+	stress_ksm_unmerge_klog_shared_t *shm = stress_ksm_unmerge_klog_shm;
+	stress_ksm_unmerge_klog_str_t o;
+	char tmp[128];
+	int st = shm ? shm->status : STRESS_KSM_UNMERGE_KLOG_STATUS_OFF;
+	uint32_t i;
+
+	if (!len)
+		return 0;
+	o.buf = buf;
+	o.len = 0;
+	o.cap = len;
+	buf[0] = '\0';
+	if ((st < 0) || ((size_t)st >= SIZEOF_ARRAY(status)))
+		st = STRESS_KSM_UNMERGE_KLOG_STATUS_UNAVAIL;
+	(void)snprintf(tmp, sizeof(tmp), "    status: %s\n    warnings: %" PRIu32 "\n"
+		"    lost-records: %" PRIu32 "\n", status[st],
+		shm ? shm->events : 0, shm ? shm->lost : 0);
+	stress_ksm_unmerge_klog_put(&o, tmp, strlen(tmp));
+	if (!shm || !shm->nkeys)
+		return o.len;
+	stress_ksm_unmerge_klog_put(&o, "    keys:\n", 10);
+	for (i = 0; i < shm->nkeys; i++) {
+		stress_ksm_unmerge_klog_put(&o, "        - key: ", 15);
+		stress_ksm_unmerge_klog_yaml_quote(&o, shm->keys[i].key);
+		(void)snprintf(tmp, sizeof(tmp), "\n          count: %" PRIu32 "\n", shm->keys[i].count);
+		stress_ksm_unmerge_klog_put(&o, tmp, strlen(tmp));
+	}
+	return o.len;
+}
+#endif
+
+/*
+ *  stress_ksm_unmerge_klog_reap()
+ *	ask the watcher to do its final drain and exit; kill it after 3 s
+ */
+static void stress_ksm_unmerge_klog_reap(stress_ksm_unmerge_klog_shared_t *shm)
+{
+	const double t_end = stress_time_now() + 3.0;
+	int status;
+
+	__atomic_store_n(&shm->stop, 1, __ATOMIC_SEQ_CST);
+	for (;;) {
+		const pid_t ret = shim_waitpid(shm->watcher, &status, WNOHANG);
+
+		if ((ret == shm->watcher) || ((ret < 0) && (errno != EINTR)))
+			break;
+		if (stress_time_now() >= t_end) {
+			pr_inf("%s: kernel-log watcher pid %" PRIdMAX " did not stop, killing it\n",
+				STRESS_KSM_UNMERGE_KLOG_NAME, (intmax_t)shm->watcher);
+			(void)shim_kill(shm->watcher, SIGKILL);
+			(void)shim_waitpid(shm->watcher, &status, 0);
+			break;
+		}
+		(void)shim_usleep(10000);
+	}
+	shm->watcher = -1;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_stop()
+ *	parent, from deinit(): final drain, reap watcher, compare taint, summary
+ */
+static void stress_ksm_unmerge_klog_stop(void)
+{
+	stress_ksm_unmerge_klog_shared_t *shm = stress_ksm_unmerge_klog_shm;
+	const char *name = STRESS_KSM_UNMERGE_KLOG_NAME;
+	uint32_t i, taint;
+
+	if (shm && (shm->watcher > 0))
+		stress_ksm_unmerge_klog_reap(shm);
+	if (shm && (shm->status == STRESS_KSM_UNMERGE_KLOG_STATUS_OK)) {
+		if (stress_ksm_unmerge_klog_taint_read(&taint) == 0)
+			stress_ksm_unmerge_klog_taint_check(taint);
+		if (shm->events)
+			pr_fail("%s: kernel warnings: %" PRIu32 "\n", name, shm->events);
+		else
+			pr_inf("%s: kernel warnings: 0\n", name);
+		for (i = 0; i < shm->nkeys; i++)
+			pr_inf("%s: kernel-log key: %s (count %" PRIu32 ")\n",
+				name, shm->keys[i].key, shm->keys[i].count);
+		if (shm->keys_dropped)
+			pr_inf("%s: kernel-log: %" PRIu32 " further keys not listed\n",
+				name, shm->keys_dropped);
+		if (shm->lost)
+			pr_inf("%s: kernel-log: %" PRIu32 " records lost (overwritten before read)\n",
+				name, shm->lost);
+	}
+#if defined(STRESS_KSM_STANDALONE)
+	{
+		static char body[8192];
+
+		(void)stress_ksm_unmerge_klog_yaml(body, sizeof(body));
+		stress_yaml_extra_add("kernel-log", body);
+	}
+#endif
+}
+
+#endif /* STRESS_KSM_UNMERGE_KLOG_H */
