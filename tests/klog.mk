@@ -3,11 +3,15 @@
 #   make tests/build/test-klog   cmocka tests (corpora, parser, taint, YAML)
 #   make fuzz-klog               libFuzzer run of parser + classifier
 #                                (FUZZ_KLOG_TIME seconds, default 30; clang)
+#   make tests/build/klog-normalise   the LKP key normaliser over 300,731
+#                                fixed lines (tests/it-klog-normalise.sh;
+#                                --time R: median CPU time of one pass)
 
 KLOG_TEST_DIR   := tests/build
 KLOG_TEST       := $(KLOG_TEST_DIR)/test-klog
 KLOG_FUZZ       := $(KLOG_TEST_DIR)/fuzz-klog
 KLOG_FUZZ_DIR   := $(KLOG_TEST_DIR)/fuzz-klog-corpus
+KLOG_NORM       := $(KLOG_TEST_DIR)/klog-normalise
 # The watcher is the stressor's private header; the tests include it
 # directly and fake the few core functions it calls
 KLOG_SRC        := $(STRESSOR)-klog.h
@@ -19,7 +23,8 @@ FUZZ_KLOG_FLAGS := -std=gnu11 -g -O1 -D_GNU_SOURCE -Icore-shim -I. \
 		   -fno-sanitize-recover=undefined
 
 TEST_TARGETS += $(KLOG_TEST)
-CLEAN_FILES  += $(KLOG_TEST) $(KLOG_FUZZ)
+TEST_TARGETS += $(KLOG_NORM)
+CLEAN_FILES  += $(KLOG_TEST) $(KLOG_FUZZ) $(KLOG_NORM)
 
 .PHONY: fuzz-klog klog-tests
 
@@ -30,6 +35,10 @@ klog-tests: $(KLOG_TEST)
 $(KLOG_TEST): tests/test-klog.c $(KLOG_SRC) $(SHIM_HDR) $(KLOG_CORPUS) core-shim/core-shim.c
 	@mkdir -p $(KLOG_TEST_DIR)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ tests/test-klog.c core-shim/core-shim.c -lcmocka
+
+$(KLOG_NORM): tests/klog-normalise.c $(KLOG_SRC) $(SHIM_HDR) core-shim/core-shim.c
+	@mkdir -p $(KLOG_TEST_DIR)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ tests/klog-normalise.c core-shim/core-shim.c
 
 $(KLOG_FUZZ): tests/fuzz-klog.c $(KLOG_SRC) $(SHIM_HDR)
 	@mkdir -p $(KLOG_TEST_DIR)
