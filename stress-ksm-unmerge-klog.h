@@ -19,6 +19,10 @@
 #ifndef STRESS_KSM_UNMERGE_KLOG_H
 #define STRESS_KSM_UNMERGE_KLOG_H
 
+#if defined(HAVE_REGEX_H)
+#include <regex.h>
+#endif
+
 
 /*
  *  Kernel-log watcher.  A forked watcher process reads /dev/kmsg from the start of
@@ -142,21 +146,15 @@ typedef struct {
 	uint32_t after;		/* lines since the last splat closed */
 } stress_ksm_unmerge_klog_state_t;
 
-/* output buffer for the regex-like rewrite passes */
+/* a bounded output string (always NUL terminated, truncates silently) */
 typedef struct {
 	char *buf;
 	size_t len;
 	size_t cap;
 } stress_ksm_unmerge_klog_str_t;
 
-/* one rewrite pass: a whole-line function or a rule tried at every position */
-typedef struct {
-	void (*line)(const char *s, const size_t n, stress_ksm_unmerge_klog_str_t *o);
-	size_t (*rule)(const char *s, const size_t n, const size_t i, stress_ksm_unmerge_klog_str_t *o);
-} stress_ksm_unmerge_klog_pass_t;
-
 static stress_ksm_unmerge_klog_shared_t *stress_ksm_unmerge_klog_shm;
-static stress_ksm_unmerge_klog_state_t stress_ksm_unmerge_klog_st;
+static stress_ksm_unmerge_klog_state_t stress_ksm_unmerge_klog_state;
 static const char *stress_ksm_unmerge_klog_taint_path = STRESS_KSM_UNMERGE_KLOG_TAINTED;
 
 /* kernel taint letters, bit 0..19 (kernel/panic.c taint_flags[]) */
@@ -217,26 +215,6 @@ static inline bool stress_ksm_unmerge_klog_isalpha(const int c)
 }
 
 /*
- *  stress_ksm_unmerge_klog_wat()
- *	is s[i] (0 <= i < n) a word char; out of range is not
- */
-static inline bool stress_ksm_unmerge_klog_wat(const char *s, const size_t n, const size_t i)
-{
-	return (i < n) && stress_ksm_unmerge_klog_isword((unsigned char)s[i]);
-}
-
-/*
- *  stress_ksm_unmerge_klog_bound()
- *	Ruby \b at position i of s[0..n)
- */
-static inline bool stress_ksm_unmerge_klog_bound(const char *s, const size_t n, const size_t i)
-{
-	const bool before = (i > 0) && stress_ksm_unmerge_klog_wat(s, n, i - 1);
-
-	return before != stress_ksm_unmerge_klog_wat(s, n, i);
-}
-
-/*
  *  stress_ksm_unmerge_klog_put()
  *	append n bytes to an output buffer, truncating silently
  */
@@ -250,518 +228,250 @@ static void stress_ksm_unmerge_klog_put(stress_ksm_unmerge_klog_str_t *o, const 
 }
 
 /*
- *  stress_ksm_unmerge_klog_hex_end()
- *	end of the run of lower case hex digits starting at j
+ *  stress_ksm_unmerge_klog_word_boundary()
+ *	Ruby's \b, which POSIX ERE lacks: is offset i (0 <= i <= strlen(s))
+ *	between a word and a non-word char (string ends count as non-word)
  */
-static size_t stress_ksm_unmerge_klog_hex_end(const char *s, const size_t n, size_t j)
+static inline bool stress_ksm_unmerge_klog_word_boundary(const char *s, const size_t i)
 {
-	while ((j < n) && stress_ksm_unmerge_klog_ishex((unsigned char)s[j]))
-		j++;
-	return j;
+	const bool before = (i > 0) && stress_ksm_unmerge_klog_isword((unsigned char)s[i - 1]);
+
+	return before != stress_ksm_unmerge_klog_isword((unsigned char)s[i]);
 }
 
 /*
- *  stress_ksm_unmerge_klog_digit_end()
- *	end of the run of decimal digits starting at j
+ *  The LKP key normaliser: intel/lkp-tests lib/dmesg.rb generate_error_id()
+ *  with common_error_id() inlined, one row per gsub/remove/tr there, in the
+ *  same order, so each row can be checked against LKP's line by line.
+ *
+ *  LKP's rules are Ruby regexes; these are POSIX EREs (regcomp()d once).
+ *  ERE has no \d, \w, \W or \b:  \d is [0-9], \w is [a-zA-Z0-9_], \W is
+ *  [^a-zA-Z0-9_], and a \b at the start or end of a rule is the row's
+ *  BOUND_START / BOUND_END flag, checked on each match by
+ *  stress_ksm_unmerge_klog_word_boundary() (a match that fails it is
+ *  retried one byte further on, as Ruby's scan would).  Every rule with a
+ *  trailing \b ends in a class of word chars only, so POSIX leftmost-longest
+ *  and Ruby's backtracking pick the same matches.
+ *
+ *  Not applied (never seen in a ksm-unmerge run): LKP's removal of build
+ *  paths (/c/kernel-tests/src/..., /lkp/.../linux/, ...) and its
+ *  LINUX_DEVICE_NAMES_RE (etc/linux-device-names, ~1000 driver names);
+ *  the register_blkdev() names below are kept.
  */
-static size_t stress_ksm_unmerge_klog_digit_end(const char *s, const size_t n, size_t j)
-{
-	while ((j < n) && stress_ksm_unmerge_klog_isdigit((unsigned char)s[j]))
-		j++;
-	return j;
-}
+#define STRESS_KSM_UNMERGE_KLOG_BOUND_START	(1)	/* Ruby \b before the match */
+#define STRESS_KSM_UNMERGE_KLOG_BOUND_END	(2)	/* Ruby \b after the match */
+#define STRESS_KSM_UNMERGE_KLOG_BOUND_BOTH	(3)
+
+typedef struct {
+	const char *regex;	/* POSIX extended regex */
+	const char *replace;	/* replacement, "\1" is group 1 */
+	int bound;		/* STRESS_KSM_UNMERGE_KLOG_BOUND_* */
+} stress_ksm_unmerge_klog_rule_t;
+
+static const stress_ksm_unmerge_klog_rule_t stress_ksm_unmerge_klog_rules[] = {
+	/* generate_error_id() */
+	{ " \\]$",				"",	0 },	/* [ INFO: ... ] */
+	{ "\\.(isra|constprop|part)\\.[0-9]+",	"",	0 },
+	{ "(bcache|blkext|btt|dasd|drbd|fd|hd|jsfd|lloop|loop|md|mdp|mmc|nbd|nd_blk|"
+	  "nfhd|nullb|nvme|pmem|ramdisk|scm|sd|simdisk|sr|ubd|ubiblock|virtblk|"
+	  "xsysace|zram)[0-9]+",		"\\1#",	STRESS_KSM_UNMERGE_KLOG_BOUND_START },
+	{ "[0-9a-f]{8}",			"#",	STRESS_KSM_UNMERGE_KLOG_BOUND_BOTH },
+	{ "[0-9a-f]{16}",			"#",	STRESS_KSM_UNMERGE_KLOG_BOUND_BOTH },
+	{ "(=)[0-9a-f]+",			"\\1#",	STRESS_KSM_UNMERGE_KLOG_BOUND_END },
+	{ "[+/]0x[0-9a-f]+",			"",	STRESS_KSM_UNMERGE_KLOG_BOUND_END },
+	{ "[+/][0-9a-f]+",			"",	STRESS_KSM_UNMERGE_KLOG_BOUND_END },
+	{ " \\(Tainted:.+\\)",			"",	0 },
+	/* common_error_id() */
+	{ "[3-9]\\.[0-9]+[-a-z0-9.]+",		"#",	STRESS_KSM_UNMERGE_KLOG_BOUND_START },
+	{ "[1-9][0-9]-[A-Z][a-z]+-[0-9]{4}",	"#",	STRESS_KSM_UNMERGE_KLOG_BOUND_BOTH },
+	{ "0x[0-9a-f]+",			"#",	STRESS_KSM_UNMERGE_KLOG_BOUND_BOTH },
+	{ "[a-f0-9]{40}",			"#",	STRESS_KSM_UNMERGE_KLOG_BOUND_BOTH },
+	{ "[0-9][0-9.]*",			"#",	STRESS_KSM_UNMERGE_KLOG_BOUND_START },
+	{ "#x",					"0x",	STRESS_KSM_UNMERGE_KLOG_BOUND_END },
+	{ "[\\\"$]",				"~",	0 },
+	{ "[ \t]",				" ",	0 },
+	{ "  +",				" ",	0 },
+	{ "([^a-zA-Z0-9]) ",			"\\1",	0 },
+	{ " ([^a-zA-Z])",			"\\1",	0 },
+	{ "^ ",					"",	0 },
+	{ "  _",				"_",	0 },
+	{ " ",					"_",	0 },	/* tr(' ', '_') */
+	{ "[-_.,;:#!*[(]+$",			"",	0 },
+	/* back in generate_error_id() */
+	{ "([a-z]:)[0-9]+",			"\\1",	STRESS_KSM_UNMERGE_KLOG_BOUND_END },
+	{ "#:\\[<#>\\]\\[<#>\\]",		"",	0 },
+	{ "RIP:#:",				"RIP:",	0 },
+	{ "[^/a-zA-Z0-9_][a-zA-Z0-9_][0-9]+[^a-zA-Z0-9_]", "#", 0 },
+	{ "[^a-zA-Z0-9_][a-zA-Z0-9_][0-9]+[^/a-zA-Z0-9_]", "#", 0 },
+};
+
+#if defined(HAVE_REGEX_H) && defined(HAVE_REGEXEC)
+static regex_t stress_ksm_unmerge_klog_rules_re[SIZEOF_ARRAY(stress_ksm_unmerge_klog_rules)];
+static int stress_ksm_unmerge_klog_re_state;	/* 0 not compiled, 1 ready, -1 failed */
 
 /*
- *  stress_ksm_unmerge_klog_pass()
- *	run one rewrite pass over the NUL terminated buf (capacity cap): a
- *	whole-line function, or a rule tried at every position (a match
- *	writes its replacement and returns where to go on, else a byte is
- *	copied)
+ *  stress_ksm_unmerge_klog_rules_compile()
+ *	regcomp() the rule table once; 1 ready, -1 failed (said once)
  */
-static void stress_ksm_unmerge_klog_pass(char *buf, const size_t cap,
-	const stress_ksm_unmerge_klog_pass_t *pass)
+static int stress_ksm_unmerge_klog_rules_compile(void)
 {
-	char tmp[STRESS_KSM_UNMERGE_KLOG_LINE_MAX];
-	stress_ksm_unmerge_klog_str_t o;
-	size_t i = 0, n = strlen(buf);
+	size_t i;
 
-	if (n >= sizeof(tmp))
-		n = sizeof(tmp) - 1;
-	(void)shim_memcpy(tmp, buf, n);
-	tmp[n] = '\0';
-	o.buf = buf;
-	o.len = 0;
-	o.cap = cap;
-	buf[0] = '\0';
-	if (pass->line) {
-		pass->line(tmp, n, &o);
-		return;
-	}
-	while (i < n) {
-		const size_t j = pass->rule(tmp, n, i, &o);
+	if (stress_ksm_unmerge_klog_re_state)
+		return stress_ksm_unmerge_klog_re_state;
+	for (i = 0; i < SIZEOF_ARRAY(stress_ksm_unmerge_klog_rules); i++) {
+		const int ret = regcomp(&stress_ksm_unmerge_klog_rules_re[i],
+			stress_ksm_unmerge_klog_rules[i].regex, REG_EXTENDED);
 
-		if (j > i)
-			i = j;
-		else
-			stress_ksm_unmerge_klog_put(&o, tmp + i++, 1);
-	}
-}
+		if (ret) {
+			char err[128];
 
-/*
- *  stress_ksm_unmerge_klog_r_isra()
- *	\.(isra|constprop|part)\.[0-9]+ -> (removed)
- */
-static size_t stress_ksm_unmerge_klog_r_isra(const char *s, const size_t n, const size_t i,
-	stress_ksm_unmerge_klog_str_t *o)
-{
-	static const char * const sfx[] = { ".isra.", ".constprop.", ".part." };
-	size_t k;
-
-	(void)o;
-	for (k = 0; k < SIZEOF_ARRAY(sfx); k++) {
-		const size_t l = strlen(sfx[k]);
-
-		if ((i + l < n) && !strncmp(s + i, sfx[k], l) &&
-		    stress_ksm_unmerge_klog_isdigit((unsigned char)s[i + l]))
-			return stress_ksm_unmerge_klog_digit_end(s, n, i + l);
-	}
-	return 0;
-}
-
-/*
- *  stress_ksm_unmerge_klog_r_blkdev()
- *	\b(loop|nbd|sd|...)\d+ -> name#, the block device part of LKP's list
- */
-static size_t stress_ksm_unmerge_klog_r_blkdev(const char *s, const size_t n, const size_t i,
-	stress_ksm_unmerge_klog_str_t *o)
-{
-	static const char * const names[] = {
-		"bcache", "blkext", "btt", "dasd", "drbd", "fd", "hd", "jsfd",
-		"lloop", "loop", "md", "mdp", "mmc", "nbd", "nd_blk", "nfhd",
-		"nullb", "nvme", "pmem", "ramdisk", "scm", "sd", "simdisk", "sr",
-		"ubd", "ubiblock", "virtblk", "xsysace", "zram",
-	};
-	size_t k;
-
-	if (!stress_ksm_unmerge_klog_bound(s, n, i))
-		return 0;
-	for (k = 0; k < SIZEOF_ARRAY(names); k++) {
-		const size_t l = strlen(names[k]);
-
-		if ((i + l < n) && !strncmp(s + i, names[k], l) &&
-		    stress_ksm_unmerge_klog_isdigit((unsigned char)s[i + l])) {
-			stress_ksm_unmerge_klog_put(o, s + i, l);
-			stress_ksm_unmerge_klog_put(o, "#", 1);
-			return stress_ksm_unmerge_klog_digit_end(s, n, i + l);
+			(void)regerror(ret, &stress_ksm_unmerge_klog_rules_re[i], err, sizeof(err));
+			pr_inf("%s: kernel-log: cannot compile key rule '%s': %s; keys are "
+				"not LKP-normalised\n", STRESS_KSM_UNMERGE_KLOG_NAME,
+				stress_ksm_unmerge_klog_rules[i].regex, err);
+			while (i > 0)
+				regfree(&stress_ksm_unmerge_klog_rules_re[--i]);
+			stress_ksm_unmerge_klog_re_state = -1;
+			return -1;
 		}
 	}
-	return 0;
+	stress_ksm_unmerge_klog_re_state = 1;
+	return 1;
 }
 
 /*
- *  stress_ksm_unmerge_klog_r_hexword()
- *	\b[0-9a-f]{8}\b and \b[0-9a-f]{16}\b -> #; other words copied whole
+ *  stress_ksm_unmerge_klog_rules_free()
+ *	regfree() the compiled rule table
  */
-static size_t stress_ksm_unmerge_klog_r_hexword(const char *s, const size_t n, const size_t i,
-	stress_ksm_unmerge_klog_str_t *o)
+static void stress_ksm_unmerge_klog_rules_free(void)
 {
-	size_t j = i;
-	bool hex = true;
+	size_t i;
 
-	if (!stress_ksm_unmerge_klog_wat(s, n, i))
-		return 0;
-	while (stress_ksm_unmerge_klog_wat(s, n, j)) {
-		if (!stress_ksm_unmerge_klog_ishex((unsigned char)s[j]))
-			hex = false;
-		j++;
-	}
-	if (hex && ((j - i == 8) || (j - i == 16)))
-		stress_ksm_unmerge_klog_put(o, "#", 1);
-	else
-		stress_ksm_unmerge_klog_put(o, s + i, j - i);
-	return j;
-}
-
-/*
- *  stress_ksm_unmerge_klog_r_eqhex()
- *	(=)[0-9a-f]+\b -> =#
- */
-static size_t stress_ksm_unmerge_klog_r_eqhex(const char *s, const size_t n, const size_t i,
-	stress_ksm_unmerge_klog_str_t *o)
-{
-	size_t j;
-
-	if ((s[i] != '=') || (i + 1 >= n) || !stress_ksm_unmerge_klog_ishex((unsigned char)s[i + 1]))
-		return 0;
-	j = stress_ksm_unmerge_klog_hex_end(s, n, i + 1);
-	if (stress_ksm_unmerge_klog_wat(s, n, j))
-		return 0;
-	stress_ksm_unmerge_klog_put(o, "=#", 2);
-	return j;
-}
-
-/*
- *  stress_ksm_unmerge_klog_strip_offset()
- *	[+/]<prefix>[0-9a-f]+\b -> (removed), prefix "" or "0x"
- */
-static size_t stress_ksm_unmerge_klog_strip_offset(const char *s, const size_t n, const size_t i,
-	const char *prefix)
-{
-	const size_t plen = strlen(prefix);
-	size_t j;
-
-	if (((s[i] != '+') && (s[i] != '/')) || (i + 1 + plen >= n) ||
-	    strncmp(s + i + 1, prefix, plen) ||
-	    !stress_ksm_unmerge_klog_ishex((unsigned char)s[i + 1 + plen]))
-		return 0;
-	j = stress_ksm_unmerge_klog_hex_end(s, n, i + 1 + plen);
-	return stress_ksm_unmerge_klog_wat(s, n, j) ? 0 : j;
-}
-
-/*
- *  stress_ksm_unmerge_klog_r_offset0x()
- *	[+/]0x[0-9a-f]+\b -> (removed)
- */
-static size_t stress_ksm_unmerge_klog_r_offset0x(const char *s, const size_t n, const size_t i,
-	stress_ksm_unmerge_klog_str_t *o)
-{
-	(void)o;
-	return stress_ksm_unmerge_klog_strip_offset(s, n, i, "0x");
-}
-
-/*
- *  stress_ksm_unmerge_klog_r_offset()
- *	[+/][0-9a-f]+\b -> (removed)
- */
-static size_t stress_ksm_unmerge_klog_r_offset(const char *s, const size_t n, const size_t i,
-	stress_ksm_unmerge_klog_str_t *o)
-{
-	(void)o;
-	return stress_ksm_unmerge_klog_strip_offset(s, n, i, "");
-}
-
-/*
- *  stress_ksm_unmerge_klog_p_tainted()
- *	remove " (Tainted:.+)" up to the last ')'
- */
-static void stress_ksm_unmerge_klog_p_tainted(const char *s, const size_t n, stress_ksm_unmerge_klog_str_t *o)
-{
-	const char *t = strstr(s, " (Tainted:");
-	const char *close = strrchr(s, ')');
-
-	if (t && close && (close > t + 10)) {
-		stress_ksm_unmerge_klog_put(o, s, (size_t)(t - s));
-		stress_ksm_unmerge_klog_put(o, close + 1, n - (size_t)(close + 1 - s));
+	if (stress_ksm_unmerge_klog_re_state != 1)
 		return;
-	}
-	stress_ksm_unmerge_klog_put(o, s, n);
+	for (i = 0; i < SIZEOF_ARRAY(stress_ksm_unmerge_klog_rules); i++)
+		regfree(&stress_ksm_unmerge_klog_rules_re[i]);
+	stress_ksm_unmerge_klog_re_state = 0;
 }
 
 /*
- *  stress_ksm_unmerge_klog_r_version()
- *	\b[3-9]\.[0-9]+[-a-z0-9.]+ -> # (kernel version)
+ *  stress_ksm_unmerge_klog_replace()
+ *	append a rule's replacement to o, "\1" being group 1 of the match at s
  */
-static size_t stress_ksm_unmerge_klog_r_version(const char *s, const size_t n, const size_t i,
-	stress_ksm_unmerge_klog_str_t *o)
+static void stress_ksm_unmerge_klog_replace(stress_ksm_unmerge_klog_str_t *o, const char *replace,
+	const char *s, const regmatch_t *m)
 {
-	size_t j = i + 2;
+	const char *p;
 
-	if ((s[i] < '3') || (s[i] > '9') || !stress_ksm_unmerge_klog_bound(s, n, i) ||
-	    (i + 2 >= n) || (s[i + 1] != '.') || !stress_ksm_unmerge_klog_isdigit((unsigned char)s[i + 2]))
-		return 0;
-	while ((j < n) && ((s[j] == '-') || (s[j] == '.') ||
-	       stress_ksm_unmerge_klog_isdigit((unsigned char)s[j]) ||
-	       ((s[j] >= 'a') && (s[j] <= 'z'))))
-		j++;
-	if (j - (i + 2) < 2)
-		return 0;
-	stress_ksm_unmerge_klog_put(o, "#", 1);
-	return j;
-}
-
-/*
- *  stress_ksm_unmerge_klog_r_date()
- *	\b[1-9][0-9]-[A-Z][a-z]+-[0-9]{4}\b -> #
- */
-static size_t stress_ksm_unmerge_klog_r_date(const char *s, const size_t n, const size_t i,
-	stress_ksm_unmerge_klog_str_t *o)
-{
-	size_t j = i + 4, k;
-	bool ok;
-
-	if ((s[i] < '1') || (s[i] > '9') || !stress_ksm_unmerge_klog_bound(s, n, i) ||
-	    (i + 4 >= n) || !stress_ksm_unmerge_klog_isdigit((unsigned char)s[i + 1]) ||
-	    (s[i + 2] != '-') || (s[i + 3] < 'A') || (s[i + 3] > 'Z'))
-		return 0;
-	while ((j < n) && (s[j] >= 'a') && (s[j] <= 'z'))
-		j++;
-	ok = (j > i + 4) && (j + 5 <= n) && (s[j] == '-');
-	for (k = 1; ok && (k <= 4); k++)
-		ok = stress_ksm_unmerge_klog_isdigit((unsigned char)s[j + k]);
-	if (!ok || stress_ksm_unmerge_klog_wat(s, n, j + 5))
-		return 0;
-	stress_ksm_unmerge_klog_put(o, "#", 1);
-	return j + 5;
-}
-
-/*
- *  stress_ksm_unmerge_klog_r_hex0x()
- *	\b0x[0-9a-f]+\b -> #, and \b[a-f0-9]{40}\b -> #
- */
-static size_t stress_ksm_unmerge_klog_r_hex0x(const char *s, const size_t n, const size_t i,
-	stress_ksm_unmerge_klog_str_t *o)
-{
-	size_t j;
-
-	if ((s[i] == '0') && stress_ksm_unmerge_klog_bound(s, n, i) && (i + 2 < n) &&
-	    (s[i + 1] == 'x') && stress_ksm_unmerge_klog_ishex((unsigned char)s[i + 2])) {
-		j = stress_ksm_unmerge_klog_hex_end(s, n, i + 2);
-		if (!stress_ksm_unmerge_klog_wat(s, n, j)) {
-			stress_ksm_unmerge_klog_put(o, "#", 1);
-			return j;
-		}
-	}
-	if (!stress_ksm_unmerge_klog_wat(s, n, i) || !stress_ksm_unmerge_klog_bound(s, n, i))
-		return 0;
-	j = stress_ksm_unmerge_klog_hex_end(s, n, i);
-	if ((j - i != 40) || stress_ksm_unmerge_klog_wat(s, n, j))
-		return 0;
-	stress_ksm_unmerge_klog_put(o, "#", 1);
-	return j;
-}
-
-/*
- *  stress_ksm_unmerge_klog_r_number()
- *	\b[0-9][0-9.]* -> #
- */
-static size_t stress_ksm_unmerge_klog_r_number(const char *s, const size_t n, const size_t i,
-	stress_ksm_unmerge_klog_str_t *o)
-{
-	size_t j = i;
-
-	if (!stress_ksm_unmerge_klog_isdigit((unsigned char)s[i]) || !stress_ksm_unmerge_klog_bound(s, n, i))
-		return 0;
-	while ((j < n) && (stress_ksm_unmerge_klog_isdigit((unsigned char)s[j]) || (s[j] == '.')))
-		j++;
-	stress_ksm_unmerge_klog_put(o, "#", 1);
-	return j;
-}
-
-/*
- *  stress_ksm_unmerge_klog_r_hashx()
- *	#x\b -> 0x
- */
-static size_t stress_ksm_unmerge_klog_r_hashx(const char *s, const size_t n, const size_t i,
-	stress_ksm_unmerge_klog_str_t *o)
-{
-	if ((s[i] != '#') || (i + 1 >= n) || (s[i + 1] != 'x') || stress_ksm_unmerge_klog_wat(s, n, i + 2))
-		return 0;
-	stress_ksm_unmerge_klog_put(o, "0x", 2);
-	return i + 2;
-}
-
-/*
- *  stress_ksm_unmerge_klog_r_spaces()
- *	[\\"$] -> ~, tab -> space, runs of spaces -> one space
- */
-static size_t stress_ksm_unmerge_klog_r_spaces(const char *s, const size_t n, const size_t i,
-	stress_ksm_unmerge_klog_str_t *o)
-{
-	char c = s[i];
-
-	(void)n;
-	if ((c == '\\') || (c == '"') || (c == '$'))
-		c = '~';
-	else if (c == '\t')
-		c = ' ';
-	if ((c != ' ') || (o->len == 0) || (o->buf[o->len - 1] != ' '))
-		stress_ksm_unmerge_klog_put(o, &c, 1);
-	return i + 1;
-}
-
-/*
- *  stress_ksm_unmerge_klog_r_squeeze1()
- *	([^a-zA-Z0-9])\  -> \1
- */
-static size_t stress_ksm_unmerge_klog_r_squeeze1(const char *s, const size_t n, const size_t i,
-	stress_ksm_unmerge_klog_str_t *o)
-{
-	const int c = (unsigned char)s[i];
-
-	if (stress_ksm_unmerge_klog_isalpha(c) || stress_ksm_unmerge_klog_isdigit(c) ||
-	    (i + 1 >= n) || (s[i + 1] != ' '))
-		return 0;
-	stress_ksm_unmerge_klog_put(o, s + i, 1);
-	return i + 2;
-}
-
-/*
- *  stress_ksm_unmerge_klog_r_squeeze2()
- *	\ ([^a-zA-Z]) -> \1
- */
-static size_t stress_ksm_unmerge_klog_r_squeeze2(const char *s, const size_t n, const size_t i,
-	stress_ksm_unmerge_klog_str_t *o)
-{
-	if ((s[i] != ' ') || (i + 1 >= n) || stress_ksm_unmerge_klog_isalpha((unsigned char)s[i + 1]))
-		return 0;
-	stress_ksm_unmerge_klog_put(o, s + i + 1, 1);
-	return i + 2;
-}
-
-/*
- *  stress_ksm_unmerge_klog_p_underscore()
- *	strip one leading space, "  _" -> "_", spaces -> _, strip trailing punctuation
- */
-static void stress_ksm_unmerge_klog_p_underscore(const char *s, const size_t n, stress_ksm_unmerge_klog_str_t *o)
-{
-	size_t i = 0, end = n;
-
-	if ((n > 0) && (s[0] == ' '))
-		i = 1;
-	/* the trailing strip runs after tr, so spaces count as '_' there */
-	while ((end > i) && ((s[end - 1] == ' ') || strchr("-_.,;:#!*[(", s[end - 1])))
-		end--;
-	for (; i < end; i++) {
-		if ((s[i] == ' ') && (i + 2 < end) && (s[i + 1] == ' ') && (s[i + 2] == '_')) {
-			stress_ksm_unmerge_klog_put(o, "_", 1);
-			i += 2;
+	for (p = replace; *p; p++) {
+		if ((p[0] == '\\') && (p[1] == '1')) {
+			if (m[1].rm_so >= 0)
+				stress_ksm_unmerge_klog_put(o, s + m[1].rm_so,
+					(size_t)(m[1].rm_eo - m[1].rm_so));
+			p++;
 			continue;
 		}
-		stress_ksm_unmerge_klog_put(o, (s[i] == ' ') ? "_" : s + i, 1);
+		stress_ksm_unmerge_klog_put(o, p, 1);
 	}
 }
 
 /*
- *  stress_ksm_unmerge_klog_r_colnum()
- *	([a-z]:)[0-9]+\b -> \1
+ *  stress_ksm_unmerge_klog_rule_apply()
+ *	Ruby gsub of one rule over the NUL terminated buf (capacity cap):
+ *	every non-overlapping match, left to right, that passes its \b flags
  */
-static size_t stress_ksm_unmerge_klog_r_colnum(const char *s, const size_t n, const size_t i,
-	stress_ksm_unmerge_klog_str_t *o)
+static void stress_ksm_unmerge_klog_rule_apply(char *buf, const size_t cap, const regex_t *re,
+	const stress_ksm_unmerge_klog_rule_t *rule)
 {
-	size_t j;
+	char out[STRESS_KSM_UNMERGE_KLOG_LINE_MAX];
+	stress_ksm_unmerge_klog_str_t o = { out, 0, (cap < sizeof(out)) ? cap : sizeof(out) };
+	const size_t n = strlen(buf);
+	size_t p = 0;
+	regmatch_t m[2];
 
-	if ((s[i] < 'a') || (s[i] > 'z') || (i + 2 >= n) || (s[i + 1] != ':') ||
-	    !stress_ksm_unmerge_klog_isdigit((unsigned char)s[i + 2]))
-		return 0;
-	j = stress_ksm_unmerge_klog_digit_end(s, n, i + 2);
-	if (stress_ksm_unmerge_klog_wat(s, n, j))
-		return 0;
-	stress_ksm_unmerge_klog_put(o, s + i, 2);
-	return j;
-}
+	out[0] = '\0';
+	while ((p < n) && !regexec(re, buf + p, 2, m, p ? REG_NOTBOL : 0)) {
+		const size_t s = p + (size_t)m[0].rm_so, e = p + (size_t)m[0].rm_eo;
 
-/*
- *  stress_ksm_unmerge_klog_r_ripaddr()
- *	#:[<#>][<#>] -> (removed) (legacy "RIP: 0010:[<addr>]  [<addr>] func")
- */
-static size_t stress_ksm_unmerge_klog_r_ripaddr(const char *s, const size_t n, const size_t i,
-	stress_ksm_unmerge_klog_str_t *o)
-{
-	(void)n;
-	(void)o;
-	return strncmp(s + i, "#:[<#>][<#>]", 12) ? 0 : i + 12;
-}
-
-/*
- *  stress_ksm_unmerge_klog_r_rip()
- *	RIP:#: -> RIP:
- */
-static size_t stress_ksm_unmerge_klog_r_rip(const char *s, const size_t n, const size_t i,
-	stress_ksm_unmerge_klog_str_t *o)
-{
-	(void)n;
-	if (strncmp(s + i, "RIP:#:", 6))
-		return 0;
-	stress_ksm_unmerge_klog_put(o, "RIP:", 4);
-	return i + 6;
-}
-
-/*
- *  stress_ksm_unmerge_klog_wnum()
- *	[^/a-zA-Z0-9_]\w[0-9]+\W -> # (first == true), or
- *	\W\w[0-9]+[^/a-zA-Z0-9_] -> # (first == false)
- */
-static size_t stress_ksm_unmerge_klog_wnum(const char *s, const size_t n, const size_t i,
-	stress_ksm_unmerge_klog_str_t *o, const bool first)
-{
-	const bool lead = !stress_ksm_unmerge_klog_wat(s, n, i) && (!first || (s[i] != '/'));
-	size_t j;
-
-	if (!lead || !stress_ksm_unmerge_klog_wat(s, n, i + 1) || (i + 2 >= n) ||
-	    !stress_ksm_unmerge_klog_isdigit((unsigned char)s[i + 2]))
-		return 0;
-	j = stress_ksm_unmerge_klog_digit_end(s, n, i + 2);
-	if ((j >= n) || stress_ksm_unmerge_klog_wat(s, n, j) || (!first && (s[j] == '/')))
-		return 0;
-	stress_ksm_unmerge_klog_put(o, "#", 1);
-	return j + 1;
-}
-
-/*
- *  stress_ksm_unmerge_klog_r_wnum1()
- *	[^/a-zA-Z0-9_]\w[0-9]+\W -> #
- */
-static size_t stress_ksm_unmerge_klog_r_wnum1(const char *s, const size_t n, const size_t i,
-	stress_ksm_unmerge_klog_str_t *o)
-{
-	return stress_ksm_unmerge_klog_wnum(s, n, i, o, true);
-}
-
-/*
- *  stress_ksm_unmerge_klog_r_wnum2()
- *	\W\w[0-9]+[^/a-zA-Z0-9_] -> #
- */
-static size_t stress_ksm_unmerge_klog_r_wnum2(const char *s, const size_t n, const size_t i,
-	stress_ksm_unmerge_klog_str_t *o)
-{
-	return stress_ksm_unmerge_klog_wnum(s, n, i, o, false);
+		if (s >= n)
+			break;
+		if ((e == s) ||
+		    ((rule->bound & STRESS_KSM_UNMERGE_KLOG_BOUND_START) &&
+		     !stress_ksm_unmerge_klog_word_boundary(buf, s)) ||
+		    ((rule->bound & STRESS_KSM_UNMERGE_KLOG_BOUND_END) &&
+		     !stress_ksm_unmerge_klog_word_boundary(buf, e))) {
+			/* no match here: keep one byte, look again after it */
+			stress_ksm_unmerge_klog_put(&o, buf + p, s + 1 - p);
+			p = s + 1;
+			continue;
+		}
+		stress_ksm_unmerge_klog_put(&o, buf + p, s - p);
+		stress_ksm_unmerge_klog_replace(&o, rule->replace, buf + p, m);
+		p = e;
+	}
+	if (p < n)
+		stress_ksm_unmerge_klog_put(&o, buf + p, n - p);
+	(void)shim_memcpy(buf, out, o.len + 1);
 }
 
 /*
  *  stress_ksm_unmerge_klog_error_id()
- *	LKP generate_error_id(): normalise a (pre-selected) line into a key
+ *	LKP generate_error_id(): normalise a (pre-selected) line into a key by
+ *	the rule table; if the rules cannot be compiled, spaces become '_' only
  */
 static void stress_ksm_unmerge_klog_error_id(char *buf, const size_t cap)
 {
-	static const stress_ksm_unmerge_klog_pass_t passes[] = {
-		{ NULL, stress_ksm_unmerge_klog_r_isra },
-		{ NULL, stress_ksm_unmerge_klog_r_blkdev },
-		{ NULL, stress_ksm_unmerge_klog_r_hexword },
-		{ NULL, stress_ksm_unmerge_klog_r_eqhex },
-		{ NULL, stress_ksm_unmerge_klog_r_offset0x },
-		{ NULL, stress_ksm_unmerge_klog_r_offset },
-		{ stress_ksm_unmerge_klog_p_tainted, NULL },
-		/* common_error_id() */
-		{ NULL, stress_ksm_unmerge_klog_r_version },
-		{ NULL, stress_ksm_unmerge_klog_r_date },
-		{ NULL, stress_ksm_unmerge_klog_r_hex0x },
-		{ NULL, stress_ksm_unmerge_klog_r_number },
-		{ NULL, stress_ksm_unmerge_klog_r_hashx },
-		{ NULL, stress_ksm_unmerge_klog_r_spaces },
-		{ NULL, stress_ksm_unmerge_klog_r_squeeze1 },
-		{ NULL, stress_ksm_unmerge_klog_r_squeeze2 },
-		{ stress_ksm_unmerge_klog_p_underscore, NULL },
-		/* back in generate_error_id() */
-		{ NULL, stress_ksm_unmerge_klog_r_colnum },
-		{ NULL, stress_ksm_unmerge_klog_r_ripaddr },
-		{ NULL, stress_ksm_unmerge_klog_r_rip },
-		{ NULL, stress_ksm_unmerge_klog_r_wnum1 },
-		{ NULL, stress_ksm_unmerge_klog_r_wnum2 },
-	};
-	size_t i, n = strlen(buf);
+	size_t i;
 
-	/* remove a trailing " ]" ([ INFO: ... ] lockdep headers) */
-	if ((n >= 2) && !strcmp(buf + n - 2, " ]"))
-		buf[n - 2] = '\0';
-	for (i = 0; i < SIZEOF_ARRAY(passes); i++)
-		stress_ksm_unmerge_klog_pass(buf, cap, &passes[i]);
+	if (stress_ksm_unmerge_klog_rules_compile() < 0) {
+		for (i = 0; buf[i]; i++)
+			buf[i] = (buf[i] == ' ') ? '_' : buf[i];
+		return;
+	}
+	for (i = 0; i < SIZEOF_ARRAY(stress_ksm_unmerge_klog_rules); i++)
+		stress_ksm_unmerge_klog_rule_apply(buf, cap, &stress_ksm_unmerge_klog_rules_re[i],
+			&stress_ksm_unmerge_klog_rules[i]);
+}
+#else
+/*
+ *  stress_ksm_unmerge_klog_rules_compile()
+ *	no regex.h: there is nothing to compile, keys are not LKP-normalised
+ */
+static int stress_ksm_unmerge_klog_rules_compile(void)
+{
+	return -1;
 }
 
 /*
- *  stress_ksm_unmerge_klog_set()
+ *  stress_ksm_unmerge_klog_rules_free()
+ *	no regex.h: nothing was compiled
+ */
+static void stress_ksm_unmerge_klog_rules_free(void)
+{
+}
+
+/*
+ *  stress_ksm_unmerge_klog_error_id()
+ *	no regex.h: keys are the selected line with spaces as '_', not
+ *	LKP-normalised (detection and event kinds do not depend on keys)
+ */
+static void stress_ksm_unmerge_klog_error_id(char *buf, const size_t cap)
+{
+	size_t i;
+
+	(void)cap;
+	(void)stress_ksm_unmerge_klog_rules;
+	for (i = 0; buf[i]; i++)
+		buf[i] = (buf[i] == ' ') ? '_' : buf[i];
+}
+#endif
+
+/*
+ *  stress_ksm_unmerge_klog_copy()
  *	copy n bytes of src into buf (capacity cap) as a string
  */
-static void stress_ksm_unmerge_klog_set(char *buf, const size_t cap, const char *src, size_t n)
+static void stress_ksm_unmerge_klog_copy(char *buf, const size_t cap, const char *src, size_t n)
 {
 	if (n >= cap)
 		n = cap - 1;
@@ -795,18 +505,18 @@ static bool stress_ksm_unmerge_klog_simple(char *buf, const size_t cap)
 		while ((*q == '_') || ((*q >= 'a') && (*q <= 'z')))
 			q++;
 		if (!strncmp(q, " self-detected stall on CPU", 27)) {
-			stress_ksm_unmerge_klog_set(buf, cap, p, (size_t)(q + 27 - p));
+			stress_ksm_unmerge_klog_copy(buf, cap, p, (size_t)(q + 27 - p));
 			return true;
 		}
 		if (!strncmp(q, " detected stalls on CPUs/tasks:", 31)) {
-			stress_ksm_unmerge_klog_set(buf, cap, p, (size_t)(q + 31 - p));
+			stress_ksm_unmerge_klog_copy(buf, cap, p, (size_t)(q + 31 - p));
 			return true;
 		}
 	}
 	for (i = 0; i < SIZEOF_ARRAY(heads); i++) {
 		p = strstr(buf, heads[i]);
 		if (p) {
-			stress_ksm_unmerge_klog_set(buf, cap, p, strlen(heads[i]));
+			stress_ksm_unmerge_klog_copy(buf, cap, p, strlen(heads[i]));
 			return true;
 		}
 	}
@@ -827,12 +537,12 @@ static bool stress_ksm_unmerge_klog_simple(char *buf, const size_t cap)
 			q++;
 		if (strncmp(q, "s!", 2))
 			continue;
-		stress_ksm_unmerge_klog_set(buf, cap, p, strlen(p));
+		stress_ksm_unmerge_klog_copy(buf, cap, p, strlen(p));
 		return true;
 	}
 	p = strstr(buf, "BUG: workqueue lockup - pool");
 	if (p) {
-		stress_ksm_unmerge_klog_set(buf, cap, p, 28);
+		stress_ksm_unmerge_klog_copy(buf, cap, p, 28);
 		return true;
 	}
 	/* (rcu_sched kthread starved) for \d+ jiffies */
@@ -845,7 +555,7 @@ static bool stress_ksm_unmerge_klog_simple(char *buf, const size_t cap)
 		while (stress_ksm_unmerge_klog_isdigit((unsigned char)*q))
 			q++;
 		if (!strncmp(q, " jiffies", 8)) {
-			stress_ksm_unmerge_klog_set(buf, cap, p, 25);
+			stress_ksm_unmerge_klog_copy(buf, cap, p, 25);
 			return true;
 		}
 	}
@@ -879,7 +589,7 @@ static bool stress_ksm_unmerge_klog_oops_head(char *buf, const size_t cap)
 			while ((k < n) && stress_ksm_unmerge_klog_isdigit((unsigned char)buf[k]))
 				k++;
 			if ((k + 1 < n) && (buf[k] == ']') && (buf[k + 1] == ' ')) {
-				stress_ksm_unmerge_klog_set(buf, cap, buf + p, q - p);
+				stress_ksm_unmerge_klog_copy(buf, cap, buf + p, q - p);
 				return true;
 			}
 		}
@@ -911,7 +621,7 @@ static bool stress_ksm_unmerge_klog_sanitizer_head(char *buf, const size_t cap, 
 		while ((*f == '_') || ((*f >= 'a') && (*f <= 'z')))
 			f++;
 		if ((f > e + 4) && (*f == '+')) {
-			stress_ksm_unmerge_klog_set(buf, cap, p, (size_t)(f - p));
+			stress_ksm_unmerge_klog_copy(buf, cap, p, (size_t)(f - p));
 			return true;
 		}
 	}
@@ -946,7 +656,7 @@ static bool stress_ksm_unmerge_klog_composite(char *buf, const size_t cap)
 
 				(void)snprintf(tmp, sizeof(tmp), "INFO: task %.*s",
 					(int)(d + 8 - (q + 1)), q + 1);
-				stress_ksm_unmerge_klog_set(buf, cap, tmp, strlen(tmp));
+				stress_ksm_unmerge_klog_copy(buf, cap, tmp, strlen(tmp));
 			}
 			return true;
 		}
@@ -954,7 +664,7 @@ static bool stress_ksm_unmerge_klog_composite(char *buf, const size_t cap)
 	p = strstr(buf, "BUG: ");
 	q = strstr(buf, " still has locks held");
 	if (p && q && (q > p + 5)) {
-		stress_ksm_unmerge_klog_set(buf, cap, "BUG: still has locks held", 25);
+		stress_ksm_unmerge_klog_copy(buf, cap, "BUG: still has locks held", 25);
 		return true;
 	}
 	return false;
@@ -987,18 +697,18 @@ static bool stress_ksm_unmerge_klog_complex(char *buf, const size_t cap)
 			char tmp[STRESS_KSM_UNMERGE_KLOG_LINE_MAX];
 
 			(void)snprintf(tmp, sizeof(tmp), "WARNING: %s", strstr(buf, "at "));
-			stress_ksm_unmerge_klog_set(buf, cap, tmp, strlen(tmp));
+			stress_ksm_unmerge_klog_copy(buf, cap, tmp, strlen(tmp));
 			return true;
 		}
 	}
 	p = strstr(buf, "UBSAN: ");
 	if (p && p[7]) {
-		stress_ksm_unmerge_klog_set(buf, cap, p, strlen(p));
+		stress_ksm_unmerge_klog_copy(buf, cap, p, strlen(p));
 		return true;
 	}
 	p = strstr(buf, "BUG: using smp_processor_id() in preemptible");
 	if (p) {
-		stress_ksm_unmerge_klog_set(buf, cap, p, 44);
+		stress_ksm_unmerge_klog_copy(buf, cap, p, 44);
 		return true;
 	}
 	p = strstr(buf, "BUG: Bad rss-counter state mm:");
@@ -1026,7 +736,7 @@ static bool stress_ksm_unmerge_klog_complex(char *buf, const size_t cap)
 			char tmp[STRESS_KSM_UNMERGE_KLOG_LINE_MAX];
 
 			(void)snprintf(tmp, sizeof(tmp), "%.*s#%s", (int)(m - buf), buf, e);
-			stress_ksm_unmerge_klog_set(buf, cap, tmp, strlen(tmp));
+			stress_ksm_unmerge_klog_copy(buf, cap, tmp, strlen(tmp));
 			return true;
 		}
 	}
@@ -1037,7 +747,7 @@ static bool stress_ksm_unmerge_klog_complex(char *buf, const size_t cap)
 		char tmp[STRESS_KSM_UNMERGE_KLOG_LINE_MAX];
 
 		(void)snprintf(tmp, sizeof(tmp), "%.*s%s", (int)(p - buf), buf, p + 5);
-		stress_ksm_unmerge_klog_set(buf, cap, tmp, strlen(tmp));
+		stress_ksm_unmerge_klog_copy(buf, cap, tmp, strlen(tmp));
 		return true;
 	}
 	return false;
@@ -1082,7 +792,7 @@ static void stress_ksm_unmerge_klog_make_key(const char *line, char *key, const 
 	/* preprocess_line(): drop everything before the first letter */
 	while (*p && !stress_ksm_unmerge_klog_isalpha((unsigned char)*p))
 		p++;
-	stress_ksm_unmerge_klog_set(buf, sizeof(buf), p, strlen(p));
+	stress_ksm_unmerge_klog_copy(buf, sizeof(buf), p, strlen(p));
 	stress_ksm_unmerge_klog_oops_cut(buf);
 
 	if (!stress_ksm_unmerge_klog_simple(buf, sizeof(buf)) &&
@@ -1093,7 +803,7 @@ static void stress_ksm_unmerge_klog_make_key(const char *line, char *key, const 
 		(void)stress_ksm_unmerge_klog_complex(buf, sizeof(buf));
 
 	stress_ksm_unmerge_klog_error_id(buf, sizeof(buf));
-	stress_ksm_unmerge_klog_set(key, keylen, buf, strlen(buf));
+	stress_ksm_unmerge_klog_copy(key, keylen, buf, strlen(buf));
 }
 
 /*
@@ -1113,10 +823,10 @@ static const char *stress_ksm_unmerge_klog_after_prefix(const char *line)
 }
 
 /*
- *  stress_ksm_unmerge_klog_head()
+ *  stress_ksm_unmerge_klog_starts_with()
  *	does line (or the text after its prefix, if any) start with pat
  */
-static bool stress_ksm_unmerge_klog_head(const char *line, const char *after, const char *pat)
+static bool stress_ksm_unmerge_klog_starts_with(const char *line, const char *after, const char *pat)
 {
 	const size_t l = strlen(pat);
 
@@ -1190,26 +900,26 @@ static int stress_ksm_unmerge_klog_kind(const char *line)
 	const char *after = stress_ksm_unmerge_klog_after_prefix(line);
 	size_t i;
 
-	if (stress_ksm_unmerge_klog_head(line, after, "Kernel panic - not syncing"))
+	if (stress_ksm_unmerge_klog_starts_with(line, after, "Kernel panic - not syncing"))
 		return STRESS_KSM_UNMERGE_KLOG_PANIC;
 	if (stress_ksm_unmerge_klog_noise(line))
 		return STRESS_KSM_UNMERGE_KLOG_NOISE;
 	for (i = 0; i < SIZEOF_ARRAY(sigs); i++) {
 		const bool hit = sigs[i].head ?
-			stress_ksm_unmerge_klog_head(line, after, sigs[i].pat) :
+			stress_ksm_unmerge_klog_starts_with(line, after, sigs[i].pat) :
 			(strstr(line, sigs[i].pat) != NULL);
 
 		if (hit)
 			return sigs[i].kind;
 	}
 	/* "WARNING: <file>:<line> at <func>+0x..." (newer WARN format) */
-	if (stress_ksm_unmerge_klog_head(line, after, "WARNING: ") && strstr(line, " at ") &&
+	if (stress_ksm_unmerge_klog_starts_with(line, after, "WARNING: ") && strstr(line, " at ") &&
 	    strstr(line, "+0x"))
 		return STRESS_KSM_UNMERGE_KLOG_WARNING;
 	/* rcu: INFO: rcu_preempt detected stalls / self-detected stall */
-	if (stress_ksm_unmerge_klog_head(line, after, "INFO: rcu") && strstr(line, "detected stall"))
+	if (stress_ksm_unmerge_klog_starts_with(line, after, "INFO: rcu") && strstr(line, "detected stall"))
 		return STRESS_KSM_UNMERGE_KLOG_RCU_STALL;
-	if (stress_ksm_unmerge_klog_head(line, after, "INFO: task ") && strstr(line, " blocked for more than "))
+	if (stress_ksm_unmerge_klog_starts_with(line, after, "INFO: task ") && strstr(line, " blocked for more than "))
 		return STRESS_KSM_UNMERGE_KLOG_HUNG_TASK;
 	return STRESS_KSM_UNMERGE_KLOG_NOISE;
 }
@@ -1236,10 +946,10 @@ static int stress_ksm_unmerge_klog_classify(const char *msg, char *key, size_t k
 }
 
 /*
- *  stress_ksm_unmerge_klog_num()
+ *  stress_ksm_unmerge_klog_header_field()
  *	parse a decimal u64 field ending in term; -1 on error
  */
-static int stress_ksm_unmerge_klog_num(const char **pp, const char *end, const char term, uint64_t *val)
+static int stress_ksm_unmerge_klog_header_field(const char **pp, const char *end, const char term, uint64_t *val)
 {
 	const char *p = *pp;
 	uint64_t v = 0;
@@ -1277,11 +987,11 @@ static int stress_ksm_unmerge_klog_record_parse(const char *rec, size_t len, int
 	semi = memchr(rec, ';', len);
 	if (!semi)
 		return -1;
-	if ((stress_ksm_unmerge_klog_num(&p, semi, ',', &pri) < 0) || (pri > 1023))
+	if ((stress_ksm_unmerge_klog_header_field(&p, semi, ',', &pri) < 0) || (pri > 1023))
 		return -1;
-	if (stress_ksm_unmerge_klog_num(&p, semi, ',', &s) < 0)
+	if (stress_ksm_unmerge_klog_header_field(&p, semi, ',', &s) < 0)
 		return -1;
-	if (stress_ksm_unmerge_klog_num(&p, semi, ',', &u) < 0)
+	if (stress_ksm_unmerge_klog_header_field(&p, semi, ',', &u) < 0)
 		return -1;
 	/* flags: one char, then optional ",key=value" fields (caller=) */
 	if ((p >= semi) || ((p + 1 < semi) && (p[1] != ',')))
@@ -1395,7 +1105,7 @@ static void stress_ksm_unmerge_klog_key_add(const char *key, const int kind)
  */
 static void stress_ksm_unmerge_klog_event_key(const char *key, const int kind)
 {
-	stress_ksm_unmerge_klog_state_t *st = &stress_ksm_unmerge_klog_st;
+	stress_ksm_unmerge_klog_state_t *st = &stress_ksm_unmerge_klog_state;
 	uint32_t i;
 
 	if (!*key)
@@ -1460,7 +1170,7 @@ static bool stress_ksm_unmerge_klog_context_get(const uint32_t instance, char *p
  */
 static void stress_ksm_unmerge_klog_report(void)
 {
-	stress_ksm_unmerge_klog_state_t *st = &stress_ksm_unmerge_klog_st;
+	stress_ksm_unmerge_klog_state_t *st = &stress_ksm_unmerge_klog_state;
 	const char *name = STRESS_KSM_UNMERGE_KLOG_NAME;
 	const double t0 = stress_ksm_unmerge_klog_shm ? stress_ksm_unmerge_klog_shm->time_start : st->t_first;
 	uint32_t i;
@@ -1499,12 +1209,12 @@ static void stress_ksm_unmerge_klog_report(void)
 }
 
 /*
- *  stress_ksm_unmerge_klog_close()
+ *  stress_ksm_unmerge_klog_splat_close()
  *	finish the current splat (report if not yet done)
  */
-static void stress_ksm_unmerge_klog_close(void)
+static void stress_ksm_unmerge_klog_splat_close(void)
 {
-	stress_ksm_unmerge_klog_state_t *st = &stress_ksm_unmerge_klog_st;
+	stress_ksm_unmerge_klog_state_t *st = &stress_ksm_unmerge_klog_state;
 
 	stress_ksm_unmerge_klog_report();
 	st->phase = STRESS_KSM_UNMERGE_KLOG_PH_NONE;
@@ -1512,16 +1222,16 @@ static void stress_ksm_unmerge_klog_close(void)
 }
 
 /*
- *  stress_ksm_unmerge_klog_open()
+ *  stress_ksm_unmerge_klog_splat_open()
  *	start a new splat: count the event, remember the first line
  */
-static void stress_ksm_unmerge_klog_open(const char *line, const char *key, const int kind,
+static void stress_ksm_unmerge_klog_splat_open(const char *line, const char *key, const int kind,
 	const bool user, const uint64_t usec, const double now)
 {
-	stress_ksm_unmerge_klog_state_t *st = &stress_ksm_unmerge_klog_st;
+	stress_ksm_unmerge_klog_state_t *st = &stress_ksm_unmerge_klog_state;
 
 	if (st->phase != STRESS_KSM_UNMERGE_KLOG_PH_NONE)
-		stress_ksm_unmerge_klog_close();
+		stress_ksm_unmerge_klog_splat_close();
 	st->phase = STRESS_KSM_UNMERGE_KLOG_PH_HEADER;
 	st->kind = kind;
 	st->reported = false;
@@ -1560,10 +1270,10 @@ static bool stress_ksm_unmerge_klog_trace_entry(const char *p)
 }
 
 /*
- *  stress_ksm_unmerge_klog_rip()
+ *  stress_ksm_unmerge_klog_rip_func()
  *	"RIP: 0010:func+0x1/0x2" -> func (also "pc : func+0x", "EIP: func+0x")
  */
-static bool stress_ksm_unmerge_klog_rip(const char *p, char *func, const size_t len)
+static bool stress_ksm_unmerge_klog_rip_func(const char *p, char *func, const size_t len)
 {
 	const char *q;
 
@@ -1580,21 +1290,21 @@ static bool stress_ksm_unmerge_klog_rip(const char *p, char *func, const size_t 
 		;
 	if ((q == p) || strncmp(q, "+0x", 3))
 		return false;
-	stress_ksm_unmerge_klog_set(func, len, p, (size_t)(q - p));
+	stress_ksm_unmerge_klog_copy(func, len, p, (size_t)(q - p));
 	return true;
 }
 
 /*
- *  stress_ksm_unmerge_klog_in_splat()
+ *  stress_ksm_unmerge_klog_splat_line()
  *	feed a non-head line to the open splat (RIP, trace, end marker)
  */
-static void stress_ksm_unmerge_klog_in_splat(const char *p)
+static void stress_ksm_unmerge_klog_splat_line(const char *p)
 {
-	stress_ksm_unmerge_klog_state_t *st = &stress_ksm_unmerge_klog_st;
+	stress_ksm_unmerge_klog_state_t *st = &stress_ksm_unmerge_klog_state;
 	char func[STRESS_KSM_UNMERGE_KLOG_FUNC_LEN];
 
 	if (!strncmp(p, "---[ end trace", 14) || !strncmp(p, "---[ end Kernel panic", 21)) {
-		stress_ksm_unmerge_klog_close();
+		stress_ksm_unmerge_klog_splat_close();
 		return;
 	}
 	if (st->phase == STRESS_KSM_UNMERGE_KLOG_PH_TRACE) {
@@ -1616,7 +1326,7 @@ static void stress_ksm_unmerge_klog_in_splat(const char *p)
 			st->phase = STRESS_KSM_UNMERGE_KLOG_PH_TRACE;
 			return;
 		}
-		if (!st->rip[0] && stress_ksm_unmerge_klog_rip(p, func, sizeof(func))) {
+		if (!st->rip[0] && stress_ksm_unmerge_klog_rip_func(p, func, sizeof(func))) {
 			char key[STRESS_KSM_UNMERGE_KLOG_KEY_LEN];
 
 			(void)shim_strscpy(st->rip, func, sizeof(st->rip));
@@ -1629,12 +1339,12 @@ static void stress_ksm_unmerge_klog_in_splat(const char *p)
 }
 
 /*
- *  stress_ksm_unmerge_klog_line()
+ *  stress_ksm_unmerge_klog_logical_line()
  *	process one logical kernel-log line
  */
-static void stress_ksm_unmerge_klog_line(const char *line, const int facility, const uint64_t usec, const double now)
+static void stress_ksm_unmerge_klog_logical_line(const char *line, const int facility, const uint64_t usec, const double now)
 {
-	stress_ksm_unmerge_klog_state_t *st = &stress_ksm_unmerge_klog_st;
+	stress_ksm_unmerge_klog_state_t *st = &stress_ksm_unmerge_klog_state;
 	char key[STRESS_KSM_UNMERGE_KLOG_KEY_LEN];
 	const char *p = line;
 	int kind;
@@ -1674,15 +1384,15 @@ static void stress_ksm_unmerge_klog_line(const char *line, const int facility, c
 				return;
 			}
 		} else {
-			stress_ksm_unmerge_klog_in_splat(p);
+			stress_ksm_unmerge_klog_splat_line(p);
 			if ((st->phase != STRESS_KSM_UNMERGE_KLOG_PH_NONE) &&
 			    (st->nrecs > STRESS_KSM_UNMERGE_KLOG_SPLAT_RECS))
-				stress_ksm_unmerge_klog_close();
+				stress_ksm_unmerge_klog_splat_close();
 			return;
 		}
 	}
 	if (kind != STRESS_KSM_UNMERGE_KLOG_NOISE)
-		stress_ksm_unmerge_klog_open(p, key, kind,
+		stress_ksm_unmerge_klog_splat_open(p, key, kind,
 			facility == STRESS_KSM_UNMERGE_KLOG_FAC_USER, usec, now);
 }
 
@@ -1692,7 +1402,7 @@ static void stress_ksm_unmerge_klog_line(const char *line, const int facility, c
  */
 static void stress_ksm_unmerge_klog_flush_pending(const double now)
 {
-	stress_ksm_unmerge_klog_state_t *st = &stress_ksm_unmerge_klog_st;
+	stress_ksm_unmerge_klog_state_t *st = &stress_ksm_unmerge_klog_state;
 	char *line, *nl;
 
 	if (!st->pend_valid)
@@ -1703,7 +1413,7 @@ static void stress_ksm_unmerge_klog_flush_pending(const double now)
 		nl = strchr(line, '\n');
 		if (nl)
 			*nl++ = '\0';
-		stress_ksm_unmerge_klog_line(line, st->pend_fac, st->pend_usec, now);
+		stress_ksm_unmerge_klog_logical_line(line, st->pend_fac, st->pend_usec, now);
 	}
 }
 
@@ -1713,7 +1423,7 @@ static void stress_ksm_unmerge_klog_flush_pending(const double now)
  */
 static int stress_ksm_unmerge_klog_feed(const char *rec, const size_t len, const double now)
 {
-	stress_ksm_unmerge_klog_state_t *st = &stress_ksm_unmerge_klog_st;
+	stress_ksm_unmerge_klog_state_t *st = &stress_ksm_unmerge_klog_state;
 	stress_ksm_unmerge_klog_shared_t *shm = stress_ksm_unmerge_klog_shm;
 	const char *msg;
 	size_t msglen;
@@ -1755,12 +1465,12 @@ static int stress_ksm_unmerge_klog_feed(const char *rec, const size_t len, const
  */
 static void stress_ksm_unmerge_klog_idle(const double now, const bool final)
 {
-	stress_ksm_unmerge_klog_state_t *st = &stress_ksm_unmerge_klog_st;
+	stress_ksm_unmerge_klog_state_t *st = &stress_ksm_unmerge_klog_state;
 
 	stress_ksm_unmerge_klog_flush_pending(now);
 	if ((st->phase != STRESS_KSM_UNMERGE_KLOG_PH_NONE) &&
 	    (final || (now - st->t_last >= STRESS_KSM_UNMERGE_KLOG_IDLE)))
-		stress_ksm_unmerge_klog_close();
+		stress_ksm_unmerge_klog_splat_close();
 }
 
 /*
@@ -1899,6 +1609,8 @@ static void NORETURN stress_ksm_unmerge_klog_watch(const int fd, const pid_t par
 	(void)signal(SIGHUP, SIG_IGN);
 	(void)signal(SIGTERM, SIG_DFL);
 	(void)signal(SIGPIPE, SIG_IGN);
+	/* the key rules are compiled once, before the first record */
+	(void)stress_ksm_unmerge_klog_rules_compile();
 
 	while (ok) {
 		struct pollfd pfd;
@@ -1923,6 +1635,7 @@ static void NORETURN stress_ksm_unmerge_klog_watch(const int fd, const pid_t par
 		(void)poll(&pfd, 1, STRESS_KSM_UNMERGE_KLOG_POLL_MS);
 	}
 	__atomic_store_n(&shm->watcher_done, 1, __ATOMIC_SEQ_CST);
+	stress_ksm_unmerge_klog_rules_free();
 	(void)close(fd);
 	_exit(ok ? EXIT_SUCCESS : EXIT_FAILURE);
 }
@@ -1945,7 +1658,7 @@ static int stress_ksm_unmerge_klog_shm_init(void)
 	stress_ksm_unmerge_klog_shm->status = STRESS_KSM_UNMERGE_KLOG_STATUS_OFF;
 	stress_ksm_unmerge_klog_shm->watcher = -1;
 	stress_ksm_unmerge_klog_shm->time_start = stress_time_now();
-	(void)shim_memset(&stress_ksm_unmerge_klog_st, 0, sizeof(stress_ksm_unmerge_klog_st));
+	(void)shim_memset(&stress_ksm_unmerge_klog_state, 0, sizeof(stress_ksm_unmerge_klog_state));
 	return 0;
 }
 

@@ -63,6 +63,8 @@
 #define HAVE_LIB_PTHREAD	(1)
 #define HAVE_CLOCK_GETTIME	(1)
 #define HAVE_GETRUSAGE		(1)
+#define HAVE_REGEX_H		(1)
+#define HAVE_REGEXEC		(1)
 
 /* core-attribute.h */
 #define WARN_UNUSED	__attribute__((warn_unused_result))

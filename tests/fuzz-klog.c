@@ -171,7 +171,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!stress_ksm_unmerge_klog_shm && (stress_ksm_unmerge_klog_shm_init() < 0))
 		__builtin_trap();
 	(void)memset(stress_ksm_unmerge_klog_shm, 0, sizeof(*stress_ksm_unmerge_klog_shm));
-	(void)memset(&stress_ksm_unmerge_klog_st, 0, sizeof(stress_ksm_unmerge_klog_st));
+	(void)memset(&stress_ksm_unmerge_klog_state, 0, sizeof(stress_ksm_unmerge_klog_state));
 	stress_ksm_unmerge_klog_shm->status = STRESS_KSM_UNMERGE_KLOG_STATUS_OK;
 	fuzz_clock = 0.0;
 

@@ -108,7 +108,7 @@ static void test_reset(void)
 	stress_ksm_unmerge_klog_shm->status = STRESS_KSM_UNMERGE_KLOG_STATUS_OK;
 	stress_ksm_unmerge_klog_shm->watcher = -1;
 	stress_ksm_unmerge_klog_shm->time_start = stress_time_now();
-	(void)memset(&stress_ksm_unmerge_klog_st, 0, sizeof(stress_ksm_unmerge_klog_st));
+	(void)memset(&stress_ksm_unmerge_klog_state, 0, sizeof(stress_ksm_unmerge_klog_state));
 	stress_ksm_unmerge_klog_taint_path = STRESS_KSM_UNMERGE_KLOG_TAINTED;
 	test_out_len = 0;
 	test_out[0] = '\0';
