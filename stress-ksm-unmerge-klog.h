@@ -305,36 +305,92 @@ static const stress_ksm_unmerge_klog_rule_t stress_ksm_unmerge_klog_rules[] = {
 	{ "[^a-zA-Z0-9_][a-zA-Z0-9_][0-9]+[^/a-zA-Z0-9_]", "#", 0 },
 };
 
+/*
+ *  The LKP known heads: lib/dmesg.rb handle_simple_patterns() then
+ *  handle_composite_patterns(), the patterns a ksm-unmerge splat can match,
+ *  in LKP's order; the first that matches anywhere in the line replaces the
+ *  line by its groups.  LKP's "(BUG: unable to handle kernel) NULL pointer
+ *  dereference" and "... paging request" variants give the same key as the
+ *  plain row.  POSIX leftmost-longest and Ruby's greedy backtracking select
+ *  the same groups here (the KASAN/KFENCE class cannot cross the '+').
+ */
+static const stress_ksm_unmerge_klog_rule_t stress_ksm_unmerge_klog_heads[] = {
+	/* handle_simple_patterns() */
+	{ "(INFO: rcu[_a-z]* self-detected stall on CPU)",		"\\1", 0 },
+	{ "(INFO: rcu[_a-z]* detected stalls on CPUs/tasks:)",		"\\1", 0 },
+	{ "(related general protection fault:)",			"\\1", 0 },
+	{ "(BUG: using __this_cpu_read\\(\\) in preemptible)",		"\\1", 0 },
+	{ "(BUG: unable to handle kernel)",				"\\1", 0 },
+	{ "(BUG: workqueue leaked lock or atomic:)",			"\\1", 0 },
+	{ "(BUG: scheduling while atomic:)",				"\\1", 0 },
+	{ "(BUG: Bad page map in process)",				"\\1", 0 },
+	{ "(BUG: Bad page state in process)",				"\\1", 0 },
+	{ "(BUG: Bad page cache in process)",				"\\1", 0 },
+	{ "(BUG: soft lockup - CPU#[0-9]+ stuck for [0-9]+s!.*)",	"\\1", 0 },
+	{ "(BUG: workqueue lockup - pool)",				"\\1", 0 },
+	{ "(rcu_sched kthread starved) for [0-9]+ jiffies",		"\\1", 0 },
+	{ "([A-Z]+[ a-zA-Z]*): [a-f0-9]{4} \\[#[0-9]+\\] ",		"\\1", 0 },
+	{ "(BUG: KASAN: [-a-z_ ]+ in [a-z_]+)\\+",			"\\1", 0 },
+	{ "(BUG: KFENCE: [-a-z_ ]+ in [a-z_]+)\\+",			"\\1", 0 },
+	/* handle_composite_patterns() */
+	{ "(BUG: ).* (still has locks held)",				"\\1\\2", 0 },
+	{ "(INFO: task ).* (blocked for more than [0-9]+ seconds)",	"\\1\\2", 0 },
+};
+
 #if defined(HAVE_REGEX_H) && defined(HAVE_REGEXEC)
+#define STRESS_KSM_UNMERGE_KLOG_GROUPS	(3)	/* whole match, \1, \2 */
+
 static regex_t stress_ksm_unmerge_klog_rules_re[SIZEOF_ARRAY(stress_ksm_unmerge_klog_rules)];
+static regex_t stress_ksm_unmerge_klog_heads_re[SIZEOF_ARRAY(stress_ksm_unmerge_klog_heads)];
 static int stress_ksm_unmerge_klog_re_state;	/* 0 not compiled, 1 ready, -1 failed */
 
 /*
- *  stress_ksm_unmerge_klog_rules_compile()
- *	regcomp() the rule table once; 1 ready, -1 failed (said once)
+ *  stress_ksm_unmerge_klog_table_compile()
+ *	regcomp() the n rows of a table into re; false (said, nothing left
+ *	compiled) if one fails
  */
-static int stress_ksm_unmerge_klog_rules_compile(void)
+static bool stress_ksm_unmerge_klog_table_compile(const stress_ksm_unmerge_klog_rule_t *rules,
+	const size_t n, regex_t *re)
 {
 	size_t i;
 
-	if (stress_ksm_unmerge_klog_re_state)
-		return stress_ksm_unmerge_klog_re_state;
-	for (i = 0; i < SIZEOF_ARRAY(stress_ksm_unmerge_klog_rules); i++) {
-		const int ret = regcomp(&stress_ksm_unmerge_klog_rules_re[i],
-			stress_ksm_unmerge_klog_rules[i].regex, REG_EXTENDED);
+	for (i = 0; i < n; i++) {
+		const int ret = regcomp(&re[i], rules[i].regex, REG_EXTENDED);
 
 		if (ret) {
 			char err[128];
 
-			(void)regerror(ret, &stress_ksm_unmerge_klog_rules_re[i], err, sizeof(err));
+			(void)regerror(ret, &re[i], err, sizeof(err));
 			pr_inf("%s: kernel-log: cannot compile key rule '%s': %s; keys are "
 				"not LKP-normalised\n", STRESS_KSM_UNMERGE_KLOG_NAME,
-				stress_ksm_unmerge_klog_rules[i].regex, err);
+				rules[i].regex, err);
 			while (i > 0)
-				regfree(&stress_ksm_unmerge_klog_rules_re[--i]);
-			stress_ksm_unmerge_klog_re_state = -1;
-			return -1;
+				regfree(&re[--i]);
+			return false;
 		}
+	}
+	return true;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_rules_compile()
+ *	regcomp() the rule and head tables once; 1 ready, -1 failed
+ */
+static int stress_ksm_unmerge_klog_rules_compile(void)
+{
+	if (stress_ksm_unmerge_klog_re_state)
+		return stress_ksm_unmerge_klog_re_state;
+	stress_ksm_unmerge_klog_re_state = -1;
+	if (!stress_ksm_unmerge_klog_table_compile(stress_ksm_unmerge_klog_rules,
+		SIZEOF_ARRAY(stress_ksm_unmerge_klog_rules), stress_ksm_unmerge_klog_rules_re))
+		return -1;
+	if (!stress_ksm_unmerge_klog_table_compile(stress_ksm_unmerge_klog_heads,
+		SIZEOF_ARRAY(stress_ksm_unmerge_klog_heads), stress_ksm_unmerge_klog_heads_re)) {
+		size_t i;
+
+		for (i = 0; i < SIZEOF_ARRAY(stress_ksm_unmerge_klog_rules); i++)
+			regfree(&stress_ksm_unmerge_klog_rules_re[i]);
+		return -1;
 	}
 	stress_ksm_unmerge_klog_re_state = 1;
 	return 1;
@@ -342,7 +398,7 @@ static int stress_ksm_unmerge_klog_rules_compile(void)
 
 /*
  *  stress_ksm_unmerge_klog_rules_free()
- *	regfree() the compiled rule table
+ *	regfree() the compiled rule and head tables
  */
 static void stress_ksm_unmerge_klog_rules_free(void)
 {
@@ -352,12 +408,15 @@ static void stress_ksm_unmerge_klog_rules_free(void)
 		return;
 	for (i = 0; i < SIZEOF_ARRAY(stress_ksm_unmerge_klog_rules); i++)
 		regfree(&stress_ksm_unmerge_klog_rules_re[i]);
+	for (i = 0; i < SIZEOF_ARRAY(stress_ksm_unmerge_klog_heads); i++)
+		regfree(&stress_ksm_unmerge_klog_heads_re[i]);
 	stress_ksm_unmerge_klog_re_state = 0;
 }
 
 /*
  *  stress_ksm_unmerge_klog_replace()
- *	append a rule's replacement to o, "\1" being group 1 of the match at s
+ *	append a rule's replacement to o, "\1" and "\2" being groups of the
+ *	match in s
  */
 static void stress_ksm_unmerge_klog_replace(stress_ksm_unmerge_klog_str_t *o, const char *replace,
 	const char *s, const regmatch_t *m)
@@ -365,15 +424,42 @@ static void stress_ksm_unmerge_klog_replace(stress_ksm_unmerge_klog_str_t *o, co
 	const char *p;
 
 	for (p = replace; *p; p++) {
-		if ((p[0] == '\\') && (p[1] == '1')) {
-			if (m[1].rm_so >= 0)
-				stress_ksm_unmerge_klog_put(o, s + m[1].rm_so,
-					(size_t)(m[1].rm_eo - m[1].rm_so));
+		const int g = (p[0] == '\\') ? p[1] - '0' : -1;
+
+		if ((g >= 1) && (g < STRESS_KSM_UNMERGE_KLOG_GROUPS)) {
+			if (m[g].rm_so >= 0)
+				stress_ksm_unmerge_klog_put(o, s + m[g].rm_so,
+					(size_t)(m[g].rm_eo - m[g].rm_so));
 			p++;
 			continue;
 		}
 		stress_ksm_unmerge_klog_put(o, p, 1);
 	}
+}
+
+/*
+ *  stress_ksm_unmerge_klog_known_head()
+ *	LKP handle_simple/composite_patterns(): the first head row matching
+ *	buf (capacity cap) replaces it by its groups; false if none matches
+ */
+static bool stress_ksm_unmerge_klog_known_head(char *buf, const size_t cap)
+{
+	char out[STRESS_KSM_UNMERGE_KLOG_LINE_MAX];
+	stress_ksm_unmerge_klog_str_t o = { out, 0, (cap < sizeof(out)) ? cap : sizeof(out) };
+	regmatch_t m[STRESS_KSM_UNMERGE_KLOG_GROUPS];
+	size_t i;
+
+	if (stress_ksm_unmerge_klog_rules_compile() < 0)
+		return false;
+	for (i = 0; i < SIZEOF_ARRAY(stress_ksm_unmerge_klog_heads); i++) {
+		if (regexec(&stress_ksm_unmerge_klog_heads_re[i], buf, SIZEOF_ARRAY(m), m, 0))
+			continue;
+		out[0] = '\0';
+		stress_ksm_unmerge_klog_replace(&o, stress_ksm_unmerge_klog_heads[i].replace, buf, m);
+		(void)shim_memcpy(buf, out, o.len + 1);
+		return true;
+	}
+	return false;
 }
 
 /*
@@ -388,10 +474,10 @@ static void stress_ksm_unmerge_klog_rule_apply(char *buf, const size_t cap, cons
 	stress_ksm_unmerge_klog_str_t o = { out, 0, (cap < sizeof(out)) ? cap : sizeof(out) };
 	const size_t n = strlen(buf);
 	size_t p = 0;
-	regmatch_t m[2];
+	regmatch_t m[STRESS_KSM_UNMERGE_KLOG_GROUPS];
 
 	out[0] = '\0';
-	while ((p < n) && !regexec(re, buf + p, 2, m, p ? REG_NOTBOL : 0)) {
+	while ((p < n) && !regexec(re, buf + p, SIZEOF_ARRAY(m), m, p ? REG_NOTBOL : 0)) {
 		const size_t s = p + (size_t)m[0].rm_so, e = p + (size_t)m[0].rm_eo;
 
 		if (s >= n)
@@ -444,6 +530,18 @@ static int stress_ksm_unmerge_klog_rules_compile(void)
 }
 
 /*
+ *  stress_ksm_unmerge_klog_known_head()
+ *	no regex.h: no head is selected
+ */
+static bool stress_ksm_unmerge_klog_known_head(char *buf, const size_t cap)
+{
+	(void)buf;
+	(void)cap;
+	(void)stress_ksm_unmerge_klog_heads;
+	return false;
+}
+
+/*
  *  stress_ksm_unmerge_klog_rules_free()
  *	no regex.h: nothing was compiled
  */
@@ -477,197 +575,6 @@ static void stress_ksm_unmerge_klog_copy(char *buf, const size_t cap, const char
 		n = cap - 1;
 	(void)memmove(buf, src, n);
 	buf[n] = '\0';
-}
-
-/*
- *  stress_ksm_unmerge_klog_simple()
- *	LKP handle_simple_patterns() subset: fixed heads kept verbatim
- */
-static bool stress_ksm_unmerge_klog_simple(char *buf, const size_t cap)
-{
-	static const char * const heads[] = {
-		"related general protection fault:",
-		"BUG: using __this_cpu_read() in preemptible",
-		"BUG: unable to handle kernel",
-		"BUG: workqueue leaked lock or atomic:",
-		"BUG: scheduling while atomic:",
-		"BUG: Bad page map in process",
-		"BUG: Bad page state in process",
-		"BUG: Bad page cache in process",
-	};
-	const char *p;
-	size_t i;
-
-	/* INFO: rcu[_a-z]* (self-detected stall on CPU|detected stalls on CPUs/tasks:) */
-	for (p = strstr(buf, "INFO: rcu"); p; p = strstr(p + 1, "INFO: rcu")) {
-		const char *q = p + 9;
-
-		while ((*q == '_') || ((*q >= 'a') && (*q <= 'z')))
-			q++;
-		if (!strncmp(q, " self-detected stall on CPU", 27)) {
-			stress_ksm_unmerge_klog_copy(buf, cap, p, (size_t)(q + 27 - p));
-			return true;
-		}
-		if (!strncmp(q, " detected stalls on CPUs/tasks:", 31)) {
-			stress_ksm_unmerge_klog_copy(buf, cap, p, (size_t)(q + 31 - p));
-			return true;
-		}
-	}
-	for (i = 0; i < SIZEOF_ARRAY(heads); i++) {
-		p = strstr(buf, heads[i]);
-		if (p) {
-			stress_ksm_unmerge_klog_copy(buf, cap, p, strlen(heads[i]));
-			return true;
-		}
-	}
-	/* BUG: soft lockup - CPU#\d+ stuck for \d+s!.* */
-	for (p = strstr(buf, "BUG: soft lockup - CPU#"); p; p = strstr(p + 1, "BUG: soft lockup - CPU#")) {
-		const char *q = p + 23;
-
-		if (!stress_ksm_unmerge_klog_isdigit((unsigned char)*q))
-			continue;
-		while (stress_ksm_unmerge_klog_isdigit((unsigned char)*q))
-			q++;
-		if (strncmp(q, " stuck for ", 11))
-			continue;
-		q += 11;
-		if (!stress_ksm_unmerge_klog_isdigit((unsigned char)*q))
-			continue;
-		while (stress_ksm_unmerge_klog_isdigit((unsigned char)*q))
-			q++;
-		if (strncmp(q, "s!", 2))
-			continue;
-		stress_ksm_unmerge_klog_copy(buf, cap, p, strlen(p));
-		return true;
-	}
-	p = strstr(buf, "BUG: workqueue lockup - pool");
-	if (p) {
-		stress_ksm_unmerge_klog_copy(buf, cap, p, 28);
-		return true;
-	}
-	/* (rcu_sched kthread starved) for \d+ jiffies */
-	for (p = strstr(buf, "rcu_sched kthread starved for "); p;
-	     p = strstr(p + 1, "rcu_sched kthread starved for ")) {
-		const char *q = p + 30;
-
-		if (!stress_ksm_unmerge_klog_isdigit((unsigned char)*q))
-			continue;
-		while (stress_ksm_unmerge_klog_isdigit((unsigned char)*q))
-			q++;
-		if (!strncmp(q, " jiffies", 8)) {
-			stress_ksm_unmerge_klog_copy(buf, cap, p, 25);
-			return true;
-		}
-	}
-	return false;
-}
-
-/*
- *  stress_ksm_unmerge_klog_oops_head()
- *	([A-Z]+[ a-zA-Z]*): [a-f0-9]{4} \[#[0-9]+\]  -> \1 (leftmost)
- */
-static bool stress_ksm_unmerge_klog_oops_head(char *buf, const size_t cap)
-{
-	const size_t n = strlen(buf);
-	size_t p;
-
-	for (p = 0; p < n; p++) {
-		size_t q = p + 1, k;
-		bool ok;
-
-		if ((buf[p] < 'A') || (buf[p] > 'Z'))
-			continue;
-		while ((q < n) && ((buf[q] == ' ') || stress_ksm_unmerge_klog_isalpha((unsigned char)buf[q])))
-			q++;
-		ok = (q + 10 <= n) && (buf[q] == ':') && (buf[q + 1] == ' ');
-		for (k = 2; ok && (k < 6); k++)
-			ok = stress_ksm_unmerge_klog_ishex((unsigned char)buf[q + k]);
-		ok = ok && !strncmp(buf + q + 6, " [#", 3) &&
-		     stress_ksm_unmerge_klog_isdigit((unsigned char)buf[q + 9]);
-		if (ok) {
-			k = q + 9;
-			while ((k < n) && stress_ksm_unmerge_klog_isdigit((unsigned char)buf[k]))
-				k++;
-			if ((k + 1 < n) && (buf[k] == ']') && (buf[k + 1] == ' ')) {
-				stress_ksm_unmerge_klog_copy(buf, cap, buf + p, q - p);
-				return true;
-			}
-		}
-	}
-	return false;
-}
-
-/*
- *  stress_ksm_unmerge_klog_sanitizer_head()
- *	(BUG: (KASAN|KFENCE): [a-z\-_ ]+ in [a-z_]+)\+ -> \1
- */
-static bool stress_ksm_unmerge_klog_sanitizer_head(char *buf, const size_t cap, const char *what)
-{
-	const char *p = strstr(buf, what), *r, *e;
-
-	if (!p)
-		return false;
-	r = p + strlen(what);
-	e = r;
-	while ((*e == '-') || (*e == '_') || (*e == ' ') || ((*e >= 'a') && (*e <= 'z')))
-		e++;
-	/* greedy class run, then backtrack to the last " in <func>+" */
-	for (; e > r; e--) {
-		const char *f;
-
-		if (strncmp(e, " in ", 4))
-			continue;
-		f = e + 4;
-		while ((*f == '_') || ((*f >= 'a') && (*f <= 'z')))
-			f++;
-		if ((f > e + 4) && (*f == '+')) {
-			stress_ksm_unmerge_klog_copy(buf, cap, p, (size_t)(f - p));
-			return true;
-		}
-	}
-	return false;
-}
-
-/*
- *  stress_ksm_unmerge_klog_composite()
- *	LKP handle_composite_patterns(): hung task / locks held heads
- */
-static bool stress_ksm_unmerge_klog_composite(char *buf, const size_t cap)
-{
-	const char *p = strstr(buf, "INFO: task ");
-	const char *q;
-
-	if (p) {
-		/* (INFO: task ).* (blocked for more than \d+ seconds), greedy .* */
-		for (q = buf + strlen(buf); q >= p + 11; q--) {
-			const char *d;
-
-			if (strncmp(q, " blocked for more than ", 23))
-				continue;
-			d = q + 23;
-			if (!stress_ksm_unmerge_klog_isdigit((unsigned char)*d))
-				continue;
-			while (stress_ksm_unmerge_klog_isdigit((unsigned char)*d))
-				d++;
-			if (strncmp(d, " seconds", 8))
-				continue;
-			{
-				char tmp[STRESS_KSM_UNMERGE_KLOG_LINE_MAX];
-
-				(void)snprintf(tmp, sizeof(tmp), "INFO: task %.*s",
-					(int)(d + 8 - (q + 1)), q + 1);
-				stress_ksm_unmerge_klog_copy(buf, cap, tmp, strlen(tmp));
-			}
-			return true;
-		}
-	}
-	p = strstr(buf, "BUG: ");
-	q = strstr(buf, " still has locks held");
-	if (p && q && (q > p + 5)) {
-		stress_ksm_unmerge_klog_copy(buf, cap, "BUG: still has locks held", 25);
-		return true;
-	}
-	return false;
 }
 
 /*
@@ -795,11 +702,7 @@ static void stress_ksm_unmerge_klog_make_key(const char *line, char *key, const 
 	stress_ksm_unmerge_klog_copy(buf, sizeof(buf), p, strlen(p));
 	stress_ksm_unmerge_klog_oops_cut(buf);
 
-	if (!stress_ksm_unmerge_klog_simple(buf, sizeof(buf)) &&
-	    !stress_ksm_unmerge_klog_oops_head(buf, sizeof(buf)) &&
-	    !stress_ksm_unmerge_klog_sanitizer_head(buf, sizeof(buf), "BUG: KASAN: ") &&
-	    !stress_ksm_unmerge_klog_sanitizer_head(buf, sizeof(buf), "BUG: KFENCE: ") &&
-	    !stress_ksm_unmerge_klog_composite(buf, sizeof(buf)))
+	if (!stress_ksm_unmerge_klog_known_head(buf, sizeof(buf)))
 		(void)stress_ksm_unmerge_klog_complex(buf, sizeof(buf));
 
 	stress_ksm_unmerge_klog_error_id(buf, sizeof(buf));
