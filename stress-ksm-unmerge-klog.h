@@ -306,91 +306,118 @@ static const stress_ksm_unmerge_klog_rule_t stress_ksm_unmerge_klog_rules[] = {
 };
 
 /*
- *  The LKP known heads: lib/dmesg.rb handle_simple_patterns() then
- *  handle_composite_patterns(), the patterns a ksm-unmerge splat can match,
- *  in LKP's order; the first that matches anywhere in the line replaces the
- *  line by its groups.  LKP's "(BUG: unable to handle kernel) NULL pointer
- *  dereference" and "... paging request" variants give the same key as the
- *  plain row.  POSIX leftmost-longest and Ruby's greedy backtracking select
- *  the same groups here (the KASAN/KFENCE class cannot cross the '+').
+ *  The LKP known heads: lib/dmesg.rb handle_simple_patterns(),
+ *  handle_composite_patterns() and handle_complex_patterns(), the patterns
+ *  a ksm-unmerge splat can match, in LKP's order.  The first row that
+ *  matches anywhere in the line (LKP's case/when) makes the new line: its
+ *  replacement, "\1" "\2" being groups and "\0" the whole match, of the
+ *  row's match, or of the match of its select regex (WARNING: LKP takes
+ *  the first "at .*" of the line); a "sub" row replaces just the match and
+ *  keeps the rest (LKP's line.sub).  LKP's "(BUG: unable to handle kernel)
+ *  NULL pointer dereference" and "... paging request" rows give the same
+ *  key as the plain row.  POSIX leftmost-longest and Ruby's greedy
+ *  backtracking select the same groups in these rows (the KASAN/KFENCE
+ *  class cannot cross the '+'; ".*" is greedy in both).
  */
-static const stress_ksm_unmerge_klog_rule_t stress_ksm_unmerge_klog_heads[] = {
+typedef struct {
+	const char *regex;	/* POSIX extended regex the line must match */
+	const char *select;	/* NULL, or the regex whose match is replaced */
+	const char *replace;	/* the new line, "\0" "\1" "\2" are groups */
+	bool sub;		/* replace only the match, keep the rest */
+} stress_ksm_unmerge_klog_head_t;
+
+static const stress_ksm_unmerge_klog_head_t stress_ksm_unmerge_klog_heads[] = {
 	/* handle_simple_patterns() */
-	{ "(INFO: rcu[_a-z]* self-detected stall on CPU)",		"\\1", 0 },
-	{ "(INFO: rcu[_a-z]* detected stalls on CPUs/tasks:)",		"\\1", 0 },
-	{ "(related general protection fault:)",			"\\1", 0 },
-	{ "(BUG: using __this_cpu_read\\(\\) in preemptible)",		"\\1", 0 },
-	{ "(BUG: unable to handle kernel)",				"\\1", 0 },
-	{ "(BUG: workqueue leaked lock or atomic:)",			"\\1", 0 },
-	{ "(BUG: scheduling while atomic:)",				"\\1", 0 },
-	{ "(BUG: Bad page map in process)",				"\\1", 0 },
-	{ "(BUG: Bad page state in process)",				"\\1", 0 },
-	{ "(BUG: Bad page cache in process)",				"\\1", 0 },
-	{ "(BUG: soft lockup - CPU#[0-9]+ stuck for [0-9]+s!.*)",	"\\1", 0 },
-	{ "(BUG: workqueue lockup - pool)",				"\\1", 0 },
-	{ "(rcu_sched kthread starved) for [0-9]+ jiffies",		"\\1", 0 },
-	{ "([A-Z]+[ a-zA-Z]*): [a-f0-9]{4} \\[#[0-9]+\\] ",		"\\1", 0 },
-	{ "(BUG: KASAN: [-a-z_ ]+ in [a-z_]+)\\+",			"\\1", 0 },
-	{ "(BUG: KFENCE: [-a-z_ ]+ in [a-z_]+)\\+",			"\\1", 0 },
+	{ "(INFO: rcu[_a-z]* self-detected stall on CPU)",	NULL, "\\1", false },
+	{ "(INFO: rcu[_a-z]* detected stalls on CPUs/tasks:)",	NULL, "\\1", false },
+	{ "(related general protection fault:)",		NULL, "\\1", false },
+	{ "(BUG: using __this_cpu_read\\(\\) in preemptible)",	NULL, "\\1", false },
+	{ "(BUG: unable to handle kernel)",			NULL, "\\1", false },
+	{ "(BUG: workqueue leaked lock or atomic:)",		NULL, "\\1", false },
+	{ "(BUG: scheduling while atomic:)",			NULL, "\\1", false },
+	{ "(BUG: Bad page map in process)",			NULL, "\\1", false },
+	{ "(BUG: Bad page state in process)",			NULL, "\\1", false },
+	{ "(BUG: Bad page cache in process)",			NULL, "\\1", false },
+	{ "(BUG: soft lockup - CPU#[0-9]+ stuck for [0-9]+s!.*)", NULL, "\\1", false },
+	{ "(BUG: workqueue lockup - pool)",			NULL, "\\1", false },
+	{ "(rcu_sched kthread starved) for [0-9]+ jiffies",	NULL, "\\1", false },
+	{ "([A-Z]+[ a-zA-Z]*): [a-f0-9]{4} \\[#[0-9]+\\] ",	NULL, "\\1", false },
+	{ "(BUG: KASAN: [-a-z_ ]+ in [a-z_]+)\\+",		NULL, "\\1", false },
+	{ "(BUG: KFENCE: [-a-z_ ]+ in [a-z_]+)\\+",		NULL, "\\1", false },
 	/* handle_composite_patterns() */
-	{ "(BUG: ).* (still has locks held)",				"\\1\\2", 0 },
-	{ "(INFO: task ).* (blocked for more than [0-9]+ seconds)",	"\\1\\2", 0 },
+	{ "(BUG: ).* (still has locks held)",			NULL, "\\1\\2", false },
+	{ "(INFO: task ).* (blocked for more than [0-9]+ seconds)", NULL, "\\1\\2", false },
+	/* handle_complex_patterns() */
+	{ "WARNING:.* at .* ([a-zA-Z.0-9_]+\\+0x)",		"(at .*)", "WARNING: \\1", false },
+	{ "(UBSAN: .+)",					NULL, "\\1", false },
+	{ "(BUG: using smp_processor_id\\(\\) in preemptible)",	NULL, "\\1", false },
+	{ "BUG: Bad rss-counter state mm:([0-9a-f]+|\\(_*ptrval_*\\)) ", NULL,
+	  "BUG: Bad rss-counter state mm:# ", true },
+	{ "(.*) \\]---(.*)",					NULL, "\\1\\2", false },
 };
 
 #if defined(HAVE_REGEX_H) && defined(HAVE_REGEXEC)
 #define STRESS_KSM_UNMERGE_KLOG_GROUPS	(3)	/* whole match, \1, \2 */
+#define STRESS_KSM_UNMERGE_KLOG_NRULES	SIZEOF_ARRAY(stress_ksm_unmerge_klog_rules)
+#define STRESS_KSM_UNMERGE_KLOG_NHEADS	SIZEOF_ARRAY(stress_ksm_unmerge_klog_heads)
+#define STRESS_KSM_UNMERGE_KLOG_NRE	(STRESS_KSM_UNMERGE_KLOG_NRULES + 2 * STRESS_KSM_UNMERGE_KLOG_NHEADS)
 
-static regex_t stress_ksm_unmerge_klog_rules_re[SIZEOF_ARRAY(stress_ksm_unmerge_klog_rules)];
-static regex_t stress_ksm_unmerge_klog_heads_re[SIZEOF_ARRAY(stress_ksm_unmerge_klog_heads)];
+/* compiled: the rules, then the heads, then the heads' select regexes */
+static regex_t stress_ksm_unmerge_klog_re[STRESS_KSM_UNMERGE_KLOG_NRE];
 static int stress_ksm_unmerge_klog_re_state;	/* 0 not compiled, 1 ready, -1 failed */
 
 /*
- *  stress_ksm_unmerge_klog_table_compile()
- *	regcomp() the n rows of a table into re; false (said, nothing left
- *	compiled) if one fails
+ *  stress_ksm_unmerge_klog_re_pattern()
+ *	the pattern of compiled regex i (NULL: a head without select)
  */
-static bool stress_ksm_unmerge_klog_table_compile(const stress_ksm_unmerge_klog_rule_t *rules,
-	const size_t n, regex_t *re)
+static const char *stress_ksm_unmerge_klog_re_pattern(const size_t i)
+{
+	const size_t nr = STRESS_KSM_UNMERGE_KLOG_NRULES, nh = STRESS_KSM_UNMERGE_KLOG_NHEADS;
+
+	if (i < nr)
+		return stress_ksm_unmerge_klog_rules[i].regex;
+	if (i < nr + nh)
+		return stress_ksm_unmerge_klog_heads[i - nr].regex;
+	return stress_ksm_unmerge_klog_heads[i - nr - nh].select;
+}
+
+/*
+ *  stress_ksm_unmerge_klog_re_free()
+ *	regfree() the first n compiled regexes
+ */
+static void stress_ksm_unmerge_klog_re_free(const size_t n)
 {
 	size_t i;
 
-	for (i = 0; i < n; i++) {
-		const int ret = regcomp(&re[i], rules[i].regex, REG_EXTENDED);
-
-		if (ret) {
-			char err[128];
-
-			(void)regerror(ret, &re[i], err, sizeof(err));
-			pr_inf("%s: kernel-log: cannot compile key rule '%s': %s; keys are "
-				"not LKP-normalised\n", STRESS_KSM_UNMERGE_KLOG_NAME,
-				rules[i].regex, err);
-			while (i > 0)
-				regfree(&re[--i]);
-			return false;
-		}
-	}
-	return true;
+	for (i = 0; i < n; i++)
+		if (stress_ksm_unmerge_klog_re_pattern(i))
+			regfree(&stress_ksm_unmerge_klog_re[i]);
 }
 
 /*
  *  stress_ksm_unmerge_klog_rules_compile()
- *	regcomp() the rule and head tables once; 1 ready, -1 failed
+ *	regcomp() the rule and head tables once; 1 ready, -1 failed (said once)
  */
 static int stress_ksm_unmerge_klog_rules_compile(void)
 {
+	size_t i;
+
 	if (stress_ksm_unmerge_klog_re_state)
 		return stress_ksm_unmerge_klog_re_state;
-	stress_ksm_unmerge_klog_re_state = -1;
-	if (!stress_ksm_unmerge_klog_table_compile(stress_ksm_unmerge_klog_rules,
-		SIZEOF_ARRAY(stress_ksm_unmerge_klog_rules), stress_ksm_unmerge_klog_rules_re))
-		return -1;
-	if (!stress_ksm_unmerge_klog_table_compile(stress_ksm_unmerge_klog_heads,
-		SIZEOF_ARRAY(stress_ksm_unmerge_klog_heads), stress_ksm_unmerge_klog_heads_re)) {
-		size_t i;
+	for (i = 0; i < STRESS_KSM_UNMERGE_KLOG_NRE; i++) {
+		const char *pattern = stress_ksm_unmerge_klog_re_pattern(i);
+		const int ret = pattern ? regcomp(&stress_ksm_unmerge_klog_re[i], pattern, REG_EXTENDED) : 0;
 
-		for (i = 0; i < SIZEOF_ARRAY(stress_ksm_unmerge_klog_rules); i++)
-			regfree(&stress_ksm_unmerge_klog_rules_re[i]);
-		return -1;
+		if (ret) {
+			char err[128];
+
+			(void)regerror(ret, &stress_ksm_unmerge_klog_re[i], err, sizeof(err));
+			pr_inf("%s: kernel-log: cannot compile key rule '%s': %s; keys are "
+				"not LKP-normalised\n", STRESS_KSM_UNMERGE_KLOG_NAME, pattern, err);
+			stress_ksm_unmerge_klog_re_free(i);
+			stress_ksm_unmerge_klog_re_state = -1;
+			return -1;
+		}
 	}
 	stress_ksm_unmerge_klog_re_state = 1;
 	return 1;
@@ -402,21 +429,16 @@ static int stress_ksm_unmerge_klog_rules_compile(void)
  */
 static void stress_ksm_unmerge_klog_rules_free(void)
 {
-	size_t i;
-
 	if (stress_ksm_unmerge_klog_re_state != 1)
 		return;
-	for (i = 0; i < SIZEOF_ARRAY(stress_ksm_unmerge_klog_rules); i++)
-		regfree(&stress_ksm_unmerge_klog_rules_re[i]);
-	for (i = 0; i < SIZEOF_ARRAY(stress_ksm_unmerge_klog_heads); i++)
-		regfree(&stress_ksm_unmerge_klog_heads_re[i]);
+	stress_ksm_unmerge_klog_re_free(STRESS_KSM_UNMERGE_KLOG_NRE);
 	stress_ksm_unmerge_klog_re_state = 0;
 }
 
 /*
  *  stress_ksm_unmerge_klog_replace()
- *	append a rule's replacement to o, "\1" and "\2" being groups of the
- *	match in s
+ *	append a replacement to o, "\0", "\1", "\2" being the match and groups
+ *	of the match in s
  */
 static void stress_ksm_unmerge_klog_replace(stress_ksm_unmerge_klog_str_t *o, const char *replace,
 	const char *s, const regmatch_t *m)
@@ -426,7 +448,7 @@ static void stress_ksm_unmerge_klog_replace(stress_ksm_unmerge_klog_str_t *o, co
 	for (p = replace; *p; p++) {
 		const int g = (p[0] == '\\') ? p[1] - '0' : -1;
 
-		if ((g >= 1) && (g < STRESS_KSM_UNMERGE_KLOG_GROUPS)) {
+		if ((g >= 0) && (g < STRESS_KSM_UNMERGE_KLOG_GROUPS)) {
 			if (m[g].rm_so >= 0)
 				stress_ksm_unmerge_klog_put(o, s + m[g].rm_so,
 					(size_t)(m[g].rm_eo - m[g].rm_so));
@@ -439,11 +461,12 @@ static void stress_ksm_unmerge_klog_replace(stress_ksm_unmerge_klog_str_t *o, co
 
 /*
  *  stress_ksm_unmerge_klog_known_head()
- *	LKP handle_simple/composite_patterns(): the first head row matching
- *	buf (capacity cap) replaces it by its groups; false if none matches
+ *	LKP handle_known_patterns(): the first head row matching buf
+ *	(capacity cap) rewrites it; false if none matches
  */
 static bool stress_ksm_unmerge_klog_known_head(char *buf, const size_t cap)
 {
+	const size_t nr = STRESS_KSM_UNMERGE_KLOG_NRULES, nh = STRESS_KSM_UNMERGE_KLOG_NHEADS;
 	char out[STRESS_KSM_UNMERGE_KLOG_LINE_MAX];
 	stress_ksm_unmerge_klog_str_t o = { out, 0, (cap < sizeof(out)) ? cap : sizeof(out) };
 	regmatch_t m[STRESS_KSM_UNMERGE_KLOG_GROUPS];
@@ -451,11 +474,19 @@ static bool stress_ksm_unmerge_klog_known_head(char *buf, const size_t cap)
 
 	if (stress_ksm_unmerge_klog_rules_compile() < 0)
 		return false;
-	for (i = 0; i < SIZEOF_ARRAY(stress_ksm_unmerge_klog_heads); i++) {
-		if (regexec(&stress_ksm_unmerge_klog_heads_re[i], buf, SIZEOF_ARRAY(m), m, 0))
+	for (i = 0; i < nh; i++) {
+		const stress_ksm_unmerge_klog_head_t *h = &stress_ksm_unmerge_klog_heads[i];
+
+		if (regexec(&stress_ksm_unmerge_klog_re[nr + i], buf, SIZEOF_ARRAY(m), m, 0) ||
+		    (h->select && regexec(&stress_ksm_unmerge_klog_re[nr + nh + i], buf,
+					  SIZEOF_ARRAY(m), m, 0)))
 			continue;
 		out[0] = '\0';
-		stress_ksm_unmerge_klog_replace(&o, stress_ksm_unmerge_klog_heads[i].replace, buf, m);
+		if (h->sub)
+			stress_ksm_unmerge_klog_put(&o, buf, (size_t)m[0].rm_so);
+		stress_ksm_unmerge_klog_replace(&o, h->replace, buf, m);
+		if (h->sub)
+			stress_ksm_unmerge_klog_put(&o, buf + m[0].rm_eo, strlen(buf + m[0].rm_eo));
 		(void)shim_memcpy(buf, out, o.len + 1);
 		return true;
 	}
@@ -516,7 +547,7 @@ static void stress_ksm_unmerge_klog_error_id(char *buf, const size_t cap)
 		return;
 	}
 	for (i = 0; i < SIZEOF_ARRAY(stress_ksm_unmerge_klog_rules); i++)
-		stress_ksm_unmerge_klog_rule_apply(buf, cap, &stress_ksm_unmerge_klog_rules_re[i],
+		stress_ksm_unmerge_klog_rule_apply(buf, cap, &stress_ksm_unmerge_klog_re[i],
 			&stress_ksm_unmerge_klog_rules[i]);
 }
 #else
@@ -578,89 +609,6 @@ static void stress_ksm_unmerge_klog_copy(char *buf, const size_t cap, const char
 }
 
 /*
- *  stress_ksm_unmerge_klog_complex()
- *	LKP handle_complex_patterns() subset: WARNING, UBSAN, rss-counter, ]---
- */
-static bool stress_ksm_unmerge_klog_complex(char *buf, const size_t cap)
-{
-	const char *p, *q;
-
-	/* WARNING:.* at .* ([a-zA-Z.0-9_]+\+0x) -> "WARNING: " + first "at .*" */
-	p = strstr(buf, "WARNING:");
-	if (p && (q = strstr(p, " at ")) != NULL) {
-		const char *f;
-		bool ok = false;
-
-		for (f = q + 4; *f && !ok; f++) {
-			const char *g;
-
-			if (*f != ' ')
-				continue;
-			for (g = f + 1; (*g == '.') || stress_ksm_unmerge_klog_isword((unsigned char)*g); g++)
-				;
-			ok = (g > f + 1) && !strncmp(g, "+0x", 3);
-		}
-		if (ok) {
-			char tmp[STRESS_KSM_UNMERGE_KLOG_LINE_MAX];
-
-			(void)snprintf(tmp, sizeof(tmp), "WARNING: %s", strstr(buf, "at "));
-			stress_ksm_unmerge_klog_copy(buf, cap, tmp, strlen(tmp));
-			return true;
-		}
-	}
-	p = strstr(buf, "UBSAN: ");
-	if (p && p[7]) {
-		stress_ksm_unmerge_klog_copy(buf, cap, p, strlen(p));
-		return true;
-	}
-	p = strstr(buf, "BUG: using smp_processor_id() in preemptible");
-	if (p) {
-		stress_ksm_unmerge_klog_copy(buf, cap, p, 44);
-		return true;
-	}
-	p = strstr(buf, "BUG: Bad rss-counter state mm:");
-	if (p) {
-		const char *m = p + 30, *e = m;
-
-		/* mm:([0-9a-f]+|\(_*ptrval_*\))<space> */
-		while (stress_ksm_unmerge_klog_ishex((unsigned char)*e))
-			e++;
-		if ((e == m) || (*e != ' ')) {
-			e = m;
-			if (*e == '(') {
-				for (e++; *e == '_'; e++)
-					;
-				if (!strncmp(e, "ptrval", 6)) {
-					for (e += 6; *e == '_'; e++)
-						;
-					e = (*e == ')') ? e + 1 : m;
-				} else {
-					e = m;
-				}
-			}
-		}
-		if ((e > m) && (*e == ' ')) {
-			char tmp[STRESS_KSM_UNMERGE_KLOG_LINE_MAX];
-
-			(void)snprintf(tmp, sizeof(tmp), "%.*s#%s", (int)(m - buf), buf, e);
-			stress_ksm_unmerge_klog_copy(buf, cap, tmp, strlen(tmp));
-			return true;
-		}
-	}
-	/* (.*) \]---(.*) greedy: the last " ]---" */
-	for (p = NULL, q = strstr(buf, " ]---"); q; q = strstr(q + 1, " ]---"))
-		p = q;
-	if (p) {
-		char tmp[STRESS_KSM_UNMERGE_KLOG_LINE_MAX];
-
-		(void)snprintf(tmp, sizeof(tmp), "%.*s%s", (int)(p - buf), buf, p + 5);
-		stress_ksm_unmerge_klog_copy(buf, cap, tmp, strlen(tmp));
-		return true;
-	}
-	return false;
-}
-
-/*
  *  stress_ksm_unmerge_klog_oops_cut()
  *	LKP selects "[a-zA-Z0-9_ #]+: [0-9a-f]{4} \[#[0-9]+\]" up to the ']'
  *	(e.g. "general protection fault: 0000 [#1]") unless "Oops: .*" matched
@@ -702,8 +650,7 @@ static void stress_ksm_unmerge_klog_make_key(const char *line, char *key, const 
 	stress_ksm_unmerge_klog_copy(buf, sizeof(buf), p, strlen(p));
 	stress_ksm_unmerge_klog_oops_cut(buf);
 
-	if (!stress_ksm_unmerge_klog_known_head(buf, sizeof(buf)))
-		(void)stress_ksm_unmerge_klog_complex(buf, sizeof(buf));
+	(void)stress_ksm_unmerge_klog_known_head(buf, sizeof(buf));
 
 	stress_ksm_unmerge_klog_error_id(buf, sizeof(buf));
 	stress_ksm_unmerge_klog_copy(key, keylen, buf, strlen(buf));
