@@ -244,7 +244,10 @@ static inline bool stress_ksm_unmerge_klog_word_boundary(const char *s, const si
  *  with common_error_id() inlined, one row per gsub/remove/tr there, in the
  *  same order, so each row can be checked against LKP's line by line.
  *
- *  LKP's rules are Ruby regexes; these are POSIX EREs (regcomp()d once).
+ *  It runs after the known heads below have picked the part of the line
+ *  that names the bug.  LKP's rules are Ruby regexes; these are POSIX EREs,
+ *  compiled once, matched byte by byte in the C locale (stress-ng calls
+ *  setlocale() only in its perf report, in the parent, after the fork).
  *  ERE has no \d, \w, \W or \b:  \d is [0-9], \w is [a-zA-Z0-9_], \W is
  *  [^a-zA-Z0-9_], and a \b at the start or end of a rule is the row's
  *  BOUND_START / BOUND_END flag, checked on each match by

@@ -20,42 +20,9 @@
 #include <poll.h>
 #include <sys/prctl.h>
 #include "stress-ksm-unmerge-klog.h"	/* the stressor's kernel-log watcher */
+#include "klog-stubs.h"		/* silent pr_* and YAML stubs */
 
 #include <time.h>
-
-/* stub: pr_dbg() */
-void pr_dbg(const char *fmt, ...)
-{
-	(void)fmt;
-}
-
-/* stub: pr_inf() */
-void pr_inf(const char *fmt, ...)
-{
-	(void)fmt;
-}
-
-/* stub: pr_err() */
-void pr_err(const char *fmt, ...)
-{
-	(void)fmt;
-}
-
-/* stub: pr_fail() */
-void pr_fail(const char *fmt, ...)
-{
-	(void)fmt;
-}
-
-/* stub: pr_block_begin() */
-void pr_block_begin(void)
-{
-}
-
-/* stub: pr_block_end() */
-void pr_block_end(void)
-{
-}
 
 static double fuzz_clock;	/* fake clock so idle closing is exercised */
 
@@ -98,13 +65,6 @@ ssize_t shim_strscpy(char *dst, const char *src, size_t len)
 	}
 	(void)memcpy(dst, src, n + 1);
 	return (ssize_t)n;
-}
-
-/* stub: stress_yaml_extra_add() */
-void stress_yaml_extra_add(const char *name, const char *yaml_body)
-{
-	(void)name;
-	(void)yaml_body;
 }
 
 /* the process-level entry points are not fuzzed; keep them referenced */

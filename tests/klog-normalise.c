@@ -23,6 +23,7 @@
 #include <poll.h>
 #include <sys/prctl.h>
 #include "stress-ksm-unmerge-klog.h"
+#include "klog-stubs.h"		/* silent pr_* and YAML stubs */
 
 #include <dirent.h>
 #include <stdarg.h>
@@ -30,53 +31,12 @@
 
 #define NORM_LINES	(300731)	/* corpus lines + mutations */
 
-/* stub: pr_dbg() */
-void pr_dbg(const char *fmt, ...)
-{
-	(void)fmt;
-}
-
-/* stub: pr_inf() */
-void pr_inf(const char *fmt, ...)
-{
-	(void)fmt;
-}
-
-/* stub: pr_err() */
-void pr_err(const char *fmt, ...)
-{
-	(void)fmt;
-}
-
-/* stub: pr_fail() */
-void pr_fail(const char *fmt, ...)
-{
-	(void)fmt;
-}
-
-/* stub: pr_block_begin() */
-void pr_block_begin(void)
-{
-}
-
-/* stub: pr_block_end() */
-void pr_block_end(void)
-{
-}
-
 volatile bool g_stress_continue_flag = true;
 
 /* stub: stress_time_now() */
 double stress_time_now(void)
 {
 	return 0.0;
-}
-
-/* stub: stress_yaml_extra_add() */
-void stress_yaml_extra_add(const char *name, const char *yaml_body)
-{
-	(void)name;
-	(void)yaml_body;
 }
 
 /* the process-level entry points are not run here; keep them referenced */

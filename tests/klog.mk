@@ -36,11 +36,11 @@ $(KLOG_TEST): tests/test-klog.c $(KLOG_SRC) $(SHIM_HDR) $(KLOG_CORPUS) core-shim
 	@mkdir -p $(KLOG_TEST_DIR)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ tests/test-klog.c core-shim/core-shim.c -lcmocka
 
-$(KLOG_NORM): tests/klog-normalise.c $(KLOG_SRC) $(SHIM_HDR) core-shim/core-shim.c
+$(KLOG_NORM): tests/klog-normalise.c tests/klog-stubs.h $(KLOG_SRC) $(SHIM_HDR) core-shim/core-shim.c
 	@mkdir -p $(KLOG_TEST_DIR)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ tests/klog-normalise.c core-shim/core-shim.c
 
-$(KLOG_FUZZ): tests/fuzz-klog.c $(KLOG_SRC) $(SHIM_HDR)
+$(KLOG_FUZZ): tests/fuzz-klog.c tests/klog-stubs.h $(KLOG_SRC) $(SHIM_HDR)
 	@mkdir -p $(KLOG_TEST_DIR)
 	$(FUZZ_CC) $(FUZZ_KLOG_FLAGS) -o $@ tests/fuzz-klog.c
 
