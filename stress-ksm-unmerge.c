@@ -297,6 +297,8 @@ typedef struct {
 	double ms[KSM_UNMERGE_LAT_SAMPLES];
 } stress_ksm_unmerge_lat_t;
 
+#define KSM_RACER_DETAILS	(4)	/* named counters a racer may add to its line */
+
 /* Per racer figures, in shared memory so they survive a killed child */
 typedef struct {
 	uint64_t ops;			/* racer operations */
@@ -304,6 +306,7 @@ typedef struct {
 	uint64_t failures;		/* verification failures */
 	uint64_t aux;			/* racer specific second counter */
 	uint64_t meet_timeouts;		/* merged phases that did not wait for it */
+	uint64_t detail[KSM_RACER_DETAILS];	/* racer's own counters, named in racer_details[] */
 	bool active;			/* racer was started */
 	bool skipped;			/* racer could not run here */
 	char reason[96];		/* why skipped or not reached */
@@ -7463,15 +7466,11 @@ static void stress_ksm_unmerge_sparse_verify(stress_ksm_unmerge_ctx_t *ctx, cons
 	ssize_t k;
 	int why;
 
-	if (ctx->have_pfns && stress_ksm_unmerge_sparse_lookup(ctx, s) < 0) {
+	if (stress_ksm_unmerge_sparse_lookup(ctx, s) < 0) {
 		rs->failures++;
 		pr_fail("%s: sparse racer: pagemap read failed, errno=%d (%s)\n",
 			ctx->args->name, errno, strerror(errno));
 		return;
-	}
-	if (!ctx->have_pfns) {
-		(void)memset(s->entries, 0, s->populated * sizeof(*s->entries));
-		(void)memset(s->flags, 0, s->populated * sizeof(*s->flags));
 	}
 	k = stress_ksm_unmerge_sparse_judge(s, ctx->templates, ctx->page_size, ctx->zero_pfn, &why);
 	if (k < 0)
@@ -7487,6 +7486,29 @@ static void stress_ksm_unmerge_sparse_verify(stress_ksm_unmerge_ctx_t *ctx, cons
 }
 
 /*
+ *  stress_ksm_unmerge_sparse_ksm_before()
+ *	before the timed unmerge: count the populated pages that are KSM
+ *	pages (the evidence: the walk met KSM pages, not just holes)
+ */
+static int stress_ksm_unmerge_sparse_ksm_before(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
+	stress_ksm_unmerge_sparse_t *s)
+{
+	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
+	size_t k;
+
+	if (stress_ksm_unmerge_sparse_lookup(ctx, s) < 0) {
+		rs->failures++;
+		pr_fail("%s: sparse racer: pagemap read before the unmerge failed, errno=%d (%s)\n",
+			ctx->args->name, errno, strerror(errno));
+		return -1;
+	}
+	for (k = 0; k < s->populated; k++)
+		rs->evidence += stress_ksm_unmerge_b_entry_ksm(s->entries[k], s->flags[k], ctx->zero_pfn);
+	rs->detail[1] += s->populated;
+	return 0;
+}
+
+/*
  *  stress_ksm_unmerge_sparse_unmerge()
  *	UNMERGING hook: the timed MADV_UNMERGEABLE of the sparse range
  */
@@ -7498,6 +7520,8 @@ static void stress_ksm_unmerge_sparse_unmerge(stress_ksm_unmerge_ctx_t *ctx, con
 	int ret, err;
 
 	if (!s->mergeable)
+		return;
+	if (stress_ksm_unmerge_sparse_ksm_before(ctx, idx, s) < 0)
 		return;
 	t0 = stress_ksm_unmerge_b_now_ns();
 	ret = madvise(s->base, s->size, MADV_UNMERGEABLE);
@@ -7513,7 +7537,7 @@ static void stress_ksm_unmerge_sparse_unmerge(stress_ksm_unmerge_ctx_t *ctx, con
 	}
 	s->mergeable = false;
 	rs->ops += s->size / ctx->page_size;
-	rs->evidence += s->size / ctx->page_size;
+	rs->detail[0] += s->size / ctx->page_size;
 	rs->aux += t1 - t0;
 	stress_ksm_unmerge_sparse_verify(ctx, idx, s);
 }
@@ -7610,8 +7634,14 @@ static int stress_ksm_unmerge_sparse_map(stress_ksm_unmerge_ctx_t *ctx, stress_k
 static int stress_ksm_unmerge_sparse_start(stress_ksm_unmerge_ctx_t *ctx, const size_t idx)
 {
 	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
-	stress_ksm_unmerge_sparse_t *s = calloc(1, sizeof(*s));
+	stress_ksm_unmerge_sparse_t *s;
 
+	if (!ctx->have_pfns) {
+		(void)snprintf(rs->reason, sizeof(rs->reason),
+			"pagemap PFNs not readable (needs CAP_SYS_ADMIN): no evidence possible");
+		return -1;
+	}
+	s = calloc(1, sizeof(*s));
 	if (!s) {
 		(void)snprintf(rs->reason, sizeof(rs->reason), "out of memory for racer state");
 		return -1;
@@ -7639,7 +7669,7 @@ static void stress_ksm_unmerge_sparse_stop(stress_ksm_unmerge_ctx_t *ctx, const 
 }
 
 #define KSM_RACER_SPARSE { "sparse", "unmerge walk over unpopulated ranges", \
-	"sparse-pages-walked", stress_ksm_unmerge_racer_supported_always, \
+	"sparse-ksm-pages", stress_ksm_unmerge_racer_supported_always, \
 	stress_ksm_unmerge_sparse_start, stress_ksm_unmerge_sparse_stop, \
 	stress_ksm_unmerge_sparse_cycle, NULL }
 
@@ -7657,6 +7687,14 @@ static const stress_ksm_unmerge_racer_t stress_ksm_unmerge_racers[KSM_UNMERGE_RA
 	KSM_RACER_DONTNEED,
 	KSM_RACER_SPARSE,
 	KSM_RACER_THP,
+};
+
+/*
+ *  Names of the racers' own counters (racer_stats_t detail[]), printed
+ *  after the evidence in the racer's line and in its YAML entry
+ */
+static const char * const stress_ksm_unmerge_racer_details[KSM_UNMERGE_RACERS][KSM_RACER_DETAILS] = {
+	[KSM_RACER_IDX_SPARSE] = { "sparse-pages-walked", "populated-pages-checked", NULL, NULL },
 };
 
 /*
@@ -8386,7 +8424,7 @@ static void stress_ksm_unmerge_lat_spread(const stress_ksm_unmerge_shared_t *sh,
 static void stress_ksm_unmerge_racer_total(const stress_ksm_unmerge_shared_t *sh, const size_t idx,
 	stress_ksm_unmerge_racer_stats_t *t)
 {
-	uint32_t i;
+	uint32_t i, j;
 
 	(void)memset(t, 0, sizeof(*t));
 	for (i = 0; i < sh->instances; i++) {
@@ -8397,6 +8435,8 @@ static void stress_ksm_unmerge_racer_total(const stress_ksm_unmerge_shared_t *sh
 		t->failures += r->failures;
 		t->aux += r->aux;
 		t->meet_timeouts += r->meet_timeouts;
+		for (j = 0; j < KSM_RACER_DETAILS; j++)
+			t->detail[j] += r->detail[j];
 		t->active |= r->active;
 		t->skipped |= r->skipped;
 		if (!t->reason[0] && r->reason[0])
@@ -8443,6 +8483,30 @@ static void FORMAT(printf, 1, 2) stress_ksm_unmerge_pr_report(const char *fmt, .
 		pr_inf("ksm-unmerge: %s -\n", buf);
 	else
 		pr_inf("ksm-unmerge: %s\n", buf);
+}
+
+/*
+ *  stress_ksm_unmerge_racer_details_str()
+ *	racer idx's named counters: ",name=N,..." for its report line or,
+ *	yaml set, "name: N, ..." for its YAML entry; "" if it has none
+ */
+static void stress_ksm_unmerge_racer_details_str(const size_t idx, const stress_ksm_unmerge_racer_stats_t *t,
+	char *buf, const size_t len, const bool yaml)
+{
+	size_t j, off = 0;
+
+	buf[0] = '\0';
+	for (j = 0; j < KSM_RACER_DETAILS && off < len; j++) {
+		const char *name = stress_ksm_unmerge_racer_details[idx][j];
+
+		if (!name)
+			continue;
+		if (yaml)
+			off += (size_t)snprintf(buf + off, len - off, "%s%s: %" PRIu64,
+				off ? ", " : "", name, t->detail[j]);
+		else
+			off += (size_t)snprintf(buf + off, len - off, ",%s=%" PRIu64, name, t->detail[j]);
+	}
 }
 
 /*
@@ -8496,22 +8560,24 @@ static void stress_ksm_unmerge_report(const stress_ksm_unmerge_shared_t *sh)
 
 	for (i = 0; i < KSM_UNMERGE_RACERS; i++) {
 		stress_ksm_unmerge_racer_stats_t t;
+		char details[192];
 
 		if (!(sh->methods & STRESS_BIT_ULL(KSM_UNMERGE_RACER_SHIFT + i)))
 			continue;
 		stress_ksm_unmerge_racer_total(sh, i, &t);
+		stress_ksm_unmerge_racer_details_str(i, &t, details, sizeof(details), false);
 		if (t.active && t.evidence && t.meet_timeouts)
 			stress_ksm_unmerge_pr_report("racer %s reached: ops=%" PRIu64 " %s=%" PRIu64
-				",merged-phase-timeouts=%" PRIu64, stress_ksm_unmerge_racer_names[i], t.ops,
-				stress_ksm_unmerge_racers[i].evidence, t.evidence, t.meet_timeouts);
+				",merged-phase-timeouts=%" PRIu64 "%s", stress_ksm_unmerge_racer_names[i], t.ops,
+				stress_ksm_unmerge_racers[i].evidence, t.evidence, t.meet_timeouts, details);
 		else if (t.active && t.evidence)
-			stress_ksm_unmerge_pr_report("racer %s reached: ops=%" PRIu64 " %s=%" PRIu64,
+			stress_ksm_unmerge_pr_report("racer %s reached: ops=%" PRIu64 " %s=%" PRIu64 "%s",
 				stress_ksm_unmerge_racer_names[i], t.ops,
-				stress_ksm_unmerge_racers[i].evidence, t.evidence);
+				stress_ksm_unmerge_racers[i].evidence, t.evidence, details);
 		else if (t.active)
-			stress_ksm_unmerge_pr_report("racer %s NOT reached: ops=%" PRIu64 " %s=0 (%s)",
+			stress_ksm_unmerge_pr_report("racer %s NOT reached: ops=%" PRIu64 " %s=0%s (%s)",
 				stress_ksm_unmerge_racer_names[i], t.ops,
-				stress_ksm_unmerge_racers[i].evidence,
+				stress_ksm_unmerge_racers[i].evidence, details,
 				t.reason[0] ? t.reason : "path never met a KSM page");
 		else
 			stress_ksm_unmerge_pr_report("racer %s skipped: %s", stress_ksm_unmerge_racer_names[i],
@@ -9081,6 +9147,7 @@ static void stress_ksm_unmerge_yaml(const stress_ksm_unmerge_shared_t *sh)
 	off += (size_t)snprintf(buf + off, len - off, "    racers:\n");
 	for (i = 0; i < KSM_UNMERGE_RACERS && off < len; i++) {
 		stress_ksm_unmerge_racer_stats_t r;
+		char details[192];
 
 		if (!(sh->methods & STRESS_BIT_ULL(KSM_UNMERGE_RACER_SHIFT + i)))
 			continue;
@@ -9092,6 +9159,9 @@ static void stress_ksm_unmerge_yaml(const stress_ksm_unmerge_shared_t *sh)
 			stress_ksm_unmerge_racer_names[i], r.ops, r.evidence,
 			stress_ksm_unmerge_racers[i].evidence, r.failures,
 			(r.active && r.evidence) ? "true" : "false", r.skipped ? "true" : "false");
+		stress_ksm_unmerge_racer_details_str(i, &r, details, sizeof(details), true);
+		if (details[0] && off < len)
+			off += (size_t)snprintf(buf + off, len - off, "          details: { %s }\n", details);
 	}
 	if (off < len)
 		stress_yaml_extra_add("ksm-unmerge", buf);

@@ -25,7 +25,7 @@ thp)		EVIDENCE=thps-split;;
 fork)		EVIDENCE=ksm-cow-writes;;
 mrelease)	EVIDENCE=mrelease-reaps;;
 mprotect)	EVIDENCE=ksm-pages-protected;;
-sparse)		EVIDENCE=sparse-pages-walked;;
+sparse)		EVIDENCE=sparse-ksm-pages;;
 *)		fail "unknown racer '$RACER'";;
 esac
 require_ksm
