@@ -6036,6 +6036,8 @@ static void stress_ksm_unmerge_lat_add(stress_ksm_unmerge_lat_t *lat, const doub
 #define KSM_MRELEASE_ROUNDS		(4)		/* kill/reap rounds per cycle */
 #define KSM_MRELEASE_DELAY_NS		(2000000)	/* max fork-to-kill delay */
 #define KSM_MRELEASE_CHILD_SECS		(10)		/* child lifetime bound */
+#define KSM_MRELEASE_MODES		(3)		/* unmerge, COW-write, keep */
+#define KSM_MRELEASE_PROBE_PAGES	(64)		/* victim pages probed before the kill */
 #define KSM_FORK_PAGES			(64)		/* KSM pages a child COWs */
 #define KSM_FORK_MIN_PAGES		(4)		/* ... at least, if it can */
 #define KSM_FORK_TRIES			(1024)		/* random picks per child */
@@ -6285,8 +6287,21 @@ enum {
 typedef struct {
 	uint64_t cycle;			/* cycle the rounds are counted for */
 	uint32_t rounds;		/* rounds done in that cycle */
+	uint64_t victims;		/* victims forked, picks the victim's mode */
 	pid_t pid;			/* live child, 0 if none */
 } stress_ksm_unmerge_mrelease_t;
+
+/*
+ *  stress_ksm_unmerge_mrelease_pagemap()
+ *	open the victim's /proc/PID/pagemap, -1 on error
+ */
+static int stress_ksm_unmerge_mrelease_pagemap(const pid_t pid)
+{
+	char path[64];
+
+	(void)snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
 
 /*
  *  stress_ksm_unmerge_mrelease_judge()
@@ -6314,8 +6329,9 @@ static bool stress_ksm_unmerge_mrelease_status_ok(const int status)
 
 /*
  *  stress_ksm_unmerge_mrelease_child()
- *	victim: unmerge its copy (mode 0) or COW-write every page (mode 1),
- *	then wait to be killed; exit status is the errno of a failed call
+ *	victim: unmerge its copy (mode 0), COW-write every page (mode 1) or
+ *	keep the KSM pages it inherited mapped (mode 2), then wait to be
+ *	killed; exit status is the errno of a failed call
  */
 static void NORETURN stress_ksm_unmerge_mrelease_child(stress_ksm_unmerge_ctx_t *ctx,
 	const pid_t parent, const int mode)
@@ -6327,7 +6343,7 @@ static void NORETURN stress_ksm_unmerge_mrelease_child(stress_ksm_unmerge_ctx_t 
 	if (mode == 0) {
 		if (madvise(ctx->region, ctx->region_size, MADV_UNMERGEABLE) < 0)
 			_exit(errno ? errno : 1);
-	} else {
+	} else if (mode == 1) {
 		if (stress_ksm_unmerge_b_child_rw(ctx) < 0)
 			_exit(errno ? errno : 1);
 		for (i = 0; i < ctx->npages; i++) {
@@ -6372,16 +6388,43 @@ static void stress_ksm_unmerge_mrelease_status(stress_ksm_unmerge_ctx_t *ctx, co
 }
 
 /*
+ *  stress_ksm_unmerge_mrelease_victim_ksm()
+ *	KSM pages the victim maps right now in a random window of its copy of
+ *	the region (its pagemap, pm_fd, and kpageflags); -1 if unreadable
+ */
+static ssize_t stress_ksm_unmerge_mrelease_victim_ksm(stress_ksm_unmerge_ctx_t *ctx, const int pm_fd)
+{
+	uint64_t pm[KSM_MRELEASE_PROBE_PAGES];
+	const size_t n = ctx->npages < KSM_MRELEASE_PROBE_PAGES ? ctx->npages : KSM_MRELEASE_PROBE_PAGES;
+	const size_t first = stress_mwc32modn((uint32_t)(ctx->npages - n + 1));
+	ssize_t ksm = 0;
+	size_t j;
+
+	if (stress_ksm_unmerge_pagemap_read(pm_fd, ctx->region + first * ctx->page_size, n,
+			ctx->page_size, pm) < 0)
+		return -1;
+	for (j = 0; j < n; j++) {
+		const uint64_t flags = ((pm[j] & PM_PRESENT) && (pm[j] & PM_PFN_MASK)) ?
+			stress_ksm_unmerge_kpageflags(ctx->kpageflags_fd, pm[j] & PM_PFN_MASK) : 0;
+
+		ksm += stress_ksm_unmerge_b_page_ksm(ctx, first + j, pm[j], flags);
+	}
+	return ksm;
+}
+
+/*
  *  stress_ksm_unmerge_mrelease_kill()
- *	SIGKILL the victim via its pidfd, process_mrelease at once, reap;
- *	latency: kill to mrelease return (0) or to waitpid return (ESRCH)
+ *	probe the victim's KSM pages, SIGKILL it via its pidfd,
+ *	process_mrelease at once, reap; evidence only if the probe saw KSM
+ *	pages; latency: kill to mrelease return (0) or to waitpid return (ESRCH)
  */
 static void stress_ksm_unmerge_mrelease_kill(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
-	const int pidfd, const pid_t pid)
+	const int pidfd, const pid_t pid, const int pm_fd)
 {
 	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
 	uint64_t t0, t1, t2;
 	int ret, err, status, verdict;
+	const ssize_t ksm = stress_ksm_unmerge_mrelease_victim_ksm(ctx, pm_fd);
 
 	t0 = stress_ksm_unmerge_b_now_ns();
 	if (shim_pidfd_send_signal(pidfd, SIGKILL, NULL, 0) < 0) {
@@ -6400,12 +6443,16 @@ static void stress_ksm_unmerge_mrelease_kill(stress_ksm_unmerge_ctx_t *ctx, cons
 	}
 	t2 = stress_ksm_unmerge_b_now_ns();
 	rs->ops++;
+	if (ksm > 0) {
+		rs->evidence++;
+		rs->detail[2] += (uint64_t)ksm;
+	}
 	verdict = stress_ksm_unmerge_mrelease_judge(ret, err);
 	if (verdict == KSM_MRELEASE_REAPED) {
-		rs->evidence++;
+		rs->detail[0]++;
 		stress_ksm_unmerge_lat_add(&ctx->st->mrelease_lat, (double)(t1 - t0) / 1.0E6);
 	} else if (verdict == KSM_MRELEASE_GONE) {
-		rs->aux++;
+		rs->detail[1]++;
 		stress_ksm_unmerge_lat_add(&ctx->st->mrelease_lat, (double)(t2 - t0) / 1.0E6);
 	} else if (!(err == EINTR && !stress_ksm_unmerge_racer_running(ctx))) {
 		stress_ksm_unmerge_mrelease_fail(ctx, idx, "process_mrelease on a SIGKILLed victim "
@@ -6423,7 +6470,7 @@ static void stress_ksm_unmerge_mrelease_round(stress_ksm_unmerge_ctx_t *ctx, con
 {
 	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
 	const pid_t parent = getpid();
-	int pidfd, status, err;
+	int pidfd, pm_fd, status, err;
 	pid_t pid;
 
 	pid = fork();
@@ -6434,19 +6481,27 @@ static void stress_ksm_unmerge_mrelease_round(stress_ksm_unmerge_ctx_t *ctx, con
 		return;
 	}
 	if (pid == 0)
-		stress_ksm_unmerge_mrelease_child(ctx, parent, (int)(m->rounds & 1));
+		stress_ksm_unmerge_mrelease_child(ctx, parent, (int)(m->victims % KSM_MRELEASE_MODES));
+	m->victims++;
 	m->pid = pid;
+	/* a victim forked while merged maps the KSM pages: the unmerge may start */
+	stress_ksm_unmerge_racer_met(ctx, idx);
 	pidfd = shim_pidfd_open(pid, 0);
-	if (pidfd < 0) {
+	pm_fd = (pidfd < 0) ? -1 : stress_ksm_unmerge_mrelease_pagemap(pid);
+	if (pidfd < 0 || pm_fd < 0) {
 		err = errno;
 		(void)shim_kill(pid, SIGKILL);
 		(void)stress_ksm_unmerge_b_reap(pid, 0.0, &status);
 		m->pid = 0;
-		stress_ksm_unmerge_mrelease_fail(ctx, idx, "pidfd_open of the victim failed", err);
+		if (pidfd >= 0)
+			(void)close(pidfd);
+		stress_ksm_unmerge_mrelease_fail(ctx, idx, pidfd < 0 ? "pidfd_open of the victim failed" :
+			"open of the victim's /proc/PID/pagemap failed", err);
 		return;
 	}
 	(void)shim_nanosleep_uint64(stress_mwc32modn(KSM_MRELEASE_DELAY_NS + 1));
-	stress_ksm_unmerge_mrelease_kill(ctx, idx, pidfd, pid);
+	stress_ksm_unmerge_mrelease_kill(ctx, idx, pidfd, pid, pm_fd);
+	(void)close(pm_fd);
 	(void)close(pidfd);
 	m->pid = 0;
 }
@@ -6513,14 +6568,21 @@ static int stress_ksm_unmerge_mrelease_supported(char *reason, const size_t len)
  */
 static int stress_ksm_unmerge_mrelease_start(stress_ksm_unmerge_ctx_t *ctx, const size_t idx)
 {
-	stress_ksm_unmerge_mrelease_t *m = calloc(1, sizeof(*m));
+	stress_ksm_unmerge_mrelease_t *m;
 
+	if (!ctx->have_pfns) {
+		(void)snprintf(ctx->st->racer[idx].reason, sizeof(ctx->st->racer[idx].reason),
+			"pagemap PFNs not readable (needs CAP_SYS_ADMIN): victims' KSM pages not visible");
+		return -1;
+	}
+	m = calloc(1, sizeof(*m));
 	if (!m) {
 		(void)snprintf(ctx->st->racer[idx].reason, sizeof(ctx->st->racer[idx].reason),
 			"out of memory for racer state");
 		return -1;
 	}
 	ctx->run[idx].priv = m;
+	ctx->run[idx].meets = true;
 	if (stress_ksm_unmerge_racer_thread_start(ctx, idx, stress_ksm_unmerge_mrelease_thread) < 0) {
 		free(m);
 		ctx->run[idx].priv = NULL;
@@ -6548,7 +6610,7 @@ static void stress_ksm_unmerge_mrelease_stop(stress_ksm_unmerge_ctx_t *ctx, cons
 }
 
 #define KSM_RACER_MRELEASE { "mrelease", "process_mrelease vs exit_mmap of KSM memory", \
-	"mrelease-reaps", stress_ksm_unmerge_mrelease_supported, \
+	"ksm-victims-killed", stress_ksm_unmerge_mrelease_supported, \
 	stress_ksm_unmerge_mrelease_start, stress_ksm_unmerge_mrelease_stop, NULL, NULL }
 
 /* ---------------------------------------------------------------------
@@ -7694,6 +7756,7 @@ static const stress_ksm_unmerge_racer_t stress_ksm_unmerge_racers[KSM_UNMERGE_RA
  *  after the evidence in the racer's line and in its YAML entry
  */
 static const char * const stress_ksm_unmerge_racer_details[KSM_UNMERGE_RACERS][KSM_RACER_DETAILS] = {
+	[KSM_RACER_IDX_MRELEASE] = { "mrelease-reaps", "mrelease-esrch", "victim-ksm-pages", NULL },
 	[KSM_RACER_IDX_SPARSE] = { "sparse-pages-walked", "populated-pages-checked", NULL, NULL },
 };
 
