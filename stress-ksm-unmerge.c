@@ -40,6 +40,10 @@
 #include <linux/userfaultfd.h>
 #endif
 
+#if defined(HAVE_SYS_VFS_H)
+#include <sys/vfs.h>
+#endif
+
 #if defined(HAVE_LINUX_IO_URING_H)
 #include <linux/io_uring.h>
 #endif
@@ -4489,6 +4493,13 @@ static void stress_ksm_unmerge_vmsplice_stop(stress_ksm_unmerge_ctx_t *ctx, cons
 
 #define KSM_GUP_SLOT_OUT	(0)	/* file slot written from the region */
 #define KSM_GUP_SLOT_IN		(1)	/* file slot read into the region */
+#define KSM_GUP_TMPFS_MAGIC	(0x01021994)	/* statfs f_type of tmpfs */
+
+/* detail[] counters of the gup racer */
+#define KSM_GUP_D_ODIRECT	(0)	/* O_DIRECT transfers (GUP-fast pins) */
+#define KSM_GUP_D_ODIRECT_KSM	(1)	/* KSM pages COW-broken by O_DIRECT write pins */
+#define KSM_GUP_D_LONGTERM	(2)	/* long-term pins (io_uring fixed buffers) */
+#define KSM_GUP_D_LONGTERM_KSM	(3)	/* KSM pages COW-broken by them */
 
 typedef struct {
 	int fd;				/* O_DIRECT temp file, already unlinked */
@@ -4499,9 +4510,9 @@ typedef struct {
 	uint64_t ro_unshared;		/* KSM pages unshared by read-only pins */
 	uint64_t cow_short;		/* cow_ksm deltas short of the count */
 	int ring_fd;			/* io_uring for long-term pins, -1 none */
-	uint64_t lt_ops;		/* long-term pins (fixed buffers) taken */
-	uint64_t lt_broken;		/* KSM pages COW-broken by them */
 } stress_ksm_unmerge_gup_t;
+
+static void FORMAT(printf, 1, 2) stress_ksm_unmerge_pr_report(const char *fmt, ...);
 
 /*
  *  stress_ksm_unmerge_gup_cow_ksm()
@@ -4551,9 +4562,28 @@ static int stress_ksm_unmerge_gup_cow_check(const int64_t cow_delta, const uint6
 }
 
 /*
+ *  stress_ksm_unmerge_gup_tmpfs()
+ *	is fd's file on tmpfs, whose O_DIRECT goes through the page cache and
+ *	pins no user page; 1 yes, 0 no, -errno if fstatfs failed
+ */
+static int stress_ksm_unmerge_gup_tmpfs(const int fd)
+{
+#if defined(HAVE_SYS_VFS_H)
+	struct statfs sfs;
+
+	if (fstatfs(fd, &sfs) < 0)
+		return -errno;
+	return sfs.f_type == KSM_GUP_TMPFS_MAGIC;
+#else
+	(void)fd;
+	return 0;
+#endif
+}
+
+/*
  *  stress_ksm_unmerge_gup_try_dir()
- *	create an unlinked O_DIRECT file in dir and prove a 4K aligned
- *	write works there; fd or -errno
+ *	create an unlinked O_DIRECT file in dir (not on tmpfs: -EXDEV) and
+ *	prove a 4K aligned write works there; fd or -errno
  */
 static int stress_ksm_unmerge_gup_try_dir(const char *dir, uint8_t *buf, const size_t ps)
 {
@@ -4566,6 +4596,11 @@ static int stress_ksm_unmerge_gup_try_dir(const char *dir, uint8_t *buf, const s
 	if (fd < 0)
 		return -errno;
 	(void)shim_unlink(path);
+	err = stress_ksm_unmerge_gup_tmpfs(fd);
+	if (err != 0) {
+		(void)close(fd);
+		return err < 0 ? err : -EXDEV;
+	}
 	(void)memset(buf, 0x5a, ps);
 	if (pwrite(fd, buf, ps, 0) != (ssize_t)ps) {
 		err = errno ? errno : EIO;
@@ -4577,30 +4612,37 @@ static int stress_ksm_unmerge_gup_try_dir(const char *dir, uint8_t *buf, const s
 
 /*
  *  stress_ksm_unmerge_gup_file()
- *	pick --temp-path, /var/tmp or /tmp: the first where O_DIRECT works
+ *	pick --temp-path, the cwd, /var/tmp or /tmp: the first not on tmpfs
+ *	where O_DIRECT works; instance 0 says where (and what it refused);
+ *	-1 (the O_DIRECT half is off) if none, the refusals in tried
  */
-static int stress_ksm_unmerge_gup_file(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
-	stress_ksm_unmerge_gup_t *g)
+static int stress_ksm_unmerge_gup_file(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_gup_t *g,
+	char *tried, const size_t len)
 {
-	const char *dirs[] = { stress_fs_temp_path_get(), "/var/tmp", "/tmp" };
-	char tried[64] = "";
-	size_t i;
+	const char *dirs[] = { stress_fs_temp_path_get(), ".", "/var/tmp", "/tmp" };
+	char path[PATH_MAX];
+	size_t i, off = 0;
 
+	tried[0] = '\0';
 	for (i = 0; i < SIZEOF_ARRAY(dirs); i++) {
 		int fd;
 
-		if (!dirs[i])
+		if (!dirs[i] || (i == 1 && !strcmp(dirs[0], ".")))
 			continue;
 		fd = stress_ksm_unmerge_gup_try_dir(dirs[i], g->buf, ctx->page_size);
 		if (fd >= 0) {
 			g->fd = fd;
 			(void)strlcpy(g->dir, dirs[i], sizeof(g->dir));
+			if (stress_instance_zero(ctx->args))
+				stress_ksm_unmerge_pr_report("gup racer: O_DIRECT file in %s%s%s%s",
+					realpath(dirs[i], path) ? path : dirs[i],
+					tried[0] ? " (refused " : "", tried, tried[0] ? ")" : "");
 			return 0;
 		}
-		if (!tried[0])
-			(void)snprintf(tried, sizeof(tried), "%s: errno=%d (%s)", dirs[i], -fd, strerror(-fd));
+		if (off < len)
+			off += (size_t)snprintf(tried + off, len - off, "%s%s: %s", off ? ", " : "", dirs[i],
+				fd == -EXDEV ? "tmpfs, no pin" : strerror(-fd));
 	}
-	stress_ksm_unmerge_ra_reason(ctx, idx, "no temp dir supports O_DIRECT (%s)", tried);
 	return -1;
 }
 
@@ -4670,6 +4712,7 @@ static void stress_ksm_unmerge_gup_out(stress_ksm_unmerge_ctx_t *ctx, const size
 		stress_ksm_unmerge_gup_report_bad(ctx, idx, g, "file written from region",
 			first + (size_t)bad, g->buf + (size_t)bad * ps, off);
 	stress_ksm_unmerge_racer_stats(ctx, idx)->ops++;
+	stress_ksm_unmerge_racer_stats(ctx, idx)->detail[KSM_GUP_D_ODIRECT]++;
 }
 
 /*
@@ -4718,6 +4761,7 @@ static void stress_ksm_unmerge_gup_in(stress_ksm_unmerge_ctx_t *ctx, const size_
 	(void)stress_ksm_unmerge_ra_states(ctx, ctx->region + first * ps, n, after);
 	broken = stress_ksm_unmerge_gup_broken(before, after, n, &folios);
 	rs->evidence += broken;
+	rs->detail[KSM_GUP_D_ODIRECT_KSM] += broken;
 	if (stress_ksm_unmerge_gup_cow_check((cow0 >= 0 && cow1 >= 0) ? cow1 - cow0 : -1, folios) < 0) {
 		g->cow_short++;
 		if (!stress_ksm_unmerge_ra_others(ctx)) {
@@ -4738,6 +4782,7 @@ static void stress_ksm_unmerge_gup_in(stress_ksm_unmerge_ctx_t *ctx, const size_
 		}
 	}
 	rs->ops++;
+	rs->detail[KSM_GUP_D_ODIRECT]++;
 }
 
 /* IORING_(UN)REGISTER_BUFFERS are enum values, there since 5.1's header */
@@ -4772,8 +4817,8 @@ static int stress_ksm_unmerge_gup_ring_open(stress_ksm_unmerge_ctx_t *ctx)
 
 	(void)shim_memset(&p, 0, sizeof(p));
 	fd = (int)syscall(__NR_io_uring_setup, 1, &p);
-	if (fd < 0)
-		pr_dbg("%s: gup racer: no long-term pins, io_uring_setup failed, errno=%d (%s)\n",
+	if (fd < 0 && stress_instance_zero(ctx->args))
+		pr_inf("%s: gup racer: long-term pins off, io_uring_setup failed, errno=%d (%s)\n",
 			ctx->args->name, errno, strerror(errno));
 	return fd;
 }
@@ -4789,10 +4834,13 @@ static void stress_ksm_unmerge_gup_longterm_refused(stress_ksm_unmerge_ctx_t *ct
 	if (err == EINTR || (err == EFAULT && stress_ksm_unmerge_ra_others(ctx)))
 		return;
 	if (err == ENOMEM || err == EPERM || err == EOPNOTSUPP) {
-		pr_dbg("%s: gup racer: no more long-term pins, IORING_REGISTER_BUFFERS failed, "
-			"errno=%d (%s)\n", ctx->args->name, err, strerror(err));
+		pr_inf("%s: gup racer: long-term pins off from now on, IORING_REGISTER_BUFFERS "
+			"failed, errno=%d (%s)\n", ctx->args->name, err, strerror(err));
 		(void)close(g->ring_fd);
 		g->ring_fd = -1;
+		if (g->fd < 0)
+			stress_ksm_unmerge_ra_reason(ctx, idx, "O_DIRECT half off and long-term "
+				"pins refused, errno=%d (%s)", err, strerror(err));
 		return;
 	}
 	pr_fail("%s: gup racer: IORING_REGISTER_BUFFERS of merged pages failed, errno=%d (%s)\n",
@@ -4831,7 +4879,7 @@ static void stress_ksm_unmerge_gup_longterm(stress_ksm_unmerge_ctx_t *ctx, const
 	if (stress_ksm_unmerge_ra_states(ctx, iov.iov_base, n, after) == 0) {
 		broken = stress_ksm_unmerge_gup_broken(before, after, n, &folios);
 		rs->evidence += broken;
-		g->lt_broken += broken;
+		rs->detail[KSM_GUP_D_LONGTERM_KSM] += broken;
 		shared = stress_ksm_unmerge_gup_pinned_shared(after, n);
 		if (shared >= 0) {
 			pr_fail("%s: gup racer: page %zu is still a shared KSM page while an io_uring "
@@ -4855,7 +4903,7 @@ static void stress_ksm_unmerge_gup_longterm(stress_ksm_unmerge_ctx_t *ctx, const
 			break;
 		}
 	}
-	g->lt_ops++;
+	rs->detail[KSM_GUP_D_LONGTERM]++;
 	rs->ops++;
 }
 #endif
@@ -4873,11 +4921,15 @@ static void stress_ksm_unmerge_gup_op(stress_ksm_unmerge_ctx_t *ctx, const size_
 	const uint32_t turn = merged ? (uint32_t)(ctx->cycle & 1) * 3 : (*n)++ % 4;
 
 #if defined(KSM_GUP_LONGTERM)
-	if (turn == 3 && g->ring_fd >= 0) {
+	if ((turn == 3 || g->fd < 0) && g->ring_fd >= 0) {
 		stress_ksm_unmerge_gup_longterm(ctx, idx, g);
 		return;
 	}
 #endif
+	if (g->fd < 0) {
+		(void)shim_nanosleep_uint64(1000000);	/* both halves off */
+		return;
+	}
 	if (turn == 2)
 		stress_ksm_unmerge_gup_out(ctx, idx, g);
 	else
@@ -4938,6 +4990,7 @@ static void stress_ksm_unmerge_gup_free(stress_ksm_unmerge_ctx_t *ctx, const siz
 static int stress_ksm_unmerge_gup_start(stress_ksm_unmerge_ctx_t *ctx, const size_t idx)
 {
 	stress_ksm_unmerge_gup_t *g = calloc(1, sizeof(*g));
+	char tried[256];
 
 	if (!g) {
 		stress_ksm_unmerge_ra_reason(ctx, idx, "out of memory for the racer state");
@@ -4953,14 +5006,21 @@ static int stress_ksm_unmerge_gup_start(stress_ksm_unmerge_ctx_t *ctx, const siz
 		stress_ksm_unmerge_gup_free(ctx, idx);
 		return -1;
 	}
-	if (stress_ksm_unmerge_gup_file(ctx, idx, g) < 0) {
-		stress_ksm_unmerge_gup_free(ctx, idx);
-		return -1;
-	}
-	g->vmstat_fd = open("/proc/vmstat", O_RDONLY | O_CLOEXEC);
 #if defined(KSM_GUP_LONGTERM)
 	g->ring_fd = stress_ksm_unmerge_gup_ring_open(ctx);
 #endif
+	if (stress_ksm_unmerge_gup_file(ctx, g, tried, sizeof(tried)) < 0) {
+		if (g->ring_fd < 0) {
+			stress_ksm_unmerge_ra_reason(ctx, idx, "no long-term pins and no O_DIRECT dir (%s)",
+				tried);
+			stress_ksm_unmerge_gup_free(ctx, idx);
+			return -1;
+		}
+		if (stress_instance_zero(ctx->args))
+			stress_ksm_unmerge_pr_report("gup racer: the O_DIRECT half is off, no directory "
+				"for its file (%s); long-term pins only", tried);
+	}
+	g->vmstat_fd = open("/proc/vmstat", O_RDONLY | O_CLOEXEC);
 	ctx->run[idx].meets = true;
 	/* pins break merges and the reads write pages */
 	ctx->racers_disturb_counts = true;
@@ -4983,9 +5043,8 @@ static void stress_ksm_unmerge_gup_stop(stress_ksm_unmerge_ctx_t *ctx, const siz
 	stress_ksm_unmerge_racer_thread_stop(ctx, idx);
 	if (g) {
 		pr_dbg("%s: gup racer: O_DIRECT file in %s; %" PRIu64 " KSM pages unshared by "
-			"read-only pins, %" PRIu64 " cow_ksm deltas short; %" PRIu64 " long-term pins "
-			"broke %" PRIu64 " KSM pages\n", ctx->args->name, g->dir, g->ro_unshared,
-			g->cow_short, g->lt_ops, g->lt_broken);
+			"read-only pins, %" PRIu64 " cow_ksm deltas short\n", ctx->args->name,
+			g->fd >= 0 ? g->dir : "(none)", g->ro_unshared, g->cow_short);
 		stress_ksm_unmerge_racer_stats(ctx, idx)->aux += g->ro_unshared;
 	}
 	stress_ksm_unmerge_gup_free(ctx, idx);
@@ -7756,6 +7815,7 @@ static const stress_ksm_unmerge_racer_t stress_ksm_unmerge_racers[KSM_UNMERGE_RA
  *  after the evidence in the racer's line and in its YAML entry
  */
 static const char * const stress_ksm_unmerge_racer_details[KSM_UNMERGE_RACERS][KSM_RACER_DETAILS] = {
+	[KSM_RACER_IDX_GUP] = { "odirect-pins", "odirect-ksm-pages", "longterm-pins", "longterm-ksm-pages" },
 	[KSM_RACER_IDX_MRELEASE] = { "mrelease-reaps", "mrelease-esrch", "victim-ksm-pages", NULL },
 	[KSM_RACER_IDX_SPARSE] = { "sparse-pages-walked", "populated-pages-checked", NULL, NULL },
 };

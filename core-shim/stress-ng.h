@@ -63,6 +63,7 @@
 #define HAVE_LIB_PTHREAD	(1)
 #define HAVE_CLOCK_GETTIME	(1)
 #define HAVE_GETRUSAGE		(1)
+#define HAVE_SYS_VFS_H		(1)
 
 /* core-attribute.h */
 #define WARN_UNUSED	__attribute__((warn_unused_result))
