@@ -4229,6 +4229,20 @@ static void stress_ksm_unmerge_ra_hold(stress_ksm_unmerge_ctx_t *ctx)
 }
 
 /*
+ *  stress_ksm_unmerge_ra_hold_unmerge()
+ *	keep a splice begun in the merged phase of cycle until that cycle's
+ *	unmerge returned, so break_ksm() meets its references; true if the
+ *	unmerge returned (phase VERIFY) while it was held
+ */
+static bool stress_ksm_unmerge_ra_hold_unmerge(const stress_ksm_unmerge_ctx_t *ctx, const uint64_t cycle)
+{
+	while (ctx->cycle == cycle && !ctx->racers_stop &&
+	       (ctx->phase == KSM_PHASE_MERGED || ctx->phase == KSM_PHASE_UNMERGING))
+		(void)shim_nanosleep_uint64(50000);
+	return ctx->cycle == cycle && ctx->phase == KSM_PHASE_VERIFY;
+}
+
+/*
  *  stress_ksm_unmerge_ra_running()
  *	racer thread loop condition: run until racers_stop, not until the
  *	end of the run: a cycle that is past its merge when the run ends
@@ -4319,6 +4333,9 @@ static void stress_ksm_unmerge_vmsplice_one(stress_ksm_unmerge_ctx_t *ctx, const
 	size_t first, j, covered, n = stress_ksm_unmerge_ra_range(ctx, KSM_RA_MAX_PAGES, &first);
 	ssize_t ret, bad, off;
 	int err;
+	const uint64_t cycle = ctx->cycle;
+	const bool merged = (ctx->phase == KSM_PHASE_MERGED);
+	bool held = false;
 
 	n = stress_ksm_unmerge_ra_present(ctx, first, n, st);
 	if (!n)
@@ -4337,7 +4354,10 @@ static void stress_ksm_unmerge_vmsplice_one(stress_ksm_unmerge_ctx_t *ctx, const
 		rs->failures++;
 		return;
 	}
-	stress_ksm_unmerge_ra_hold(ctx);
+	if (merged)
+		held = stress_ksm_unmerge_ra_hold_unmerge(ctx, cycle);
+	else
+		stress_ksm_unmerge_ra_hold(ctx);
 	err = stress_ksm_unmerge_vmsplice_drain(v, (size_t)ret);
 	if (err < 0) {
 		pr_fail("%s: vmsplice racer: draining %zd bytes from the pipe failed, errno=%d (%s)\n",
@@ -4356,8 +4376,12 @@ static void stress_ksm_unmerge_vmsplice_one(stress_ksm_unmerge_ctx_t *ctx, const
 		rs->failures++;
 	}
 	covered = ((size_t)ret + ctx->page_size - 1) / ctx->page_size;
-	for (j = 0; j < covered && j < n; j++)
+	for (j = 0; j < covered && j < n; j++) {
 		rs->evidence += was_ksm[j];
+		if (held)
+			rs->detail[1] += was_ksm[j];
+	}
+	rs->detail[0] += held;
 	rs->aux += covered;
 	rs->ops++;
 }
@@ -7815,6 +7839,7 @@ static const stress_ksm_unmerge_racer_t stress_ksm_unmerge_racers[KSM_UNMERGE_RA
  *  after the evidence in the racer's line and in its YAML entry
  */
 static const char * const stress_ksm_unmerge_racer_details[KSM_UNMERGE_RACERS][KSM_RACER_DETAILS] = {
+	[KSM_RACER_IDX_VMSPLICE] = { "splices-held-over-unmerge", "ksm-pages-held-over-unmerge", NULL, NULL },
 	[KSM_RACER_IDX_GUP] = { "odirect-pins", "odirect-ksm-pages", "longterm-pins", "longterm-ksm-pages" },
 	[KSM_RACER_IDX_MRELEASE] = { "mrelease-reaps", "mrelease-esrch", "victim-ksm-pages", NULL },
 	[KSM_RACER_IDX_SPARSE] = { "sparse-pages-walked", "populated-pages-checked", NULL, NULL },
