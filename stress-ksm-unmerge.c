@@ -5416,11 +5416,38 @@ static void stress_ksm_unmerge_uffd_wp_check(const uint8_t *snap, const volatile
 }
 
 /*
+ *  stress_ksm_unmerge_uffd_unshared()
+ *	after the unmerge: of the pages KSM + protected at its start (and not
+ *	unprotected since), those that kept PM_UFFD_WP and are no longer KSM
+ *	pages (the evidence); the others that kept the bit in *still_ksm
+ */
+static uint64_t stress_ksm_unmerge_uffd_unshared(const stress_ksm_unmerge_ctx_t *ctx,
+	const stress_ksm_unmerge_uffd_t *u, uint64_t *still_ksm)
+{
+	const uint32_t cycle = (uint32_t)ctx->cycle;
+	uint64_t unshared = 0;
+	size_t i;
+
+	*still_ksm = 0;
+	for (i = 0; i < ctx->npages; i++) {
+		int st;
+
+		if (!u->snap[i] || u->touched[i] == cycle || !(u->pm[i] & PM_UFFD_WP))
+			continue;
+		st = stress_ksm_unmerge_ra_pm_state(ctx, u->pm[i]);
+		unshared += (st == KSM_RA_PAGE_ANON);
+		*still_ksm += (st == KSM_RA_PAGE_KSM || st == KSM_RA_PAGE_KZERO);
+	}
+	return unshared;
+}
+
+/*
  *  stress_ksm_unmerge_uffd_snapshot()
  *	UNMERGING hook: record pages that are KSM and uffd-wp protected
  */
 static void stress_ksm_unmerge_uffd_snapshot(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_uffd_t *u)
 {
+	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, KSM_RACER_IDX_UFFD_WP);
 	size_t i;
 
 	u->snap_valid = false;
@@ -5432,7 +5459,7 @@ static void stress_ksm_unmerge_uffd_snapshot(stress_ksm_unmerge_ctx_t *ctx, stre
 	for (i = 0; i < ctx->npages; i++)
 		u->snap[i] = (u->pm[i] & PM_UFFD_WP) ?
 			(uint8_t)stress_ksm_unmerge_ra_pm_state(ctx, u->pm[i]) : KSM_RA_PAGE_ABSENT;
-	(void)stress_ksm_unmerge_uffd_snap_build(u->pm, u->snap, ctx->npages, u->snap);
+	rs->detail[0] += stress_ksm_unmerge_uffd_snap_build(u->pm, u->snap, ctx->npages, u->snap);
 	u->snap_valid = true;
 }
 
@@ -5444,7 +5471,7 @@ static void stress_ksm_unmerge_uffd_after(stress_ksm_unmerge_ctx_t *ctx, const s
 	stress_ksm_unmerge_uffd_t *u)
 {
 	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
-	uint64_t kept, lost;
+	uint64_t kept, lost, still_ksm;
 	size_t first_lost;
 
 	if (!u->snap_valid ||
@@ -5454,7 +5481,9 @@ static void stress_ksm_unmerge_uffd_after(stress_ksm_unmerge_ctx_t *ctx, const s
 	u->snap_valid = false;
 	stress_ksm_unmerge_uffd_wp_check(u->snap, u->touched, (uint32_t)ctx->cycle, u->pm,
 		ctx->npages, &kept, &lost, &first_lost);
-	rs->evidence += kept;
+	rs->evidence += stress_ksm_unmerge_uffd_unshared(ctx, u, &still_ksm);
+	rs->detail[1] += kept;
+	rs->detail[2] += still_ksm;
 	if (!lost)
 		return;
 	u->lost += lost;
@@ -7841,6 +7870,7 @@ static const stress_ksm_unmerge_racer_t stress_ksm_unmerge_racers[KSM_UNMERGE_RA
 static const char * const stress_ksm_unmerge_racer_details[KSM_UNMERGE_RACERS][KSM_RACER_DETAILS] = {
 	[KSM_RACER_IDX_VMSPLICE] = { "splices-held-over-unmerge", "ksm-pages-held-over-unmerge", NULL, NULL },
 	[KSM_RACER_IDX_GUP] = { "odirect-pins", "odirect-ksm-pages", "longterm-pins", "longterm-ksm-pages" },
+	[KSM_RACER_IDX_UFFD_WP] = { "wp-ksm-pages-at-unmerge", "wp-bits-kept", "wp-kept-still-ksm", NULL },
 	[KSM_RACER_IDX_MRELEASE] = { "mrelease-reaps", "mrelease-esrch", "victim-ksm-pages", NULL },
 	[KSM_RACER_IDX_SPARSE] = { "sparse-pages-walked", "populated-pages-checked", NULL, NULL },
 };
