@@ -4001,6 +4001,12 @@ static void stress_ksm_unmerge_dontneed_stop(stress_ksm_unmerge_ctx_t *ctx, cons
 #if !defined(KPF_BIT_THP)
 #define KPF_BIT_THP			(22)
 #endif
+#if !defined(KPF_BIT_COMPOUND_HEAD)
+#define KPF_BIT_COMPOUND_HEAD		(15)
+#endif
+#if !defined(KPF_BIT_COMPOUND_TAIL)
+#define KPF_BIT_COMPOUND_TAIL		(16)
+#endif
 
 /* Racers implemented in this file; others may discard or protect pages */
 #define KSM_RA_MASK	(STRESS_BIT_ULL(KSM_RACER_IDX_VMSPLICE) |	\
@@ -5668,18 +5674,34 @@ static void stress_ksm_unmerge_uffd_stop(stress_ksm_unmerge_ctx_t *ctx, const si
 
 #if defined(MADV_HUGEPAGE)
 
-#define KSM_THP_SIZE		(2 * MB)	/* PMD size on x86-64 and arm64 (4K) */
-#define KSM_THP_CHUNKS		(4)		/* THPs in the racer's region */
+#define KSM_THP_CHUNKS		(4)		/* most THPs in the racer's region */
+#define KSM_THP_MAX_BYTES	(32 * MB)	/* largest THP region */
 #define KSM_THP_ENABLED		"/sys/kernel/mm/transparent_hugepage/enabled"
+#define KSM_THP_PMD_SIZE	"/sys/kernel/mm/transparent_hugepage/hpage_pmd_size"
+
+/* what a chunk of the THP region was faulted as */
+enum {
+	KSM_THP_KIND_NONE = 0,		/* small pages */
+	KSM_THP_KIND_PMD,		/* one PMD-sized THP */
+	KSM_THP_KIND_MTHP,		/* large folios smaller than a PMD (mTHP) */
+};
+
+/* detail[] counters of the thp racer */
+#define KSM_THP_D_PMD		(0)	/* chunks faulted as PMD-sized THPs */
+#define KSM_THP_D_MTHP		(1)	/* chunks faulted as mTHPs */
+#define KSM_THP_D_ANON_HUGE	(2)	/* PMD mappings seen in smaps AnonHugePages */
 #define KSM_THP_COMPACT		"/proc/sys/vm/compact_memory"
 
 typedef struct {
 	uint8_t *map;			/* mapping with alignment slack */
 	size_t map_size;
-	uint8_t *thp;			/* 2 MiB aligned THP region */
+	uint8_t *thp;			/* PMD aligned THP region */
 	size_t size;
 	size_t npages;
+	size_t pmd_size;		/* hpage_pmd_size */
+	size_t chunks;			/* PMD-sized chunks in the region */
 	uint64_t *pm;			/* pagemap scratch */
+	uint64_t *flags;		/* kpageflags scratch */
 	uint8_t was_thp[KSM_THP_CHUNKS];	/* THP-mapped before merging */
 	volatile uint64_t unmerged;	/* cycle whose unmerge the thread did */
 	volatile uint64_t compacted;	/* cycle compaction ran in */
@@ -5750,6 +5772,84 @@ static uint64_t stress_ksm_unmerge_thp_split_count(const uint8_t *state, const u
 }
 
 /*
+ *  stress_ksm_unmerge_thp_kind()
+ *	pure: a chunk of per subpages (pagemap pm, kpageflags flags) is small
+ *	pages, one PMD-sized THP (a compound head followed by per-1 tails on
+ *	consecutive pfns) or smaller large folios, mTHPs
+ */
+static int stress_ksm_unmerge_thp_kind(const uint64_t *pm, const uint64_t *flags, const size_t per)
+{
+	size_t i;
+
+	if (!(pm[0] & PM_PRESENT) || !(flags[0] & STRESS_BIT_ULL(KPF_BIT_THP)))
+		return KSM_THP_KIND_NONE;
+	if (!(flags[0] & STRESS_BIT_ULL(KPF_BIT_COMPOUND_HEAD)))
+		return KSM_THP_KIND_MTHP;
+	for (i = 1; i < per; i++) {
+		if (!(pm[i] & PM_PRESENT) ||
+		    ((pm[i] & PM_PFN_MASK) != (pm[0] & PM_PFN_MASK) + i) ||
+		    !(flags[i] & STRESS_BIT_ULL(KPF_BIT_COMPOUND_TAIL)))
+			return KSM_THP_KIND_MTHP;
+	}
+	return KSM_THP_KIND_PMD;
+}
+
+/*
+ *  stress_ksm_unmerge_thp_chunk_flags()
+ *	kpageflags of a chunk's per subpages: one read when the pfns are
+ *	consecutive, else one per present page (0 for absent pages)
+ */
+static void stress_ksm_unmerge_thp_chunk_flags(const stress_ksm_unmerge_ctx_t *ctx, const uint64_t *pm,
+	const size_t per, uint64_t *flags)
+{
+	const uint64_t pfn0 = pm[0] & PM_PFN_MASK;
+	const ssize_t len = (ssize_t)(per * sizeof(*flags));
+	size_t i;
+
+	for (i = 1; i < per; i++)
+		if (!(pm[i] & PM_PRESENT) || (pm[i] & PM_PFN_MASK) != pfn0 + i)
+			break;
+	if ((pm[0] & PM_PRESENT) && i == per &&
+	    pread(ctx->kpageflags_fd, flags, (size_t)len, (off_t)(pfn0 * sizeof(*flags))) == len)
+		return;
+	for (i = 0; i < per; i++)
+		flags[i] = (pm[i] & PM_PRESENT) ?
+			stress_ksm_unmerge_kpageflags(ctx->kpageflags_fd, pm[i] & PM_PFN_MASK) : 0;
+}
+
+/*
+ *  stress_ksm_unmerge_thp_anon_huge_kb()
+ *	AnonHugePages (PMD-mapped THPs, kB) of the VMA holding addr in
+ *	/proc/self/smaps, -1 if not found
+ */
+static int64_t stress_ksm_unmerge_thp_anon_huge_kb(const void *addr)
+{
+	const unsigned long a = (unsigned long)(uintptr_t)addr;
+	char line[512];
+	bool in_vma = false;
+	int64_t kb = -1;
+	FILE *fp = fopen("/proc/self/smaps", "re");
+
+	if (!fp)
+		return -1;
+	while (fgets(line, sizeof(line), fp)) {
+		unsigned long lo, hi;
+		long long v;
+
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2) {
+			if (in_vma)
+				break;
+			in_vma = (a >= lo && a < hi);
+		} else if (in_vma && sscanf(line, "AnonHugePages: %lld kB", &v) == 1) {
+			kb = (int64_t)v;
+			break;
+		}
+	}
+	(void)fclose(fp);
+	return kb;
+}
+
+/*
  *  stress_ksm_unmerge_thp_refault()
  *	MERGING hook: fresh THPs with the template content, record which
  *	chunks really are THP-mapped (KPF_THP), then make them mergeable
@@ -5757,6 +5857,7 @@ static uint64_t stress_ksm_unmerge_thp_split_count(const uint8_t *state, const u
 static void stress_ksm_unmerge_thp_refault(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
 	stress_ksm_unmerge_thp_t *t)
 {
+	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
 	const uint8_t *tmpl = stress_ksm_unmerge_thp_template(ctx);
 	size_t i, c;
 
@@ -5768,16 +5869,22 @@ static void stress_ksm_unmerge_thp_refault(stress_ksm_unmerge_ctx_t *ctx, const 
 	(void)memset(t->was_thp, 0, sizeof(t->was_thp));
 	if (ctx->have_pfns &&
 	    stress_ksm_unmerge_pagemap_read(ctx->pagemap_fd, t->thp, t->npages, ctx->page_size, t->pm) == 0) {
-		const size_t per = KSM_THP_SIZE / ctx->page_size;
+		const size_t per = t->pmd_size / ctx->page_size;
+		int64_t kb;
 
-		for (c = 0; c < KSM_THP_CHUNKS; c++) {
-			const uint64_t e = t->pm[c * per];
+		for (c = 0; c < t->chunks; c++) {
+			int kind;
 
-			t->was_thp[c] = (e & PM_PRESENT) &&
-				(stress_ksm_unmerge_kpageflags(ctx->kpageflags_fd, e & PM_PFN_MASK) &
-				 STRESS_BIT_ULL(KPF_BIT_THP));
+			stress_ksm_unmerge_thp_chunk_flags(ctx, t->pm + c * per, per, t->flags + c * per);
+			kind = stress_ksm_unmerge_thp_kind(t->pm + c * per, t->flags + c * per, per);
+			t->was_thp[c] = (kind != KSM_THP_KIND_NONE);
 			t->thps += t->was_thp[c];
+			rs->detail[KSM_THP_D_PMD] += (kind == KSM_THP_KIND_PMD);
+			rs->detail[KSM_THP_D_MTHP] += (kind == KSM_THP_KIND_MTHP);
 		}
+		kb = stress_ksm_unmerge_thp_anon_huge_kb(t->thp);
+		if (kb > 0)
+			rs->detail[KSM_THP_D_ANON_HUGE] += (uint64_t)kb / (t->pmd_size / 1024);
 	}
 	if (madvise(t->thp, t->size, MADV_MERGEABLE) < 0) {
 		pr_fail("%s: thp racer: MADV_MERGEABLE on the THP region failed, errno=%d (%s)\n",
@@ -5806,8 +5913,8 @@ static void stress_ksm_unmerge_thp_merged(stress_ksm_unmerge_ctx_t *ctx, const s
 		return;
 	for (i = 0; i < t->npages; i++)
 		state[i] = (uint8_t)stress_ksm_unmerge_ra_pm_state(ctx, t->pm[i]);
-	rs->evidence += stress_ksm_unmerge_thp_split_count(state, t->was_thp, KSM_THP_CHUNKS,
-		KSM_THP_SIZE / ctx->page_size, &pages);
+	rs->evidence += stress_ksm_unmerge_thp_split_count(state, t->was_thp, t->chunks,
+		t->pmd_size / ctx->page_size, &pages);
 	rs->aux += pages;
 	free(state);
 }
@@ -6036,20 +6143,53 @@ static void stress_ksm_unmerge_thp_free(stress_ksm_unmerge_ctx_t *ctx, const siz
 	if (t->map)
 		(void)munmap(t->map, t->map_size);
 	free(t->pm);
+	free(t->flags);
 	free(t);
 	ctx->run[idx].priv = NULL;
 }
 
 /*
+ *  stress_ksm_unmerge_thp_pmd_size()
+ *	the PMD size from hpage_pmd_size (not assumed) and how many PMD-sized
+ *	chunks fit KSM_THP_MAX_BYTES (at most KSM_THP_CHUNKS)
+ */
+static int stress_ksm_unmerge_thp_pmd_size(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
+	stress_ksm_unmerge_thp_t *t)
+{
+	char buf[32];
+	const ssize_t n = stress_fs_file_read(KSM_THP_PMD_SIZE, buf, sizeof(buf) - 1);
+	unsigned long long v;
+
+	if (n <= 0) {
+		stress_ksm_unmerge_ra_reason(ctx, idx, "cannot read %s, errno=%d (%s)", KSM_THP_PMD_SIZE,
+			n < 0 ? errno : ENODATA, strerror(n < 0 ? errno : ENODATA));
+		return -1;
+	}
+	buf[n] = '\0';
+	if (sscanf(buf, "%llu", &v) != 1 || v < 2 * ctx->page_size || (v & (v - 1)) ||
+	    v > KSM_THP_MAX_BYTES) {
+		stress_ksm_unmerge_ra_reason(ctx, idx, "PMD size '%.20s' from hpage_pmd_size unusable "
+			"(power of 2, at most %u MiB)", buf, (unsigned int)(KSM_THP_MAX_BYTES / MB));
+		return -1;
+	}
+	t->pmd_size = (size_t)v;
+	t->chunks = KSM_THP_MAX_BYTES / 4 / t->pmd_size;
+	t->chunks = t->chunks < 1 ? 1 : (t->chunks > KSM_THP_CHUNKS ? KSM_THP_CHUNKS : t->chunks);
+	return 0;
+}
+
+/*
  *  stress_ksm_unmerge_thp_map()
- *	map KSM_THP_CHUNKS THPs 2 MiB aligned with MADV_HUGEPAGE
+ *	map up to KSM_THP_CHUNKS PMD-sized chunks, PMD aligned, with MADV_HUGEPAGE
  */
 static int stress_ksm_unmerge_thp_map(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
 	stress_ksm_unmerge_thp_t *t)
 {
-	t->size = KSM_THP_CHUNKS * KSM_THP_SIZE;
+	if (stress_ksm_unmerge_thp_pmd_size(ctx, idx, t) < 0)
+		return -1;
+	t->size = t->chunks * t->pmd_size;
 	t->npages = t->size / ctx->page_size;
-	t->map_size = t->size + KSM_THP_SIZE;
+	t->map_size = t->size + t->pmd_size;
 	t->map = mmap(NULL, t->map_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (t->map == MAP_FAILED) {
 		t->map = NULL;
@@ -6057,7 +6197,7 @@ static int stress_ksm_unmerge_thp_map(stress_ksm_unmerge_ctx_t *ctx, const size_
 			t->map_size, errno, strerror(errno));
 		return -1;
 	}
-	t->thp = (uint8_t *)(((uintptr_t)t->map + KSM_THP_SIZE - 1) & ~((uintptr_t)KSM_THP_SIZE - 1));
+	t->thp = (uint8_t *)(((uintptr_t)t->map + t->pmd_size - 1) & ~((uintptr_t)t->pmd_size - 1));
 	if (madvise(t->thp, t->size, MADV_HUGEPAGE) < 0) {
 		stress_ksm_unmerge_ra_reason(ctx, idx, "MADV_HUGEPAGE failed, errno=%d (%s)",
 			errno, strerror(errno));
@@ -6065,7 +6205,8 @@ static int stress_ksm_unmerge_thp_map(stress_ksm_unmerge_ctx_t *ctx, const size_
 	}
 	stress_memory_anon_name_set(t->thp, t->size, "ksm-unmerge-thp");
 	t->pm = calloc(t->npages, sizeof(uint64_t));
-	if (!t->pm) {
+	t->flags = calloc(t->npages, sizeof(uint64_t));
+	if (!t->pm || !t->flags) {
 		stress_ksm_unmerge_ra_reason(ctx, idx, "out of memory for the pagemap buffer");
 		return -1;
 	}
@@ -7871,6 +8012,7 @@ static const char * const stress_ksm_unmerge_racer_details[KSM_UNMERGE_RACERS][K
 	[KSM_RACER_IDX_VMSPLICE] = { "splices-held-over-unmerge", "ksm-pages-held-over-unmerge", NULL, NULL },
 	[KSM_RACER_IDX_GUP] = { "odirect-pins", "odirect-ksm-pages", "longterm-pins", "longterm-ksm-pages" },
 	[KSM_RACER_IDX_UFFD_WP] = { "wp-ksm-pages-at-unmerge", "wp-bits-kept", "wp-kept-still-ksm", NULL },
+	[KSM_RACER_IDX_THP] = { "pmd-thps", "mthps", "pmd-mapped-in-smaps", NULL },
 	[KSM_RACER_IDX_MRELEASE] = { "mrelease-reaps", "mrelease-esrch", "victim-ksm-pages", NULL },
 	[KSM_RACER_IDX_SPARSE] = { "sparse-pages-walked", "populated-pages-checked", NULL, NULL },
 };
