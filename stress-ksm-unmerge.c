@@ -6489,6 +6489,20 @@ static int stress_ksm_unmerge_b_child_init(stress_ksm_unmerge_ctx_t *ctx, const 
 }
 
 /*
+ *  stress_ksm_unmerge_b_need_pfns()
+ *	start(): -1 with the reason when pagemap hides PFNs (not root): the
+ *	racer's evidence (what why names) cannot be seen
+ */
+static int stress_ksm_unmerge_b_need_pfns(stress_ksm_unmerge_ctx_t *ctx, const size_t idx, const char *why)
+{
+	if (ctx->have_pfns)
+		return 0;
+	(void)snprintf(ctx->st->racer[idx].reason, sizeof(ctx->st->racer[idx].reason),
+		"pagemap PFNs not readable (needs CAP_SYS_ADMIN): %s", why);
+	return -1;
+}
+
+/*
  *  stress_ksm_unmerge_b_child_rw()
  *	racer child: make its own copy of the region writable (mprotect racer)
  */
@@ -6823,11 +6837,8 @@ static int stress_ksm_unmerge_mrelease_start(stress_ksm_unmerge_ctx_t *ctx, cons
 {
 	stress_ksm_unmerge_mrelease_t *m;
 
-	if (!ctx->have_pfns) {
-		(void)snprintf(ctx->st->racer[idx].reason, sizeof(ctx->st->racer[idx].reason),
-			"pagemap PFNs not readable (needs CAP_SYS_ADMIN): victims' KSM pages not visible");
+	if (stress_ksm_unmerge_b_need_pfns(ctx, idx, "victims' KSM pages not visible") < 0)
 		return -1;
-	}
 	m = calloc(1, sizeof(*m));
 	if (!m) {
 		(void)snprintf(ctx->st->racer[idx].reason, sizeof(ctx->st->racer[idx].reason),
@@ -7241,11 +7252,8 @@ static int stress_ksm_unmerge_fork_start(stress_ksm_unmerge_ctx_t *ctx, const si
 	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
 	stress_ksm_unmerge_fork_t *f;
 
-	if (!ctx->have_pfns) {
-		(void)snprintf(rs->reason, sizeof(rs->reason),
-			"pagemap PFNs not readable (needs CAP_SYS_ADMIN): child cannot see KSM pages");
+	if (stress_ksm_unmerge_b_need_pfns(ctx, idx, "child cannot see KSM pages") < 0)
 		return -1;
-	}
 	f = calloc(1, sizeof(*f));
 	if (!f) {
 		(void)snprintf(rs->reason, sizeof(rs->reason), "out of memory for racer state");
@@ -7660,11 +7668,8 @@ static int stress_ksm_unmerge_mprotect_start(stress_ksm_unmerge_ctx_t *ctx, cons
 	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
 	stress_ksm_unmerge_mprotect_t *mp;
 
-	if (!ctx->have_pfns) {
-		(void)snprintf(rs->reason, sizeof(rs->reason),
-			"pagemap PFNs not readable (needs CAP_SYS_ADMIN): no evidence possible");
+	if (stress_ksm_unmerge_b_need_pfns(ctx, idx, "no evidence possible") < 0)
 		return -1;
-	}
 	mp = calloc(1, sizeof(*mp));
 	if (!mp || !(mp->prot = calloc(ctx->npages, 1)) ||
 	    !(mp->snap = calloc(ctx->npages, sizeof(*mp->snap))) ||
@@ -7951,11 +7956,8 @@ static int stress_ksm_unmerge_sparse_start(stress_ksm_unmerge_ctx_t *ctx, const 
 	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
 	stress_ksm_unmerge_sparse_t *s;
 
-	if (!ctx->have_pfns) {
-		(void)snprintf(rs->reason, sizeof(rs->reason),
-			"pagemap PFNs not readable (needs CAP_SYS_ADMIN): no evidence possible");
+	if (stress_ksm_unmerge_b_need_pfns(ctx, idx, "no evidence possible") < 0)
 		return -1;
-	}
 	s = calloc(1, sizeof(*s));
 	if (!s) {
 		(void)snprintf(rs->reason, sizeof(rs->reason), "out of memory for racer state");
