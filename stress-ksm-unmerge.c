@@ -4664,7 +4664,7 @@ static int stress_ksm_unmerge_gup_file(stress_ksm_unmerge_ctx_t *ctx, stress_ksm
 			g->fd = fd;
 			(void)strlcpy(g->dir, dirs[i], sizeof(g->dir));
 			if (stress_instance_zero(ctx->args))
-				stress_ksm_unmerge_pr_report("gup racer: O_DIRECT file in %s%s%s%s",
+				stress_ksm_unmerge_pr_report("gup racer: its O_DIRECT file is in %s%s%s%s",
 					realpath(dirs[i], path) ? path : dirs[i],
 					tried[0] ? " (refused " : "", tried, tried[0] ? ")" : "");
 			return 0;
