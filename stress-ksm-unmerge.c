@@ -40,6 +40,10 @@
 #include <linux/userfaultfd.h>
 #endif
 
+#if defined(HAVE_SYS_VFS_H)
+#include <sys/vfs.h>
+#endif
+
 #if defined(HAVE_LINUX_IO_URING_H)
 #include <linux/io_uring.h>
 #endif
@@ -297,6 +301,8 @@ typedef struct {
 	double ms[KSM_UNMERGE_LAT_SAMPLES];
 } stress_ksm_unmerge_lat_t;
 
+#define KSM_RACER_DETAILS	(4)	/* named counters a racer may add to its line */
+
 /* Per racer figures, in shared memory so they survive a killed child */
 typedef struct {
 	uint64_t ops;			/* racer operations */
@@ -304,6 +310,7 @@ typedef struct {
 	uint64_t failures;		/* verification failures */
 	uint64_t aux;			/* racer specific second counter */
 	uint64_t meet_timeouts;		/* merged phases that did not wait for it */
+	uint64_t detail[KSM_RACER_DETAILS];	/* racer's own counters, named in racer_details[] */
 	bool active;			/* racer was started */
 	bool skipped;			/* racer could not run here */
 	char reason[96];		/* why skipped or not reached */
@@ -1845,6 +1852,12 @@ static void stress_ksm_unmerge_dontneed_stop(stress_ksm_unmerge_ctx_t *ctx, cons
 #if !defined(KPF_BIT_THP)
 #define KPF_BIT_THP			(22)
 #endif
+#if !defined(KPF_BIT_COMPOUND_HEAD)
+#define KPF_BIT_COMPOUND_HEAD		(15)
+#endif
+#if !defined(KPF_BIT_COMPOUND_TAIL)
+#define KPF_BIT_COMPOUND_TAIL		(16)
+#endif
 
 /* Racers implemented in this file; others may discard or protect pages */
 #define KSM_RA_MASK	(STRESS_BIT_ULL(KSM_RACER_IDX_VMSPLICE) |	\
@@ -2073,6 +2086,20 @@ static void stress_ksm_unmerge_ra_hold(stress_ksm_unmerge_ctx_t *ctx)
 }
 
 /*
+ *  stress_ksm_unmerge_ra_hold_unmerge()
+ *	keep a splice begun in the merged phase of cycle until that cycle's
+ *	unmerge returned, so break_ksm() meets its references; true if the
+ *	unmerge returned (phase VERIFY) while it was held
+ */
+static bool stress_ksm_unmerge_ra_hold_unmerge(const stress_ksm_unmerge_ctx_t *ctx, const uint64_t cycle)
+{
+	while (ctx->cycle == cycle && !ctx->racers_stop &&
+	       (ctx->phase == KSM_PHASE_MERGED || ctx->phase == KSM_PHASE_UNMERGING))
+		(void)shim_nanosleep_uint64(50000);
+	return ctx->cycle == cycle && ctx->phase == KSM_PHASE_VERIFY;
+}
+
+/*
  *  stress_ksm_unmerge_ra_running()
  *	racer thread loop condition: run until racers_stop, not until the
  *	end of the run: a cycle that is past its merge when the run ends
@@ -2163,6 +2190,9 @@ static void stress_ksm_unmerge_vmsplice_one(stress_ksm_unmerge_ctx_t *ctx, const
 	size_t first, j, covered, n = stress_ksm_unmerge_ra_range(ctx, KSM_RA_MAX_PAGES, &first);
 	ssize_t ret, bad, off;
 	int err;
+	const uint64_t cycle = ctx->cycle;
+	const bool merged = (ctx->phase == KSM_PHASE_MERGED);
+	bool held = false;
 
 	n = stress_ksm_unmerge_ra_present(ctx, first, n, st);
 	if (!n)
@@ -2181,7 +2211,10 @@ static void stress_ksm_unmerge_vmsplice_one(stress_ksm_unmerge_ctx_t *ctx, const
 		rs->failures++;
 		return;
 	}
-	stress_ksm_unmerge_ra_hold(ctx);
+	if (merged)
+		held = stress_ksm_unmerge_ra_hold_unmerge(ctx, cycle);
+	else
+		stress_ksm_unmerge_ra_hold(ctx);
 	err = stress_ksm_unmerge_vmsplice_drain(v, (size_t)ret);
 	if (err < 0) {
 		pr_fail("%s: vmsplice racer: draining %zd bytes from the pipe failed, errno=%d (%s)\n",
@@ -2200,8 +2233,12 @@ static void stress_ksm_unmerge_vmsplice_one(stress_ksm_unmerge_ctx_t *ctx, const
 		rs->failures++;
 	}
 	covered = ((size_t)ret + ctx->page_size - 1) / ctx->page_size;
-	for (j = 0; j < covered && j < n; j++)
+	for (j = 0; j < covered && j < n; j++) {
 		rs->evidence += was_ksm[j];
+		if (held)
+			rs->detail[1] += was_ksm[j];
+	}
+	rs->detail[0] += held;
 	rs->aux += covered;
 	rs->ops++;
 }
@@ -2337,6 +2374,13 @@ static void stress_ksm_unmerge_vmsplice_stop(stress_ksm_unmerge_ctx_t *ctx, cons
 
 #define KSM_GUP_SLOT_OUT	(0)	/* file slot written from the region */
 #define KSM_GUP_SLOT_IN		(1)	/* file slot read into the region */
+#define KSM_GUP_TMPFS_MAGIC	(0x01021994)	/* statfs f_type of tmpfs */
+
+/* detail[] counters of the gup racer */
+#define KSM_GUP_D_ODIRECT	(0)	/* O_DIRECT transfers (GUP-fast pins) */
+#define KSM_GUP_D_ODIRECT_KSM	(1)	/* KSM pages COW-broken by O_DIRECT write pins */
+#define KSM_GUP_D_LONGTERM	(2)	/* long-term pins (io_uring fixed buffers) */
+#define KSM_GUP_D_LONGTERM_KSM	(3)	/* KSM pages COW-broken by them */
 
 typedef struct {
 	int fd;				/* O_DIRECT temp file, already unlinked */
@@ -2347,9 +2391,9 @@ typedef struct {
 	uint64_t ro_unshared;		/* KSM pages unshared by read-only pins */
 	uint64_t cow_short;		/* cow_ksm deltas short of the count */
 	int ring_fd;			/* io_uring for long-term pins, -1 none */
-	uint64_t lt_ops;		/* long-term pins (fixed buffers) taken */
-	uint64_t lt_broken;		/* KSM pages COW-broken by them */
 } stress_ksm_unmerge_gup_t;
+
+static void FORMAT(printf, 1, 2) stress_ksm_unmerge_pr_report(const char *fmt, ...);
 
 /*
  *  stress_ksm_unmerge_gup_cow_ksm()
@@ -2399,9 +2443,28 @@ static int stress_ksm_unmerge_gup_cow_check(const int64_t cow_delta, const uint6
 }
 
 /*
+ *  stress_ksm_unmerge_gup_tmpfs()
+ *	is fd's file on tmpfs, whose O_DIRECT goes through the page cache and
+ *	pins no user page; 1 yes, 0 no, -errno if fstatfs failed
+ */
+static int stress_ksm_unmerge_gup_tmpfs(const int fd)
+{
+#if defined(HAVE_SYS_VFS_H)
+	struct statfs sfs;
+
+	if (fstatfs(fd, &sfs) < 0)
+		return -errno;
+	return sfs.f_type == KSM_GUP_TMPFS_MAGIC;
+#else
+	(void)fd;
+	return 0;
+#endif
+}
+
+/*
  *  stress_ksm_unmerge_gup_try_dir()
- *	create an unlinked O_DIRECT file in dir and prove a 4K aligned
- *	write works there; fd or -errno
+ *	create an unlinked O_DIRECT file in dir (not on tmpfs: -EXDEV) and
+ *	prove a 4K aligned write works there; fd or -errno
  */
 static int stress_ksm_unmerge_gup_try_dir(const char *dir, uint8_t *buf, const size_t ps)
 {
@@ -2414,6 +2477,11 @@ static int stress_ksm_unmerge_gup_try_dir(const char *dir, uint8_t *buf, const s
 	if (fd < 0)
 		return -errno;
 	(void)shim_unlink(path);
+	err = stress_ksm_unmerge_gup_tmpfs(fd);
+	if (err != 0) {
+		(void)close(fd);
+		return err < 0 ? err : -EXDEV;
+	}
 	(void)memset(buf, 0x5a, ps);
 	if (pwrite(fd, buf, ps, 0) != (ssize_t)ps) {
 		err = errno ? errno : EIO;
@@ -2425,30 +2493,37 @@ static int stress_ksm_unmerge_gup_try_dir(const char *dir, uint8_t *buf, const s
 
 /*
  *  stress_ksm_unmerge_gup_file()
- *	pick --temp-path, /var/tmp or /tmp: the first where O_DIRECT works
+ *	pick --temp-path, the cwd, /var/tmp or /tmp: the first not on tmpfs
+ *	where O_DIRECT works; instance 0 says where (and what it refused);
+ *	-1 (the O_DIRECT half is off) if none, the refusals in tried
  */
-static int stress_ksm_unmerge_gup_file(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
-	stress_ksm_unmerge_gup_t *g)
+static int stress_ksm_unmerge_gup_file(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_gup_t *g,
+	char *tried, const size_t len)
 {
-	const char *dirs[] = { stress_fs_temp_path_get(), "/var/tmp", "/tmp" };
-	char tried[64] = "";
-	size_t i;
+	const char *dirs[] = { stress_fs_temp_path_get(), ".", "/var/tmp", "/tmp" };
+	char path[PATH_MAX];
+	size_t i, off = 0;
 
+	tried[0] = '\0';
 	for (i = 0; i < SIZEOF_ARRAY(dirs); i++) {
 		int fd;
 
-		if (!dirs[i])
+		if (!dirs[i] || (i == 1 && !strcmp(dirs[0], ".")))
 			continue;
 		fd = stress_ksm_unmerge_gup_try_dir(dirs[i], g->buf, ctx->page_size);
 		if (fd >= 0) {
 			g->fd = fd;
 			(void)strlcpy(g->dir, dirs[i], sizeof(g->dir));
+			if (stress_instance_zero(ctx->args))
+				stress_ksm_unmerge_pr_report("gup racer: its O_DIRECT file is in %s%s%s%s",
+					realpath(dirs[i], path) ? path : dirs[i],
+					tried[0] ? " (refused " : "", tried, tried[0] ? ")" : "");
 			return 0;
 		}
-		if (!tried[0])
-			(void)snprintf(tried, sizeof(tried), "%s: errno=%d (%s)", dirs[i], -fd, strerror(-fd));
+		if (off < len)
+			off += (size_t)snprintf(tried + off, len - off, "%s%s: %s", off ? ", " : "", dirs[i],
+				fd == -EXDEV ? "tmpfs, no pin" : strerror(-fd));
 	}
-	stress_ksm_unmerge_ra_reason(ctx, idx, "no temp dir supports O_DIRECT (%s)", tried);
 	return -1;
 }
 
@@ -2518,6 +2593,7 @@ static void stress_ksm_unmerge_gup_out(stress_ksm_unmerge_ctx_t *ctx, const size
 		stress_ksm_unmerge_gup_report_bad(ctx, idx, g, "file written from region",
 			first + (size_t)bad, g->buf + (size_t)bad * ps, off);
 	stress_ksm_unmerge_racer_stats(ctx, idx)->ops++;
+	stress_ksm_unmerge_racer_stats(ctx, idx)->detail[KSM_GUP_D_ODIRECT]++;
 }
 
 /*
@@ -2566,6 +2642,7 @@ static void stress_ksm_unmerge_gup_in(stress_ksm_unmerge_ctx_t *ctx, const size_
 	(void)stress_ksm_unmerge_ra_states(ctx, ctx->region + first * ps, n, after);
 	broken = stress_ksm_unmerge_gup_broken(before, after, n, &folios);
 	rs->evidence += broken;
+	rs->detail[KSM_GUP_D_ODIRECT_KSM] += broken;
 	if (stress_ksm_unmerge_gup_cow_check((cow0 >= 0 && cow1 >= 0) ? cow1 - cow0 : -1, folios) < 0) {
 		g->cow_short++;
 		if (!stress_ksm_unmerge_ra_others(ctx)) {
@@ -2586,6 +2663,7 @@ static void stress_ksm_unmerge_gup_in(stress_ksm_unmerge_ctx_t *ctx, const size_
 		}
 	}
 	rs->ops++;
+	rs->detail[KSM_GUP_D_ODIRECT]++;
 }
 
 /* IORING_(UN)REGISTER_BUFFERS are enum values, there since 5.1's header */
@@ -2620,8 +2698,8 @@ static int stress_ksm_unmerge_gup_ring_open(stress_ksm_unmerge_ctx_t *ctx)
 
 	(void)shim_memset(&p, 0, sizeof(p));
 	fd = (int)syscall(__NR_io_uring_setup, 1, &p);
-	if (fd < 0)
-		pr_dbg("%s: gup racer: no long-term pins, io_uring_setup failed, errno=%d (%s)\n",
+	if (fd < 0 && stress_instance_zero(ctx->args))
+		pr_inf("%s: gup racer: long-term pins off, io_uring_setup failed, errno=%d (%s)\n",
 			ctx->args->name, errno, strerror(errno));
 	return fd;
 }
@@ -2637,10 +2715,13 @@ static void stress_ksm_unmerge_gup_longterm_refused(stress_ksm_unmerge_ctx_t *ct
 	if (err == EINTR || (err == EFAULT && stress_ksm_unmerge_ra_others(ctx)))
 		return;
 	if (err == ENOMEM || err == EPERM || err == EOPNOTSUPP) {
-		pr_dbg("%s: gup racer: no more long-term pins, IORING_REGISTER_BUFFERS failed, "
-			"errno=%d (%s)\n", ctx->args->name, err, strerror(err));
+		pr_inf("%s: gup racer: long-term pins off from now on, IORING_REGISTER_BUFFERS "
+			"failed, errno=%d (%s)\n", ctx->args->name, err, strerror(err));
 		(void)close(g->ring_fd);
 		g->ring_fd = -1;
+		if (g->fd < 0)
+			stress_ksm_unmerge_ra_reason(ctx, idx, "O_DIRECT half off and long-term "
+				"pins refused, errno=%d (%s)", err, strerror(err));
 		return;
 	}
 	pr_fail("%s: gup racer: IORING_REGISTER_BUFFERS of merged pages failed, errno=%d (%s)\n",
@@ -2679,7 +2760,7 @@ static void stress_ksm_unmerge_gup_longterm(stress_ksm_unmerge_ctx_t *ctx, const
 	if (stress_ksm_unmerge_ra_states(ctx, iov.iov_base, n, after) == 0) {
 		broken = stress_ksm_unmerge_gup_broken(before, after, n, &folios);
 		rs->evidence += broken;
-		g->lt_broken += broken;
+		rs->detail[KSM_GUP_D_LONGTERM_KSM] += broken;
 		shared = stress_ksm_unmerge_gup_pinned_shared(after, n);
 		if (shared >= 0) {
 			pr_fail("%s: gup racer: page %zu is still a shared KSM page while an io_uring "
@@ -2703,7 +2784,7 @@ static void stress_ksm_unmerge_gup_longterm(stress_ksm_unmerge_ctx_t *ctx, const
 			break;
 		}
 	}
-	g->lt_ops++;
+	rs->detail[KSM_GUP_D_LONGTERM]++;
 	rs->ops++;
 }
 #endif
@@ -2721,11 +2802,15 @@ static void stress_ksm_unmerge_gup_op(stress_ksm_unmerge_ctx_t *ctx, const size_
 	const uint32_t turn = merged ? (uint32_t)(ctx->cycle & 1) * 3 : (*n)++ % 4;
 
 #if defined(KSM_GUP_LONGTERM)
-	if (turn == 3 && g->ring_fd >= 0) {
+	if ((turn == 3 || g->fd < 0) && g->ring_fd >= 0) {
 		stress_ksm_unmerge_gup_longterm(ctx, idx, g);
 		return;
 	}
 #endif
+	if (g->fd < 0) {
+		(void)shim_nanosleep_uint64(1000000);	/* both halves off */
+		return;
+	}
 	if (turn == 2)
 		stress_ksm_unmerge_gup_out(ctx, idx, g);
 	else
@@ -2786,6 +2871,7 @@ static void stress_ksm_unmerge_gup_free(stress_ksm_unmerge_ctx_t *ctx, const siz
 static int stress_ksm_unmerge_gup_start(stress_ksm_unmerge_ctx_t *ctx, const size_t idx)
 {
 	stress_ksm_unmerge_gup_t *g = calloc(1, sizeof(*g));
+	char tried[256];
 
 	if (!g) {
 		stress_ksm_unmerge_ra_reason(ctx, idx, "out of memory for the racer state");
@@ -2801,14 +2887,21 @@ static int stress_ksm_unmerge_gup_start(stress_ksm_unmerge_ctx_t *ctx, const siz
 		stress_ksm_unmerge_gup_free(ctx, idx);
 		return -1;
 	}
-	if (stress_ksm_unmerge_gup_file(ctx, idx, g) < 0) {
-		stress_ksm_unmerge_gup_free(ctx, idx);
-		return -1;
-	}
-	g->vmstat_fd = open("/proc/vmstat", O_RDONLY | O_CLOEXEC);
 #if defined(KSM_GUP_LONGTERM)
 	g->ring_fd = stress_ksm_unmerge_gup_ring_open(ctx);
 #endif
+	if (stress_ksm_unmerge_gup_file(ctx, g, tried, sizeof(tried)) < 0) {
+		if (g->ring_fd < 0) {
+			stress_ksm_unmerge_ra_reason(ctx, idx, "no long-term pins and no O_DIRECT dir (%s)",
+				tried);
+			stress_ksm_unmerge_gup_free(ctx, idx);
+			return -1;
+		}
+		if (stress_instance_zero(ctx->args))
+			stress_ksm_unmerge_pr_report("gup racer: the O_DIRECT half is off, no directory "
+				"for its file (%s); long-term pins only", tried);
+	}
+	g->vmstat_fd = open("/proc/vmstat", O_RDONLY | O_CLOEXEC);
 	ctx->run[idx].meets = true;
 	/* pins break merges and the reads write pages */
 	ctx->racers_disturb_counts = true;
@@ -2831,9 +2924,8 @@ static void stress_ksm_unmerge_gup_stop(stress_ksm_unmerge_ctx_t *ctx, const siz
 	stress_ksm_unmerge_racer_thread_stop(ctx, idx);
 	if (g) {
 		pr_dbg("%s: gup racer: O_DIRECT file in %s; %" PRIu64 " KSM pages unshared by "
-			"read-only pins, %" PRIu64 " cow_ksm deltas short; %" PRIu64 " long-term pins "
-			"broke %" PRIu64 " KSM pages\n", ctx->args->name, g->dir, g->ro_unshared,
-			g->cow_short, g->lt_ops, g->lt_broken);
+			"read-only pins, %" PRIu64 " cow_ksm deltas short\n", ctx->args->name,
+			g->fd >= 0 ? g->dir : "(none)", g->ro_unshared, g->cow_short);
 		stress_ksm_unmerge_racer_stats(ctx, idx)->aux += g->ro_unshared;
 	}
 	stress_ksm_unmerge_gup_free(ctx, idx);
@@ -3181,11 +3273,38 @@ static void stress_ksm_unmerge_uffd_wp_check(const uint8_t *snap, const volatile
 }
 
 /*
+ *  stress_ksm_unmerge_uffd_unshared()
+ *	after the unmerge: of the pages KSM + protected at its start (and not
+ *	unprotected since), those that kept PM_UFFD_WP and are no longer KSM
+ *	pages (the evidence); the others that kept the bit in *still_ksm
+ */
+static uint64_t stress_ksm_unmerge_uffd_unshared(const stress_ksm_unmerge_ctx_t *ctx,
+	const stress_ksm_unmerge_uffd_t *u, uint64_t *still_ksm)
+{
+	const uint32_t cycle = (uint32_t)ctx->cycle;
+	uint64_t unshared = 0;
+	size_t i;
+
+	*still_ksm = 0;
+	for (i = 0; i < ctx->npages; i++) {
+		int st;
+
+		if (!u->snap[i] || u->touched[i] == cycle || !(u->pm[i] & PM_UFFD_WP))
+			continue;
+		st = stress_ksm_unmerge_ra_pm_state(ctx, u->pm[i]);
+		unshared += (st == KSM_RA_PAGE_ANON);
+		*still_ksm += (st == KSM_RA_PAGE_KSM || st == KSM_RA_PAGE_KZERO);
+	}
+	return unshared;
+}
+
+/*
  *  stress_ksm_unmerge_uffd_snapshot()
  *	UNMERGING hook: record pages that are KSM and uffd-wp protected
  */
 static void stress_ksm_unmerge_uffd_snapshot(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_uffd_t *u)
 {
+	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, KSM_RACER_IDX_UFFD_WP);
 	size_t i;
 
 	u->snap_valid = false;
@@ -3197,7 +3316,7 @@ static void stress_ksm_unmerge_uffd_snapshot(stress_ksm_unmerge_ctx_t *ctx, stre
 	for (i = 0; i < ctx->npages; i++)
 		u->snap[i] = (u->pm[i] & PM_UFFD_WP) ?
 			(uint8_t)stress_ksm_unmerge_ra_pm_state(ctx, u->pm[i]) : KSM_RA_PAGE_ABSENT;
-	(void)stress_ksm_unmerge_uffd_snap_build(u->pm, u->snap, ctx->npages, u->snap);
+	rs->detail[0] += stress_ksm_unmerge_uffd_snap_build(u->pm, u->snap, ctx->npages, u->snap);
 	u->snap_valid = true;
 }
 
@@ -3209,7 +3328,7 @@ static void stress_ksm_unmerge_uffd_after(stress_ksm_unmerge_ctx_t *ctx, const s
 	stress_ksm_unmerge_uffd_t *u)
 {
 	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
-	uint64_t kept, lost;
+	uint64_t kept, lost, still_ksm;
 	size_t first_lost;
 
 	if (!u->snap_valid ||
@@ -3219,7 +3338,9 @@ static void stress_ksm_unmerge_uffd_after(stress_ksm_unmerge_ctx_t *ctx, const s
 	u->snap_valid = false;
 	stress_ksm_unmerge_uffd_wp_check(u->snap, u->touched, (uint32_t)ctx->cycle, u->pm,
 		ctx->npages, &kept, &lost, &first_lost);
-	rs->evidence += kept;
+	rs->evidence += stress_ksm_unmerge_uffd_unshared(ctx, u, &still_ksm);
+	rs->detail[1] += kept;
+	rs->detail[2] += still_ksm;
 	if (!lost)
 		return;
 	u->lost += lost;
@@ -3404,18 +3525,34 @@ static void stress_ksm_unmerge_uffd_stop(stress_ksm_unmerge_ctx_t *ctx, const si
 
 #if defined(MADV_HUGEPAGE)
 
-#define KSM_THP_SIZE		(2 * MB)	/* PMD size on x86-64 and arm64 (4K) */
-#define KSM_THP_CHUNKS		(4)		/* THPs in the racer's region */
+#define KSM_THP_CHUNKS		(4)		/* most THPs in the racer's region */
+#define KSM_THP_MAX_BYTES	(32 * MB)	/* largest THP region */
 #define KSM_THP_ENABLED		"/sys/kernel/mm/transparent_hugepage/enabled"
+#define KSM_THP_PMD_SIZE	"/sys/kernel/mm/transparent_hugepage/hpage_pmd_size"
+
+/* what a chunk of the THP region was faulted as */
+enum {
+	KSM_THP_KIND_NONE = 0,		/* small pages */
+	KSM_THP_KIND_PMD,		/* one PMD-sized THP */
+	KSM_THP_KIND_MTHP,		/* large folios smaller than a PMD (mTHP) */
+};
+
+/* detail[] counters of the thp racer */
+#define KSM_THP_D_PMD		(0)	/* chunks faulted as PMD-sized THPs */
+#define KSM_THP_D_MTHP		(1)	/* chunks faulted as mTHPs */
+#define KSM_THP_D_ANON_HUGE	(2)	/* PMD mappings seen in smaps AnonHugePages */
 #define KSM_THP_COMPACT		"/proc/sys/vm/compact_memory"
 
 typedef struct {
 	uint8_t *map;			/* mapping with alignment slack */
 	size_t map_size;
-	uint8_t *thp;			/* 2 MiB aligned THP region */
+	uint8_t *thp;			/* PMD aligned THP region */
 	size_t size;
 	size_t npages;
+	size_t pmd_size;		/* hpage_pmd_size */
+	size_t chunks;			/* PMD-sized chunks in the region */
 	uint64_t *pm;			/* pagemap scratch */
+	uint64_t *flags;		/* kpageflags scratch */
 	uint8_t was_thp[KSM_THP_CHUNKS];	/* THP-mapped before merging */
 	volatile uint64_t unmerged;	/* cycle whose unmerge the thread did */
 	volatile uint64_t compacted;	/* cycle compaction ran in */
@@ -3486,6 +3623,84 @@ static uint64_t stress_ksm_unmerge_thp_split_count(const uint8_t *state, const u
 }
 
 /*
+ *  stress_ksm_unmerge_thp_kind()
+ *	pure: a chunk of per subpages (pagemap pm, kpageflags flags) is small
+ *	pages, one PMD-sized THP (a compound head followed by per-1 tails on
+ *	consecutive pfns) or smaller large folios, mTHPs
+ */
+static int stress_ksm_unmerge_thp_kind(const uint64_t *pm, const uint64_t *flags, const size_t per)
+{
+	size_t i;
+
+	if (!(pm[0] & PM_PRESENT) || !(flags[0] & STRESS_BIT_ULL(KPF_BIT_THP)))
+		return KSM_THP_KIND_NONE;
+	if (!(flags[0] & STRESS_BIT_ULL(KPF_BIT_COMPOUND_HEAD)))
+		return KSM_THP_KIND_MTHP;
+	for (i = 1; i < per; i++) {
+		if (!(pm[i] & PM_PRESENT) ||
+		    ((pm[i] & PM_PFN_MASK) != (pm[0] & PM_PFN_MASK) + i) ||
+		    !(flags[i] & STRESS_BIT_ULL(KPF_BIT_COMPOUND_TAIL)))
+			return KSM_THP_KIND_MTHP;
+	}
+	return KSM_THP_KIND_PMD;
+}
+
+/*
+ *  stress_ksm_unmerge_thp_chunk_flags()
+ *	kpageflags of a chunk's per subpages: one read when the pfns are
+ *	consecutive, else one per present page (0 for absent pages)
+ */
+static void stress_ksm_unmerge_thp_chunk_flags(const stress_ksm_unmerge_ctx_t *ctx, const uint64_t *pm,
+	const size_t per, uint64_t *flags)
+{
+	const uint64_t pfn0 = pm[0] & PM_PFN_MASK;
+	const ssize_t len = (ssize_t)(per * sizeof(*flags));
+	size_t i;
+
+	for (i = 1; i < per; i++)
+		if (!(pm[i] & PM_PRESENT) || (pm[i] & PM_PFN_MASK) != pfn0 + i)
+			break;
+	if ((pm[0] & PM_PRESENT) && i == per &&
+	    pread(ctx->kpageflags_fd, flags, (size_t)len, (off_t)(pfn0 * sizeof(*flags))) == len)
+		return;
+	for (i = 0; i < per; i++)
+		flags[i] = (pm[i] & PM_PRESENT) ?
+			stress_ksm_unmerge_kpageflags(ctx->kpageflags_fd, pm[i] & PM_PFN_MASK) : 0;
+}
+
+/*
+ *  stress_ksm_unmerge_thp_anon_huge_kb()
+ *	AnonHugePages (PMD-mapped THPs, kB) of the VMA holding addr in
+ *	/proc/self/smaps, -1 if not found
+ */
+static int64_t stress_ksm_unmerge_thp_anon_huge_kb(const void *addr)
+{
+	const unsigned long a = (unsigned long)(uintptr_t)addr;
+	char line[512];
+	bool in_vma = false;
+	int64_t kb = -1;
+	FILE *fp = fopen("/proc/self/smaps", "re");
+
+	if (!fp)
+		return -1;
+	while (fgets(line, sizeof(line), fp)) {
+		unsigned long lo, hi;
+		long long v;
+
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2) {
+			if (in_vma)
+				break;
+			in_vma = (a >= lo && a < hi);
+		} else if (in_vma && sscanf(line, "AnonHugePages: %lld kB", &v) == 1) {
+			kb = (int64_t)v;
+			break;
+		}
+	}
+	(void)fclose(fp);
+	return kb;
+}
+
+/*
  *  stress_ksm_unmerge_thp_refault()
  *	MERGING hook: fresh THPs with the template content, record which
  *	chunks really are THP-mapped (KPF_THP), then make them mergeable
@@ -3493,6 +3708,7 @@ static uint64_t stress_ksm_unmerge_thp_split_count(const uint8_t *state, const u
 static void stress_ksm_unmerge_thp_refault(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
 	stress_ksm_unmerge_thp_t *t)
 {
+	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
 	const uint8_t *tmpl = stress_ksm_unmerge_thp_template(ctx);
 	size_t i, c;
 
@@ -3504,16 +3720,22 @@ static void stress_ksm_unmerge_thp_refault(stress_ksm_unmerge_ctx_t *ctx, const 
 	(void)memset(t->was_thp, 0, sizeof(t->was_thp));
 	if (ctx->have_pfns &&
 	    stress_ksm_unmerge_pagemap_read(ctx->pagemap_fd, t->thp, t->npages, ctx->page_size, t->pm) == 0) {
-		const size_t per = KSM_THP_SIZE / ctx->page_size;
+		const size_t per = t->pmd_size / ctx->page_size;
+		int64_t kb;
 
-		for (c = 0; c < KSM_THP_CHUNKS; c++) {
-			const uint64_t e = t->pm[c * per];
+		for (c = 0; c < t->chunks; c++) {
+			int kind;
 
-			t->was_thp[c] = (e & PM_PRESENT) &&
-				(stress_ksm_unmerge_kpageflags(ctx->kpageflags_fd, e & PM_PFN_MASK) &
-				 STRESS_BIT_ULL(KPF_BIT_THP));
+			stress_ksm_unmerge_thp_chunk_flags(ctx, t->pm + c * per, per, t->flags + c * per);
+			kind = stress_ksm_unmerge_thp_kind(t->pm + c * per, t->flags + c * per, per);
+			t->was_thp[c] = (kind != KSM_THP_KIND_NONE);
 			t->thps += t->was_thp[c];
+			rs->detail[KSM_THP_D_PMD] += (kind == KSM_THP_KIND_PMD);
+			rs->detail[KSM_THP_D_MTHP] += (kind == KSM_THP_KIND_MTHP);
 		}
+		kb = stress_ksm_unmerge_thp_anon_huge_kb(t->thp);
+		if (kb > 0)
+			rs->detail[KSM_THP_D_ANON_HUGE] += (uint64_t)kb / (t->pmd_size / 1024);
 	}
 	if (madvise(t->thp, t->size, MADV_MERGEABLE) < 0) {
 		pr_fail("%s: thp racer: MADV_MERGEABLE on the THP region failed, errno=%d (%s)\n",
@@ -3542,8 +3764,8 @@ static void stress_ksm_unmerge_thp_merged(stress_ksm_unmerge_ctx_t *ctx, const s
 		return;
 	for (i = 0; i < t->npages; i++)
 		state[i] = (uint8_t)stress_ksm_unmerge_ra_pm_state(ctx, t->pm[i]);
-	rs->evidence += stress_ksm_unmerge_thp_split_count(state, t->was_thp, KSM_THP_CHUNKS,
-		KSM_THP_SIZE / ctx->page_size, &pages);
+	rs->evidence += stress_ksm_unmerge_thp_split_count(state, t->was_thp, t->chunks,
+		t->pmd_size / ctx->page_size, &pages);
 	rs->aux += pages;
 	free(state);
 }
@@ -3772,20 +3994,53 @@ static void stress_ksm_unmerge_thp_free(stress_ksm_unmerge_ctx_t *ctx, const siz
 	if (t->map)
 		(void)munmap(t->map, t->map_size);
 	free(t->pm);
+	free(t->flags);
 	free(t);
 	ctx->run[idx].priv = NULL;
 }
 
 /*
+ *  stress_ksm_unmerge_thp_pmd_size()
+ *	the PMD size from hpage_pmd_size (not assumed) and how many PMD-sized
+ *	chunks fit KSM_THP_MAX_BYTES (at most KSM_THP_CHUNKS)
+ */
+static int stress_ksm_unmerge_thp_pmd_size(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
+	stress_ksm_unmerge_thp_t *t)
+{
+	char buf[32];
+	const ssize_t n = stress_fs_file_read(KSM_THP_PMD_SIZE, buf, sizeof(buf) - 1);
+	unsigned long long v;
+
+	if (n <= 0) {
+		stress_ksm_unmerge_ra_reason(ctx, idx, "cannot read %s, errno=%d (%s)", KSM_THP_PMD_SIZE,
+			n < 0 ? errno : ENODATA, strerror(n < 0 ? errno : ENODATA));
+		return -1;
+	}
+	buf[n] = '\0';
+	if (sscanf(buf, "%llu", &v) != 1 || v < 2 * ctx->page_size || (v & (v - 1)) ||
+	    v > KSM_THP_MAX_BYTES) {
+		stress_ksm_unmerge_ra_reason(ctx, idx, "PMD size '%.20s' from hpage_pmd_size unusable "
+			"(power of 2, at most %u MiB)", buf, (unsigned int)(KSM_THP_MAX_BYTES / MB));
+		return -1;
+	}
+	t->pmd_size = (size_t)v;
+	t->chunks = KSM_THP_MAX_BYTES / 4 / t->pmd_size;
+	t->chunks = t->chunks < 1 ? 1 : (t->chunks > KSM_THP_CHUNKS ? KSM_THP_CHUNKS : t->chunks);
+	return 0;
+}
+
+/*
  *  stress_ksm_unmerge_thp_map()
- *	map KSM_THP_CHUNKS THPs 2 MiB aligned with MADV_HUGEPAGE
+ *	map up to KSM_THP_CHUNKS PMD-sized chunks, PMD aligned, with MADV_HUGEPAGE
  */
 static int stress_ksm_unmerge_thp_map(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
 	stress_ksm_unmerge_thp_t *t)
 {
-	t->size = KSM_THP_CHUNKS * KSM_THP_SIZE;
+	if (stress_ksm_unmerge_thp_pmd_size(ctx, idx, t) < 0)
+		return -1;
+	t->size = t->chunks * t->pmd_size;
 	t->npages = t->size / ctx->page_size;
-	t->map_size = t->size + KSM_THP_SIZE;
+	t->map_size = t->size + t->pmd_size;
 	t->map = mmap(NULL, t->map_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (t->map == MAP_FAILED) {
 		t->map = NULL;
@@ -3793,7 +4048,7 @@ static int stress_ksm_unmerge_thp_map(stress_ksm_unmerge_ctx_t *ctx, const size_
 			t->map_size, errno, strerror(errno));
 		return -1;
 	}
-	t->thp = (uint8_t *)(((uintptr_t)t->map + KSM_THP_SIZE - 1) & ~((uintptr_t)KSM_THP_SIZE - 1));
+	t->thp = (uint8_t *)(((uintptr_t)t->map + t->pmd_size - 1) & ~((uintptr_t)t->pmd_size - 1));
 	if (madvise(t->thp, t->size, MADV_HUGEPAGE) < 0) {
 		stress_ksm_unmerge_ra_reason(ctx, idx, "MADV_HUGEPAGE failed, errno=%d (%s)",
 			errno, strerror(errno));
@@ -3801,7 +4056,8 @@ static int stress_ksm_unmerge_thp_map(stress_ksm_unmerge_ctx_t *ctx, const size_
 	}
 	stress_memory_anon_name_set(t->thp, t->size, "ksm-unmerge-thp");
 	t->pm = calloc(t->npages, sizeof(uint64_t));
-	if (!t->pm) {
+	t->flags = calloc(t->npages, sizeof(uint64_t));
+	if (!t->pm || !t->flags) {
 		stress_ksm_unmerge_ra_reason(ctx, idx, "out of memory for the pagemap buffer");
 		return -1;
 	}
@@ -3884,6 +4140,8 @@ static void stress_ksm_unmerge_lat_add(stress_ksm_unmerge_lat_t *lat, const doub
 #define KSM_MRELEASE_ROUNDS		(4)		/* kill/reap rounds per cycle */
 #define KSM_MRELEASE_DELAY_NS		(2000000)	/* max fork-to-kill delay */
 #define KSM_MRELEASE_CHILD_SECS		(10)		/* child lifetime bound */
+#define KSM_MRELEASE_MODES		(3)		/* unmerge, COW-write, keep */
+#define KSM_MRELEASE_PROBE_PAGES	(64)		/* victim pages probed before the kill */
 #define KSM_FORK_PAGES			(64)		/* KSM pages a child COWs */
 #define KSM_FORK_MIN_PAGES		(4)		/* ... at least, if it can */
 #define KSM_FORK_TRIES			(1024)		/* random picks per child */
@@ -4082,6 +4340,20 @@ static int stress_ksm_unmerge_b_child_init(stress_ksm_unmerge_ctx_t *ctx, const 
 }
 
 /*
+ *  stress_ksm_unmerge_b_need_pfns()
+ *	start(): -1 with the reason when pagemap hides PFNs (not root): the
+ *	racer's evidence (what why names) cannot be seen
+ */
+static int stress_ksm_unmerge_b_need_pfns(stress_ksm_unmerge_ctx_t *ctx, const size_t idx, const char *why)
+{
+	if (ctx->have_pfns)
+		return 0;
+	(void)snprintf(ctx->st->racer[idx].reason, sizeof(ctx->st->racer[idx].reason),
+		"pagemap PFNs not readable (needs CAP_SYS_ADMIN): %s", why);
+	return -1;
+}
+
+/*
  *  stress_ksm_unmerge_b_child_rw()
  *	racer child: make its own copy of the region writable (mprotect racer)
  */
@@ -4133,8 +4405,21 @@ enum {
 typedef struct {
 	uint64_t cycle;			/* cycle the rounds are counted for */
 	uint32_t rounds;		/* rounds done in that cycle */
+	uint64_t victims;		/* victims forked, picks the victim's mode */
 	pid_t pid;			/* live child, 0 if none */
 } stress_ksm_unmerge_mrelease_t;
+
+/*
+ *  stress_ksm_unmerge_mrelease_pagemap()
+ *	open the victim's /proc/PID/pagemap, -1 on error
+ */
+static int stress_ksm_unmerge_mrelease_pagemap(const pid_t pid)
+{
+	char path[64];
+
+	(void)snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
 
 /*
  *  stress_ksm_unmerge_mrelease_judge()
@@ -4162,8 +4447,9 @@ static bool stress_ksm_unmerge_mrelease_status_ok(const int status)
 
 /*
  *  stress_ksm_unmerge_mrelease_child()
- *	victim: unmerge its copy (mode 0) or COW-write every page (mode 1),
- *	then wait to be killed; exit status is the errno of a failed call
+ *	victim: unmerge its copy (mode 0), COW-write every page (mode 1) or
+ *	keep the KSM pages it inherited mapped (mode 2), then wait to be
+ *	killed; exit status is the errno of a failed call
  */
 static void NORETURN stress_ksm_unmerge_mrelease_child(stress_ksm_unmerge_ctx_t *ctx,
 	const pid_t parent, const int mode)
@@ -4175,7 +4461,7 @@ static void NORETURN stress_ksm_unmerge_mrelease_child(stress_ksm_unmerge_ctx_t 
 	if (mode == 0) {
 		if (madvise(ctx->region, ctx->region_size, MADV_UNMERGEABLE) < 0)
 			_exit(errno ? errno : 1);
-	} else {
+	} else if (mode == 1) {
 		if (stress_ksm_unmerge_b_child_rw(ctx) < 0)
 			_exit(errno ? errno : 1);
 		for (i = 0; i < ctx->npages; i++) {
@@ -4220,16 +4506,43 @@ static void stress_ksm_unmerge_mrelease_status(stress_ksm_unmerge_ctx_t *ctx, co
 }
 
 /*
+ *  stress_ksm_unmerge_mrelease_victim_ksm()
+ *	KSM pages the victim maps right now in a random window of its copy of
+ *	the region (its pagemap, pm_fd, and kpageflags); -1 if unreadable
+ */
+static ssize_t stress_ksm_unmerge_mrelease_victim_ksm(stress_ksm_unmerge_ctx_t *ctx, const int pm_fd)
+{
+	uint64_t pm[KSM_MRELEASE_PROBE_PAGES];
+	const size_t n = ctx->npages < KSM_MRELEASE_PROBE_PAGES ? ctx->npages : KSM_MRELEASE_PROBE_PAGES;
+	const size_t first = stress_mwc32modn((uint32_t)(ctx->npages - n + 1));
+	ssize_t ksm = 0;
+	size_t j;
+
+	if (stress_ksm_unmerge_pagemap_read(pm_fd, ctx->region + first * ctx->page_size, n,
+			ctx->page_size, pm) < 0)
+		return -1;
+	for (j = 0; j < n; j++) {
+		const uint64_t flags = ((pm[j] & PM_PRESENT) && (pm[j] & PM_PFN_MASK)) ?
+			stress_ksm_unmerge_kpageflags(ctx->kpageflags_fd, pm[j] & PM_PFN_MASK) : 0;
+
+		ksm += stress_ksm_unmerge_b_page_ksm(ctx, first + j, pm[j], flags);
+	}
+	return ksm;
+}
+
+/*
  *  stress_ksm_unmerge_mrelease_kill()
- *	SIGKILL the victim via its pidfd, process_mrelease at once, reap;
- *	latency: kill to mrelease return (0) or to waitpid return (ESRCH)
+ *	probe the victim's KSM pages, SIGKILL it via its pidfd,
+ *	process_mrelease at once, reap; evidence only if the probe saw KSM
+ *	pages; latency: kill to mrelease return (0) or to waitpid return (ESRCH)
  */
 static void stress_ksm_unmerge_mrelease_kill(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
-	const int pidfd, const pid_t pid)
+	const int pidfd, const pid_t pid, const int pm_fd)
 {
 	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
 	uint64_t t0, t1, t2;
 	int ret, err, status, verdict;
+	const ssize_t ksm = stress_ksm_unmerge_mrelease_victim_ksm(ctx, pm_fd);
 
 	t0 = stress_ksm_unmerge_b_now_ns();
 	if (shim_pidfd_send_signal(pidfd, SIGKILL, NULL, 0) < 0) {
@@ -4248,12 +4561,16 @@ static void stress_ksm_unmerge_mrelease_kill(stress_ksm_unmerge_ctx_t *ctx, cons
 	}
 	t2 = stress_ksm_unmerge_b_now_ns();
 	rs->ops++;
+	if (ksm > 0) {
+		rs->evidence++;
+		rs->detail[2] += (uint64_t)ksm;
+	}
 	verdict = stress_ksm_unmerge_mrelease_judge(ret, err);
 	if (verdict == KSM_MRELEASE_REAPED) {
-		rs->evidence++;
+		rs->detail[0]++;
 		stress_ksm_unmerge_lat_add(&ctx->st->mrelease_lat, (double)(t1 - t0) / 1.0E6);
 	} else if (verdict == KSM_MRELEASE_GONE) {
-		rs->aux++;
+		rs->detail[1]++;
 		stress_ksm_unmerge_lat_add(&ctx->st->mrelease_lat, (double)(t2 - t0) / 1.0E6);
 	} else if (!(err == EINTR && !stress_ksm_unmerge_racer_running(ctx))) {
 		stress_ksm_unmerge_mrelease_fail(ctx, idx, "process_mrelease on a SIGKILLed victim "
@@ -4271,7 +4588,7 @@ static void stress_ksm_unmerge_mrelease_round(stress_ksm_unmerge_ctx_t *ctx, con
 {
 	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
 	const pid_t parent = getpid();
-	int pidfd, status, err;
+	int pidfd, pm_fd, status, err;
 	pid_t pid;
 
 	pid = fork();
@@ -4282,19 +4599,27 @@ static void stress_ksm_unmerge_mrelease_round(stress_ksm_unmerge_ctx_t *ctx, con
 		return;
 	}
 	if (pid == 0)
-		stress_ksm_unmerge_mrelease_child(ctx, parent, (int)(m->rounds & 1));
+		stress_ksm_unmerge_mrelease_child(ctx, parent, (int)(m->victims % KSM_MRELEASE_MODES));
+	m->victims++;
 	m->pid = pid;
+	/* a victim forked while merged maps the KSM pages: the unmerge may start */
+	stress_ksm_unmerge_racer_met(ctx, idx);
 	pidfd = shim_pidfd_open(pid, 0);
-	if (pidfd < 0) {
+	pm_fd = (pidfd < 0) ? -1 : stress_ksm_unmerge_mrelease_pagemap(pid);
+	if (pidfd < 0 || pm_fd < 0) {
 		err = errno;
 		(void)shim_kill(pid, SIGKILL);
 		(void)stress_ksm_unmerge_b_reap(pid, 0.0, &status);
 		m->pid = 0;
-		stress_ksm_unmerge_mrelease_fail(ctx, idx, "pidfd_open of the victim failed", err);
+		if (pidfd >= 0)
+			(void)close(pidfd);
+		stress_ksm_unmerge_mrelease_fail(ctx, idx, pidfd < 0 ? "pidfd_open of the victim failed" :
+			"open of the victim's /proc/PID/pagemap failed", err);
 		return;
 	}
 	(void)shim_nanosleep_uint64(stress_mwc32modn(KSM_MRELEASE_DELAY_NS + 1));
-	stress_ksm_unmerge_mrelease_kill(ctx, idx, pidfd, pid);
+	stress_ksm_unmerge_mrelease_kill(ctx, idx, pidfd, pid, pm_fd);
+	(void)close(pm_fd);
 	(void)close(pidfd);
 	m->pid = 0;
 }
@@ -4361,14 +4686,18 @@ static int stress_ksm_unmerge_mrelease_supported(char *reason, const size_t len)
  */
 static int stress_ksm_unmerge_mrelease_start(stress_ksm_unmerge_ctx_t *ctx, const size_t idx)
 {
-	stress_ksm_unmerge_mrelease_t *m = calloc(1, sizeof(*m));
+	stress_ksm_unmerge_mrelease_t *m;
 
+	if (stress_ksm_unmerge_b_need_pfns(ctx, idx, "victims' KSM pages not visible") < 0)
+		return -1;
+	m = calloc(1, sizeof(*m));
 	if (!m) {
 		(void)snprintf(ctx->st->racer[idx].reason, sizeof(ctx->st->racer[idx].reason),
 			"out of memory for racer state");
 		return -1;
 	}
 	ctx->run[idx].priv = m;
+	ctx->run[idx].meets = true;
 	if (stress_ksm_unmerge_racer_thread_start(ctx, idx, stress_ksm_unmerge_mrelease_thread) < 0) {
 		free(m);
 		ctx->run[idx].priv = NULL;
@@ -4396,7 +4725,7 @@ static void stress_ksm_unmerge_mrelease_stop(stress_ksm_unmerge_ctx_t *ctx, cons
 }
 
 #define KSM_RACER_MRELEASE { "mrelease", "process_mrelease vs exit_mmap of KSM memory", \
-	"mrelease-reaps", stress_ksm_unmerge_mrelease_supported, \
+	"ksm-victims-killed", stress_ksm_unmerge_mrelease_supported, \
 	stress_ksm_unmerge_mrelease_start, stress_ksm_unmerge_mrelease_stop, NULL, NULL }
 
 /* ---------------------------------------------------------------------
@@ -4774,11 +5103,8 @@ static int stress_ksm_unmerge_fork_start(stress_ksm_unmerge_ctx_t *ctx, const si
 	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
 	stress_ksm_unmerge_fork_t *f;
 
-	if (!ctx->have_pfns) {
-		(void)snprintf(rs->reason, sizeof(rs->reason),
-			"pagemap PFNs not readable (needs CAP_SYS_ADMIN): child cannot see KSM pages");
+	if (stress_ksm_unmerge_b_need_pfns(ctx, idx, "child cannot see KSM pages") < 0)
 		return -1;
-	}
 	f = calloc(1, sizeof(*f));
 	if (!f) {
 		(void)snprintf(rs->reason, sizeof(rs->reason), "out of memory for racer state");
@@ -5193,11 +5519,8 @@ static int stress_ksm_unmerge_mprotect_start(stress_ksm_unmerge_ctx_t *ctx, cons
 	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
 	stress_ksm_unmerge_mprotect_t *mp;
 
-	if (!ctx->have_pfns) {
-		(void)snprintf(rs->reason, sizeof(rs->reason),
-			"pagemap PFNs not readable (needs CAP_SYS_ADMIN): no evidence possible");
+	if (stress_ksm_unmerge_b_need_pfns(ctx, idx, "no evidence possible") < 0)
 		return -1;
-	}
 	mp = calloc(1, sizeof(*mp));
 	if (!mp || !(mp->prot = calloc(ctx->npages, 1)) ||
 	    !(mp->snap = calloc(ctx->npages, sizeof(*mp->snap))) ||
@@ -5314,15 +5637,11 @@ static void stress_ksm_unmerge_sparse_verify(stress_ksm_unmerge_ctx_t *ctx, cons
 	ssize_t k;
 	int why;
 
-	if (ctx->have_pfns && stress_ksm_unmerge_sparse_lookup(ctx, s) < 0) {
+	if (stress_ksm_unmerge_sparse_lookup(ctx, s) < 0) {
 		rs->failures++;
 		pr_fail("%s: sparse racer: pagemap read failed, errno=%d (%s)\n",
 			ctx->args->name, errno, strerror(errno));
 		return;
-	}
-	if (!ctx->have_pfns) {
-		(void)memset(s->entries, 0, s->populated * sizeof(*s->entries));
-		(void)memset(s->flags, 0, s->populated * sizeof(*s->flags));
 	}
 	k = stress_ksm_unmerge_sparse_judge(s, ctx->templates, ctx->page_size, ctx->zero_pfn, &why);
 	if (k < 0)
@@ -5338,6 +5657,29 @@ static void stress_ksm_unmerge_sparse_verify(stress_ksm_unmerge_ctx_t *ctx, cons
 }
 
 /*
+ *  stress_ksm_unmerge_sparse_ksm_before()
+ *	before the timed unmerge: count the populated pages that are KSM
+ *	pages (the evidence: the walk met KSM pages, not just holes)
+ */
+static int stress_ksm_unmerge_sparse_ksm_before(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
+	stress_ksm_unmerge_sparse_t *s)
+{
+	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
+	size_t k;
+
+	if (stress_ksm_unmerge_sparse_lookup(ctx, s) < 0) {
+		rs->failures++;
+		pr_fail("%s: sparse racer: pagemap read before the unmerge failed, errno=%d (%s)\n",
+			ctx->args->name, errno, strerror(errno));
+		return -1;
+	}
+	for (k = 0; k < s->populated; k++)
+		rs->evidence += stress_ksm_unmerge_b_entry_ksm(s->entries[k], s->flags[k], ctx->zero_pfn);
+	rs->detail[1] += s->populated;
+	return 0;
+}
+
+/*
  *  stress_ksm_unmerge_sparse_unmerge()
  *	UNMERGING hook: the timed MADV_UNMERGEABLE of the sparse range
  */
@@ -5349,6 +5691,8 @@ static void stress_ksm_unmerge_sparse_unmerge(stress_ksm_unmerge_ctx_t *ctx, con
 	int ret, err;
 
 	if (!s->mergeable)
+		return;
+	if (stress_ksm_unmerge_sparse_ksm_before(ctx, idx, s) < 0)
 		return;
 	t0 = stress_ksm_unmerge_b_now_ns();
 	ret = madvise(s->base, s->size, MADV_UNMERGEABLE);
@@ -5364,7 +5708,7 @@ static void stress_ksm_unmerge_sparse_unmerge(stress_ksm_unmerge_ctx_t *ctx, con
 	}
 	s->mergeable = false;
 	rs->ops += s->size / ctx->page_size;
-	rs->evidence += s->size / ctx->page_size;
+	rs->detail[0] += s->size / ctx->page_size;
 	rs->aux += t1 - t0;
 	stress_ksm_unmerge_sparse_verify(ctx, idx, s);
 }
@@ -5461,8 +5805,11 @@ static int stress_ksm_unmerge_sparse_map(stress_ksm_unmerge_ctx_t *ctx, stress_k
 static int stress_ksm_unmerge_sparse_start(stress_ksm_unmerge_ctx_t *ctx, const size_t idx)
 {
 	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
-	stress_ksm_unmerge_sparse_t *s = calloc(1, sizeof(*s));
+	stress_ksm_unmerge_sparse_t *s;
 
+	if (stress_ksm_unmerge_b_need_pfns(ctx, idx, "no evidence possible") < 0)
+		return -1;
+	s = calloc(1, sizeof(*s));
 	if (!s) {
 		(void)snprintf(rs->reason, sizeof(rs->reason), "out of memory for racer state");
 		return -1;
@@ -5490,7 +5837,7 @@ static void stress_ksm_unmerge_sparse_stop(stress_ksm_unmerge_ctx_t *ctx, const 
 }
 
 #define KSM_RACER_SPARSE { "sparse", "unmerge walk over unpopulated ranges", \
-	"sparse-pages-walked", stress_ksm_unmerge_racer_supported_always, \
+	"sparse-ksm-pages", stress_ksm_unmerge_racer_supported_always, \
 	stress_ksm_unmerge_sparse_start, stress_ksm_unmerge_sparse_stop, \
 	stress_ksm_unmerge_sparse_cycle, NULL }
 
@@ -5508,6 +5855,19 @@ static const stress_ksm_unmerge_racer_t stress_ksm_unmerge_racers[KSM_UNMERGE_RA
 	KSM_RACER_DONTNEED,
 	KSM_RACER_SPARSE,
 	KSM_RACER_THP,
+};
+
+/*
+ *  Names of the racers' own counters (racer_stats_t detail[]), printed
+ *  after the evidence in the racer's line and in its YAML entry
+ */
+static const char * const stress_ksm_unmerge_racer_details[KSM_UNMERGE_RACERS][KSM_RACER_DETAILS] = {
+	[KSM_RACER_IDX_VMSPLICE] = { "splices-held-over-unmerge", "ksm-pages-held-over-unmerge", NULL, NULL },
+	[KSM_RACER_IDX_GUP] = { "odirect-pins", "odirect-ksm-pages", "longterm-pins", "longterm-ksm-pages" },
+	[KSM_RACER_IDX_UFFD_WP] = { "wp-ksm-pages-at-unmerge", "wp-bits-kept", "wp-kept-still-ksm", NULL },
+	[KSM_RACER_IDX_THP] = { "pmd-thps", "mthps", "pmd-mapped-in-smaps", NULL },
+	[KSM_RACER_IDX_MRELEASE] = { "mrelease-reaps", "mrelease-esrch", "victim-ksm-pages", NULL },
+	[KSM_RACER_IDX_SPARSE] = { "sparse-pages-walked", "populated-pages-checked", NULL, NULL },
 };
 
 /*
@@ -6237,7 +6597,7 @@ static void stress_ksm_unmerge_lat_spread(const stress_ksm_unmerge_shared_t *sh,
 static void stress_ksm_unmerge_racer_total(const stress_ksm_unmerge_shared_t *sh, const size_t idx,
 	stress_ksm_unmerge_racer_stats_t *t)
 {
-	uint32_t i;
+	uint32_t i, j;
 
 	(void)memset(t, 0, sizeof(*t));
 	for (i = 0; i < sh->instances; i++) {
@@ -6248,6 +6608,8 @@ static void stress_ksm_unmerge_racer_total(const stress_ksm_unmerge_shared_t *sh
 		t->failures += r->failures;
 		t->aux += r->aux;
 		t->meet_timeouts += r->meet_timeouts;
+		for (j = 0; j < KSM_RACER_DETAILS; j++)
+			t->detail[j] += r->detail[j];
 		t->active |= r->active;
 		t->skipped |= r->skipped;
 		if (!t->reason[0] && r->reason[0])
@@ -6294,6 +6656,30 @@ static void FORMAT(printf, 1, 2) stress_ksm_unmerge_pr_report(const char *fmt, .
 		pr_inf("ksm-unmerge: %s -\n", buf);
 	else
 		pr_inf("ksm-unmerge: %s\n", buf);
+}
+
+/*
+ *  stress_ksm_unmerge_racer_details_str()
+ *	racer idx's named counters: ",name=N,..." for its report line or,
+ *	yaml set, "name: N, ..." for its YAML entry; "" if it has none
+ */
+static void stress_ksm_unmerge_racer_details_str(const size_t idx, const stress_ksm_unmerge_racer_stats_t *t,
+	char *buf, const size_t len, const bool yaml)
+{
+	size_t j, off = 0;
+
+	buf[0] = '\0';
+	for (j = 0; j < KSM_RACER_DETAILS && off < len; j++) {
+		const char *name = stress_ksm_unmerge_racer_details[idx][j];
+
+		if (!name)
+			continue;
+		if (yaml)
+			off += (size_t)snprintf(buf + off, len - off, "%s%s: %" PRIu64,
+				off ? ", " : "", name, t->detail[j]);
+		else
+			off += (size_t)snprintf(buf + off, len - off, ",%s=%" PRIu64, name, t->detail[j]);
+	}
 }
 
 /*
@@ -6347,22 +6733,24 @@ static void stress_ksm_unmerge_report(const stress_ksm_unmerge_shared_t *sh)
 
 	for (i = 0; i < KSM_UNMERGE_RACERS; i++) {
 		stress_ksm_unmerge_racer_stats_t t;
+		char details[192];
 
 		if (!(sh->methods & STRESS_BIT_ULL(KSM_UNMERGE_RACER_SHIFT + i)))
 			continue;
 		stress_ksm_unmerge_racer_total(sh, i, &t);
+		stress_ksm_unmerge_racer_details_str(i, &t, details, sizeof(details), false);
 		if (t.active && t.evidence && t.meet_timeouts)
 			stress_ksm_unmerge_pr_report("racer %s reached: ops=%" PRIu64 " %s=%" PRIu64
-				",merged-phase-timeouts=%" PRIu64, stress_ksm_unmerge_racer_names[i], t.ops,
-				stress_ksm_unmerge_racers[i].evidence, t.evidence, t.meet_timeouts);
+				",merged-phase-timeouts=%" PRIu64 "%s", stress_ksm_unmerge_racer_names[i], t.ops,
+				stress_ksm_unmerge_racers[i].evidence, t.evidence, t.meet_timeouts, details);
 		else if (t.active && t.evidence)
-			stress_ksm_unmerge_pr_report("racer %s reached: ops=%" PRIu64 " %s=%" PRIu64,
+			stress_ksm_unmerge_pr_report("racer %s reached: ops=%" PRIu64 " %s=%" PRIu64 "%s",
 				stress_ksm_unmerge_racer_names[i], t.ops,
-				stress_ksm_unmerge_racers[i].evidence, t.evidence);
+				stress_ksm_unmerge_racers[i].evidence, t.evidence, details);
 		else if (t.active)
-			stress_ksm_unmerge_pr_report("racer %s NOT reached: ops=%" PRIu64 " %s=0 (%s)",
+			stress_ksm_unmerge_pr_report("racer %s NOT reached: ops=%" PRIu64 " %s=0%s (%s)",
 				stress_ksm_unmerge_racer_names[i], t.ops,
-				stress_ksm_unmerge_racers[i].evidence,
+				stress_ksm_unmerge_racers[i].evidence, details,
 				t.reason[0] ? t.reason : "path never met a KSM page");
 		else
 			stress_ksm_unmerge_pr_report("racer %s skipped: %s", stress_ksm_unmerge_racer_names[i],
@@ -6932,6 +7320,7 @@ static void stress_ksm_unmerge_yaml(const stress_ksm_unmerge_shared_t *sh)
 	off += (size_t)snprintf(buf + off, len - off, "    racers:\n");
 	for (i = 0; i < KSM_UNMERGE_RACERS && off < len; i++) {
 		stress_ksm_unmerge_racer_stats_t r;
+		char details[192];
 
 		if (!(sh->methods & STRESS_BIT_ULL(KSM_UNMERGE_RACER_SHIFT + i)))
 			continue;
@@ -6943,6 +7332,9 @@ static void stress_ksm_unmerge_yaml(const stress_ksm_unmerge_shared_t *sh)
 			stress_ksm_unmerge_racer_names[i], r.ops, r.evidence,
 			stress_ksm_unmerge_racers[i].evidence, r.failures,
 			(r.active && r.evidence) ? "true" : "false", r.skipped ? "true" : "false");
+		stress_ksm_unmerge_racer_details_str(i, &r, details, sizeof(details), true);
+		if (details[0] && off < len)
+			off += (size_t)snprintf(buf + off, len - off, "          details: { %s }\n", details);
 	}
 	if (off < len)
 		stress_yaml_extra_add("ksm-unmerge", buf);

@@ -65,6 +65,7 @@
 #define HAVE_GETRUSAGE		(1)
 #define HAVE_REGEX_H		(1)
 #define HAVE_REGEXEC		(1)
+#define HAVE_SYS_VFS_H		(1)
 
 /* core-attribute.h */
 #define WARN_UNUSED	__attribute__((warn_unused_result))

@@ -23,9 +23,9 @@ gup)		EVIDENCE=ksm-pages-pinned;;
 uffd-wp)	EVIDENCE=wp-pages-unshared;;
 thp)		EVIDENCE=thps-split;;
 fork)		EVIDENCE=ksm-cow-writes;;
-mrelease)	EVIDENCE=mrelease-reaps;;
+mrelease)	EVIDENCE=ksm-victims-killed;;
 mprotect)	EVIDENCE=ksm-pages-protected;;
-sparse)		EVIDENCE=sparse-pages-walked;;
+sparse)		EVIDENCE=sparse-ksm-pages;;
 *)		fail "unknown racer '$RACER'";;
 esac
 require_ksm

@@ -310,6 +310,61 @@ static void test_thp_split_count(void **state)
 }
 
 /*
+ *  test_thp_kind()
+ *	a chunk is one PMD-sized THP only if a compound head is followed by
+ *	tails on consecutive pfns; any break makes it mTHPs, no THP flag none
+ */
+static void test_thp_kind(void **state)
+{
+	const uint64_t thp = STRESS_BIT_ULL(KPF_BIT_THP);
+	uint64_t pm[8], fl[8];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < 8; i++) {
+		pm[i] = PM_PRESENT | (0x1000 + i);
+		fl[i] = thp | STRESS_BIT_ULL(i ? KPF_BIT_COMPOUND_TAIL : KPF_BIT_COMPOUND_HEAD);
+	}
+	assert_int_equal(stress_ksm_unmerge_thp_kind(pm, fl, 8), KSM_THP_KIND_PMD);
+	/* two 4-page folios on consecutive pfns: a head in the middle */
+	fl[4] = thp | STRESS_BIT_ULL(KPF_BIT_COMPOUND_HEAD);
+	assert_int_equal(stress_ksm_unmerge_thp_kind(pm, fl, 8), KSM_THP_KIND_MTHP);
+	fl[4] = thp | STRESS_BIT_ULL(KPF_BIT_COMPOUND_TAIL);
+	/* a pfn out of sequence */
+	pm[6] = PM_PRESENT | 0x2000;
+	assert_int_equal(stress_ksm_unmerge_thp_kind(pm, fl, 8), KSM_THP_KIND_MTHP);
+	pm[6] = PM_PRESENT | (0x1000 + 6);
+	/* small pages, or not present */
+	fl[0] = 0;
+	assert_int_equal(stress_ksm_unmerge_thp_kind(pm, fl, 8), KSM_THP_KIND_NONE);
+	fl[0] = thp | STRESS_BIT_ULL(KPF_BIT_COMPOUND_HEAD);
+	pm[0] = 0;
+	assert_int_equal(stress_ksm_unmerge_thp_kind(pm, fl, 8), KSM_THP_KIND_NONE);
+}
+
+/*
+ *  test_racer_details()
+ *	the named counters follow the evidence in the report line and form
+ *	a YAML flow mapping body; a racer without them prints nothing
+ */
+static void test_racer_details(void **state)
+{
+	stress_ksm_unmerge_racer_stats_t t;
+	char buf[192];
+
+	(void)state;
+	(void)memset(&t, 0, sizeof(t));
+	t.detail[0] = 3;
+	t.detail[3] = 7;
+	stress_ksm_unmerge_racer_details_str(KSM_RACER_IDX_GUP, &t, buf, sizeof(buf), false);
+	assert_string_equal(buf, ",odirect-pins=3,odirect-ksm-pages=0,longterm-pins=0,longterm-ksm-pages=7");
+	stress_ksm_unmerge_racer_details_str(KSM_RACER_IDX_GUP, &t, buf, sizeof(buf), true);
+	assert_string_equal(buf, "odirect-pins: 3, odirect-ksm-pages: 0, longterm-pins: 0, longterm-ksm-pages: 7");
+	stress_ksm_unmerge_racer_details_str(KSM_RACER_IDX_DONTNEED, &t, buf, sizeof(buf), false);
+	assert_string_equal(buf, "");
+}
+
+/*
  *  test_racer_table()
  *	the four racers are built, with single-token evidence names
  */
@@ -344,6 +399,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_uffd_hang_report, t_setup, t_teardown),
 		cmocka_unit_test_setup_teardown(test_thp_data_check, t_setup, t_teardown),
 		cmocka_unit_test(test_thp_split_count),
+		cmocka_unit_test(test_thp_kind),
+		cmocka_unit_test(test_racer_details),
 		cmocka_unit_test(test_racer_table),
 	};
 

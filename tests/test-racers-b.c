@@ -281,13 +281,13 @@ static void test_sparse_bytes(void **state)
 static void test_racer_table(void **state)
 {
 	(void)state;
-	assert_string_equal(stress_ksm_unmerge_racers[KSM_RACER_IDX_MRELEASE].evidence, "mrelease-reaps");
+	assert_string_equal(stress_ksm_unmerge_racers[KSM_RACER_IDX_MRELEASE].evidence, "ksm-victims-killed");
 	assert_ptr_equal(stress_ksm_unmerge_racers[KSM_RACER_IDX_MRELEASE].start, stress_ksm_unmerge_mrelease_start);
 	assert_string_equal(stress_ksm_unmerge_racers[KSM_RACER_IDX_FORK].evidence, "ksm-cow-writes");
 	assert_ptr_equal(stress_ksm_unmerge_racers[KSM_RACER_IDX_FORK].cycle, stress_ksm_unmerge_fork_cycle);
 	assert_string_equal(stress_ksm_unmerge_racers[KSM_RACER_IDX_MPROTECT].evidence, "ksm-pages-protected");
 	assert_ptr_equal(stress_ksm_unmerge_racers[KSM_RACER_IDX_MPROTECT].start, stress_ksm_unmerge_mprotect_start);
-	assert_string_equal(stress_ksm_unmerge_racers[KSM_RACER_IDX_SPARSE].evidence, "sparse-pages-walked");
+	assert_string_equal(stress_ksm_unmerge_racers[KSM_RACER_IDX_SPARSE].evidence, "sparse-ksm-pages");
 	assert_ptr_equal(stress_ksm_unmerge_racers[KSM_RACER_IDX_SPARSE].cycle, stress_ksm_unmerge_sparse_cycle);
 }
 

@@ -188,7 +188,7 @@ static void test_tolerant_layouts(void **state)
 		"  failures: 2\n"
 		"  merge-timeouts: 0\n"
 		"  latencies: [ { name: unmerge-millisecs, p95: 9.5 } ]\n"
-		"  racers: { gup: { ops: 5, reached: false } }\n"
+		"  racers: { gup: { ops: 5, reached: false, details: { odirect-pins: 4, longterm-pins: 1 } } }\n"
 		"...\n");
 	write_file(p2, "release=6.18.0\nexit_code=2\n");
 	write_file(p3, "stress-ng: metrc: [1] ksm-unmerge          7.50 Widgets per sec! "
@@ -207,6 +207,8 @@ static void test_tolerant_layouts(void **state)
 	assert_float_equal(perf(r, "stress-ng.ksm-unmerge.Widgets_per_sec!"), 7.5, 1e-9);
 	assert_float_equal(perf(r, "ksm-unmerge.latency.unmerge-millisecs.p95"), 9.5, 1e-9);
 	assert_float_equal(perf(r, "ksm-unmerge.racer.gup.ops"), 5.0, 1e-9);
+	assert_float_equal(perf(r, "ksm-unmerge.racer.gup.odirect-pins"), 4.0, 1e-9);
+	assert_float_equal(perf(r, "ksm-unmerge.racer.gup.longterm-pins"), 1.0, 1e-9);
 	assert_float_equal(perf(r, "ksm-unmerge.cycles"), 31.0, 1e-9);
 	assert_true(kr_run_has_fail(r, "ksm-unmerge.failures"));
 	assert_false(kr_run_has_fail(r, "ksm-unmerge.merge-timeouts"));

@@ -657,17 +657,29 @@ static void kr_parse_latency(yaml_document_t *doc, const char *name, yaml_node_t
 
 /*
  *  kr_parse_racer()
- *	add ksm-unmerge.racer.<name>.{ops,evidence} and a not_reached failure
+ *	add ksm-unmerge.racer.<name>.{ops,evidence,<detail>...} and a
+ *	not_reached failure
  */
 static void kr_parse_racer(yaml_document_t *doc, const char *name, yaml_node_t *racer, kr_run_t *run)
 {
 	yaml_node_t *reached = kr_map_get(doc, racer, "reached");
+	yaml_node_t *details = kr_map_get(doc, racer, "details");
 	double v;
 
 	if (kr_node_number(kr_map_get(doc, racer, "ops"), &v))
 		kr_run_add_perf(run, kr_asprintf("ksm-unmerge.racer.%s.ops", name), v);
 	if (kr_node_number(kr_map_get(doc, racer, "evidence"), &v))
 		kr_run_add_perf(run, kr_asprintf("ksm-unmerge.racer.%s.evidence", name), v);
+	if (details && details->type == YAML_MAPPING_NODE) {
+		const yaml_node_pair_t *pair;
+
+		for (pair = details->data.mapping.pairs.start; pair < details->data.mapping.pairs.top; pair++) {
+			const char *k = kr_scalar(yaml_document_get_node(doc, pair->key));
+
+			if (k && kr_node_number(yaml_document_get_node(doc, pair->value), &v))
+				kr_run_add_perf(run, kr_asprintf("ksm-unmerge.racer.%s.%s", name, k), v);
+		}
+	}
 	if (reached && !kr_node_true(reached))
 		kr_run_add_fail(run, kr_asprintf("ksm-unmerge.racer.%s.not_reached", name));
 }
