@@ -20,6 +20,7 @@ SHIM_SRC := $(sort $(wildcard core-shim/*.c))
 SHIM_OBJ := $(SHIM_SRC:.c=.o)
 SHIM_HDR := $(wildcard core-shim/*.h)
 STRESSOR := stress-ksm-unmerge
+STRESSOR_HDR := $(wildcard stress-ksm-unmerge-*.h)
 
 ALL_TARGETS  := $(STRESSOR)
 TEST_TARGETS :=
@@ -34,7 +35,7 @@ core-shim/libshim.a: $(SHIM_OBJ)
 core-shim/%.o: core-shim/%.c $(SHIM_HDR)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-$(STRESSOR).o: $(STRESSOR).c $(SHIM_HDR)
+$(STRESSOR).o: $(STRESSOR).c $(STRESSOR_HDR) $(SHIM_HDR)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
 $(STRESSOR): $(STRESSOR).o core-shim/libshim.a

@@ -3680,6 +3680,8 @@ static int stress_ksm_unmerge_verify_unmerge(stress_ksm_unmerge_ctx_t *ctx,
 	return 0;
 }
 
+#include "stress-ksm-unmerge-check-counters.h"
+
 /*
  *  Racers.  Each races one kernel path against the merge/unmerge cycle on
  *  the same memory.  A racer thread calls stress_ksm_unmerge_racer_park()
@@ -6574,6 +6576,7 @@ typedef struct {
 	volatile int64_t off;		/* its byte offset */
 	volatile uint64_t pfn[2];	/* pfn before/after for NOCOW */
 	volatile uint64_t pages[KSM_FORK_PAGES];	/* pages COWed */
+	stress_ksm_unmerge_forkc_t fc;	/* KSM counters around the fork */
 } stress_ksm_unmerge_fork_shared_t;
 
 /* fork racer state (main thread only) */
@@ -6750,6 +6753,7 @@ static void NORETURN stress_ksm_unmerge_fork_child(stress_ksm_unmerge_ctx_t *ctx
 {
 	int pm_fd, tries;
 
+	stress_ksm_unmerge_forkc_child(&sh->fc);
 	if ((stress_ksm_unmerge_b_child_init(ctx, parent) < 0) ||
 	    (stress_ksm_unmerge_b_child_rw(ctx) < 0)) {
 		(void)stress_ksm_unmerge_fork_child_fail(sh, KSM_FORK_FAIL_SETUP, errno, 0, -1);
@@ -6793,6 +6797,7 @@ static void stress_ksm_unmerge_fork_spawn(stress_ksm_unmerge_ctx_t *ctx, const s
 	if (f->pid > 0)
 		return;
 	(void)memset((void *)f->sh, 0, sizeof(*f->sh));
+	stress_ksm_unmerge_forkc_before(ctx, &f->sh->fc);
 	pid = fork();
 	if (pid < 0) {
 		(void)snprintf(rs->reason, sizeof(rs->reason), "fork failed, errno=%d (%s)",
@@ -6844,6 +6849,8 @@ static void stress_ksm_unmerge_fork_reap(stress_ksm_unmerge_ctx_t *ctx, const si
 	f->pid = 0;
 	rs->ops++;
 	rs->evidence += f->sh->n;
+	if (stress_ksm_unmerge_forkc_judge(ctx, &f->sh->fc) < 0)
+		rs->failures++;
 	if (f->sh->fail != KSM_FORK_OK) {
 		stress_ksm_unmerge_fork_report(ctx, idx, f->sh);
 	} else if (ret < 0) {
@@ -7855,6 +7862,8 @@ static int stress_ksm_unmerge_cycle(stress_ksm_unmerge_ctx_t *ctx, const uint64_
 	stress_ksm_unmerge_phase_set(ctx, KSM_PHASE_MERGED);
 	if (stress_ksm_unmerge_verify_merge(ctx, waited, &ksm, &kzero) < 0)
 		rc = -1;
+	if (stress_ksm_unmerge_zc_check(ctx, "after the merge") < 0)
+		rc = -1;
 	if (!ctx->have_pfns) {
 		ksm = merging > 0 ? (uint64_t)merging : 0;
 		kzero = zero > 0 ? (uint64_t)zero : 0;
@@ -7896,6 +7905,8 @@ static int stress_ksm_unmerge_cycle(stress_ksm_unmerge_ctx_t *ctx, const uint64_
 		rc = -1;
 	if (stress_ksm_unmerge_verify_unmerge(ctx, ksm,
 			(cow0 >= 0 && cow1 >= 0) ? cow1 - cow0 : -1) < 0)
+		rc = -1;
+	if (stress_ksm_unmerge_zc_check(ctx, "after the unmerge") < 0)
 		rc = -1;
 	stress_ksm_unmerge_phase_set(ctx, KSM_PHASE_IDLE);
 
@@ -8304,6 +8315,11 @@ static int stress_ksm_unmerge(stress_args_t *args)
 	stress_proc_state_set(args->name, STRESS_STATE_DEINIT);
 	stress_ksm_unmerge_racers_stop(&ctx);
 	stress_ksm_unmerge_phase_set(&ctx, KSM_PHASE_IDLE);
+	if (stress_ksm_unmerge_zc_check(&ctx, "after the racers' children exited") < 0) {
+		stress_ksm_unmerge_fail(&ctx);
+		rc = EXIT_FAILURE;
+	}
+	stress_ksm_unmerge_zc_close();
 	stress_ksm_unmerge_metrics(&ctx, stress_time_now() - t_start);
 	rc = stress_ksm_unmerge_outcome(&ctx, rc);
 	stress_ksm_unmerge_ctx_free(&ctx);
