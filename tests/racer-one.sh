@@ -26,6 +26,7 @@ fork)		EVIDENCE=ksm-cow-writes;;
 mrelease)	EVIDENCE=mrelease-reaps;;
 mprotect)	EVIDENCE=ksm-pages-protected;;
 sparse)		EVIDENCE=sparse-pages-walked;;
+signal)		EVIDENCE=unmerges-interrupted;;
 *)		fail "unknown racer '$RACER'";;
 esac
 require_ksm
