@@ -27,6 +27,7 @@ mrelease)	EVIDENCE=mrelease-reaps;;
 mprotect)	EVIDENCE=ksm-pages-protected;;
 sparse)		EVIDENCE=sparse-pages-walked;;
 signal)		EVIDENCE=unmerges-interrupted;;
+mremap)		EVIDENCE=ksm-pages-moved;;
 *)		fail "unknown racer '$RACER'";;
 esac
 require_ksm

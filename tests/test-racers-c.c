@@ -221,6 +221,32 @@ static void test_signal_window(void **state)
 }
 
 /*
+ *  test_mremap_bad()
+ *	a moved page that lost one byte is found, intact pages are not
+ */
+static void test_mremap_bad(void **state)
+{
+	t_env_t *e = t_env_new(KSM_UNMERGE_PATTERN_SAME, T_PAGES);
+	uint8_t *buf;
+	size_t k;
+
+	(void)state;
+	assert_non_null(e);
+	buf = calloc(4, T_PAGE);
+	assert_non_null(buf);
+	for (k = 0; k < 4; k++)
+		(void)memcpy(buf + k * T_PAGE, e->ctx.templates, T_PAGE);
+	assert_int_equal(stress_ksm_unmerge_mremap_bad(buf, 4, e->ctx.templates, T_PAGE), -1);
+	buf[2 * T_PAGE + 100] ^= 1;
+	assert_int_equal(stress_ksm_unmerge_mremap_bad(buf, 4, e->ctx.templates, T_PAGE), 2);
+	/* a page that came back empty (zero-filled) */
+	(void)memset(buf, 0, T_PAGE);
+	assert_int_equal(stress_ksm_unmerge_mremap_bad(buf, 4, e->ctx.templates, T_PAGE), 0);
+	free(buf);
+	t_env_free(e);
+}
+
+/*
  *  test_racer_table()
  *	the new racers sit at their indexes with their evidence names
  */
@@ -232,6 +258,10 @@ static void test_racer_table(void **state)
 	assert_string_equal(stress_ksm_unmerge_racers[KSM_RACER_IDX_SIGNAL].evidence, "unmerges-interrupted");
 	assert_ptr_equal(stress_ksm_unmerge_racers[KSM_RACER_IDX_SIGNAL].start, stress_ksm_unmerge_signal_start);
 	assert_true(stress_ksm_unmerge_method_bit("signal") != 0);
+	assert_string_equal(stress_ksm_unmerge_racer_names[KSM_RACER_IDX_MREMAP], "mremap");
+	assert_string_equal(stress_ksm_unmerge_racers[KSM_RACER_IDX_MREMAP].name, "mremap");
+	assert_string_equal(stress_ksm_unmerge_racers[KSM_RACER_IDX_MREMAP].evidence, "ksm-pages-moved");
+	assert_ptr_equal(stress_ksm_unmerge_racers[KSM_RACER_IDX_MREMAP].cycle, stress_ksm_unmerge_mremap_cycle);
 }
 
 /*
@@ -245,6 +275,7 @@ int main(void)
 		cmocka_unit_test(test_zc_check),
 		cmocka_unit_test(test_forkc_verdict),
 		cmocka_unit_test(test_signal_window),
+		cmocka_unit_test(test_mremap_bad),
 		cmocka_unit_test(test_racer_table),
 	};
 
