@@ -28,6 +28,7 @@ mprotect)	EVIDENCE=ksm-pages-protected;;
 sparse)		EVIDENCE=sparse-pages-walked;;
 signal)		EVIDENCE=unmerges-interrupted;;
 mremap)		EVIDENCE=ksm-pages-moved;;
+uffd-minor)	EVIDENCE=ksm-pages-unmerged;;
 *)		fail "unknown racer '$RACER'";;
 esac
 require_ksm

@@ -247,6 +247,26 @@ static void test_mremap_bad(void **state)
 }
 
 /*
+ *  test_minor_flags()
+ *	the flags a 32-bit VM_MERGEABLE mask left (no "ui") fail the check
+ */
+static void test_minor_flags(void **state)
+{
+	(void)state;
+	assert_true(stress_ksm_unmerge_minor_has_ui("rd wr mr mw me ac ui "));
+	assert_true(stress_ksm_unmerge_minor_has_ui("ui rd"));
+	assert_false(stress_ksm_unmerge_minor_has_ui("rd wr mr mw me ac "));
+	assert_false(stress_ksm_unmerge_minor_has_ui("rd uio wr"));
+	assert_int_equal(stress_ksm_unmerge_minor_flags_judge("rd wr mr mw me ac ui ",
+		"rd wr mr mw me ac ui "), 0);
+	/* what the broken kernel left: bits above 31 gone */
+	assert_int_equal(stress_ksm_unmerge_minor_flags_judge("rd wr mr mw me ac ui ",
+		"rd wr mr mw me ac "), 2);
+	assert_int_equal(stress_ksm_unmerge_minor_flags_judge("rd wr mr mw me ac ui ",
+		"rd mr mw me ac ui "), 1);
+}
+
+/*
  *  test_racer_table()
  *	the new racers sit at their indexes with their evidence names
  */
@@ -262,6 +282,9 @@ static void test_racer_table(void **state)
 	assert_string_equal(stress_ksm_unmerge_racers[KSM_RACER_IDX_MREMAP].name, "mremap");
 	assert_string_equal(stress_ksm_unmerge_racers[KSM_RACER_IDX_MREMAP].evidence, "ksm-pages-moved");
 	assert_ptr_equal(stress_ksm_unmerge_racers[KSM_RACER_IDX_MREMAP].cycle, stress_ksm_unmerge_mremap_cycle);
+	assert_string_equal(stress_ksm_unmerge_racer_names[KSM_RACER_IDX_UFFD_MINOR], "uffd-minor");
+	assert_string_equal(stress_ksm_unmerge_racers[KSM_RACER_IDX_UFFD_MINOR].name, "uffd-minor");
+	assert_string_equal(stress_ksm_unmerge_racers[KSM_RACER_IDX_UFFD_MINOR].evidence, "ksm-pages-unmerged");
 }
 
 /*
@@ -276,6 +299,7 @@ int main(void)
 		cmocka_unit_test(test_forkc_verdict),
 		cmocka_unit_test(test_signal_window),
 		cmocka_unit_test(test_mremap_bad),
+		cmocka_unit_test(test_minor_flags),
 		cmocka_unit_test(test_racer_table),
 	};
 
