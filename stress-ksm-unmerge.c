@@ -60,7 +60,7 @@ static const stress_help_t help[] = {
 	{ NULL,	"ksm-unmerge-bytes N",	"memory to merge/unmerge in total (K, M, G or % of available)" },
 	{ NULL,	"ksm-unmerge-hang-timeout S", "report an unmerge or racer step stuck longer than S seconds (default 60)" },
 	{ NULL,	"ksm-unmerge-log F",	"append a YAML document with progress figures to file F every interval" },
-	{ NULL,	"ksm-unmerge-method M",	"merge switch and racers: madvise, prctl, vmsplice, gup, uffd-wp, mrelease, fork, mprotect, dontneed, sparse, thp, signal, mremap, uffd-minor or all (comma list)" },
+	{ NULL,	"ksm-unmerge-method M",	"merge switch and racers: madvise, prctl, vmsplice, gup, uffd-wp, mrelease, fork, mprotect, dontneed, sparse, thp, signal, mremap, uffd-minor, prctl-exec or all (comma list)" },
 	{ NULL,	"ksm-unmerge-no-klog",	"do not watch the kernel log for warnings" },
 	{ NULL,	"ksm-unmerge-ops N",	"stop after N verified merge/unmerge cycles" },
 	{ NULL,	"ksm-unmerge-pattern P", "page contents: same, few, zero, mixed or unique" },
@@ -88,6 +88,7 @@ static const char * const stress_ksm_unmerge_racer_names[] = {
 	"signal",
 	"mremap",
 	"uffd-minor",
+	"prctl-exec",
 };
 
 #define KSM_UNMERGE_RACERS	(SIZEOF_ARRAY(stress_ksm_unmerge_racer_names))
@@ -106,6 +107,7 @@ enum {
 	KSM_RACER_IDX_SIGNAL,
 	KSM_RACER_IDX_MREMAP,
 	KSM_RACER_IDX_UFFD_MINOR,
+	KSM_RACER_IDX_PRCTL_EXEC,
 };
 
 /*
@@ -7659,6 +7661,7 @@ static void stress_ksm_unmerge_sparse_stop(stress_ksm_unmerge_ctx_t *ctx, const 
 #include "stress-ksm-unmerge-racer-signal.h"
 #include "stress-ksm-unmerge-racer-mremap.h"
 #include "stress-ksm-unmerge-racer-uffd-minor.h"
+#include "stress-ksm-unmerge-racer-prctl-exec.h"
 
 /*
  *  The racer table, in the order of stress_ksm_unmerge_racer_names[]
@@ -7676,6 +7679,7 @@ static const stress_ksm_unmerge_racer_t stress_ksm_unmerge_racers[KSM_UNMERGE_RA
 	KSM_RACER_SIGNAL,
 	KSM_RACER_MREMAP,
 	KSM_RACER_UFFD_MINOR,
+	KSM_RACER_PRCTL_EXEC,
 };
 
 /*

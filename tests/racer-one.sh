@@ -29,6 +29,7 @@ sparse)		EVIDENCE=sparse-pages-walked;;
 signal)		EVIDENCE=unmerges-interrupted;;
 mremap)		EVIDENCE=ksm-pages-moved;;
 uffd-minor)	EVIDENCE=ksm-pages-unmerged;;
+prctl-exec)	EVIDENCE=helpers-merged;;
 *)		fail "unknown racer '$RACER'";;
 esac
 require_ksm

@@ -267,6 +267,31 @@ static void test_minor_flags(void **state)
 }
 
 /*
+ *  test_exec_judge()
+ *	merge-any lost across exec, or a new VMA left unmergeable, fails
+ */
+static void test_exec_judge(void **state)
+{
+	stress_ksm_unmerge_exec_report_t r;
+
+	(void)state;
+	assert_int_equal(stress_ksm_unmerge_exec_parse("get=1 mg=1 merging=63\n", &r), 0);
+	assert_int_equal(r.get, 1);
+	assert_int_equal(r.merging, 63);
+	assert_int_equal(stress_ksm_unmerge_exec_judge(&r), 0);
+	/* the broken kernels: merge-any dropped by exec */
+	assert_int_equal(stress_ksm_unmerge_exec_parse("get=0 mg=0 merging=0\n", &r), 0);
+	assert_int_equal(stress_ksm_unmerge_exec_judge(&r), 1);
+	/* merge-any kept, but the new program's VMA not marked mergeable */
+	assert_int_equal(stress_ksm_unmerge_exec_parse("get=1 mg=0 merging=0\n", &r), 0);
+	assert_int_equal(stress_ksm_unmerge_exec_judge(&r), 2);
+	/* smaps unreadable: only the prctl state is judged */
+	assert_int_equal(stress_ksm_unmerge_exec_parse("get=1 mg=-1 merging=-1\n", &r), 0);
+	assert_int_equal(stress_ksm_unmerge_exec_judge(&r), 0);
+	assert_int_equal(stress_ksm_unmerge_exec_parse("garbage", &r), -1);
+}
+
+/*
  *  test_racer_table()
  *	the new racers sit at their indexes with their evidence names
  */
@@ -285,6 +310,9 @@ static void test_racer_table(void **state)
 	assert_string_equal(stress_ksm_unmerge_racer_names[KSM_RACER_IDX_UFFD_MINOR], "uffd-minor");
 	assert_string_equal(stress_ksm_unmerge_racers[KSM_RACER_IDX_UFFD_MINOR].name, "uffd-minor");
 	assert_string_equal(stress_ksm_unmerge_racers[KSM_RACER_IDX_UFFD_MINOR].evidence, "ksm-pages-unmerged");
+	assert_string_equal(stress_ksm_unmerge_racer_names[KSM_RACER_IDX_PRCTL_EXEC], "prctl-exec");
+	assert_string_equal(stress_ksm_unmerge_racers[KSM_RACER_IDX_PRCTL_EXEC].name, "prctl-exec");
+	assert_string_equal(stress_ksm_unmerge_racers[KSM_RACER_IDX_PRCTL_EXEC].evidence, "helpers-merged");
 }
 
 /*
@@ -300,6 +328,7 @@ int main(void)
 		cmocka_unit_test(test_signal_window),
 		cmocka_unit_test(test_mremap_bad),
 		cmocka_unit_test(test_minor_flags),
+		cmocka_unit_test(test_exec_judge),
 		cmocka_unit_test(test_racer_table),
 	};
 
