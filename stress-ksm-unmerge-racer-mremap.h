@@ -55,41 +55,6 @@ typedef struct {
 } stress_ksm_unmerge_mremap_t;
 
 /*
- *  stress_ksm_unmerge_mremap_bad()
- *	pure: first of n pages at p that does not hold tmpl, -1 if all do
- */
-static ssize_t stress_ksm_unmerge_mremap_bad(const uint8_t *p, const size_t n, const uint8_t *tmpl,
-	const size_t page_size)
-{
-	size_t k;
-
-	for (k = 0; k < n; k++)
-		if (shim_memcmp(p + k * page_size, tmpl, page_size))
-			return (ssize_t)k;
-	return -1;
-}
-
-/*
- *  stress_ksm_unmerge_mremap_ksm_count()
- *	KSM pages among n pages at p (pagemap and kpageflags)
- */
-static uint64_t stress_ksm_unmerge_mremap_ksm_count(const stress_ksm_unmerge_ctx_t *ctx,
-	const uint8_t *p, const size_t n)
-{
-	uint64_t count = 0;
-	size_t k;
-
-	for (k = 0; k < n; k++) {
-		uint64_t e, flags;
-
-		if (stress_ksm_unmerge_b_lookup(ctx, ctx->pagemap_fd, p + k * ctx->page_size, &e, &flags) == 0 &&
-		    stress_ksm_unmerge_b_entry_ksm(e, flags, 0))
-			count++;
-	}
-	return count;
-}
-
-/*
  *  stress_ksm_unmerge_mremap_move()
  *	move n pages from src to dst, keeping src mapped; 0 or -1 (errno)
  */
@@ -107,25 +72,6 @@ static int stress_ksm_unmerge_mremap_move(uint8_t *src, uint8_t *dst, const size
 }
 
 /*
- *  stress_ksm_unmerge_mremap_fail()
- *	count a failure and say what the kernel did wrong
- */
-static void stress_ksm_unmerge_mremap_fail(stress_ksm_unmerge_ctx_t *ctx, const char *fmt, ...)
-	FORMAT(printf, 2, 3);
-
-static void stress_ksm_unmerge_mremap_fail(stress_ksm_unmerge_ctx_t *ctx, const char *fmt, ...)
-{
-	char buf[256];
-	va_list ap;
-
-	va_start(ap, fmt);
-	(void)vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	stress_ksm_unmerge_racer_stats(ctx, KSM_RACER_IDX_MREMAP)->failures++;
-	pr_fail("%s: mremap racer: %s\n", ctx->args->name, buf);
-}
-
-/*
  *  stress_ksm_unmerge_mremap_one()
  *	move 1..16 random pages out and back, checking their data each way
  */
@@ -139,28 +85,28 @@ static void stress_ksm_unmerge_mremap_one(stress_ksm_unmerge_ctx_t *ctx, stress_
 	ssize_t bad;
 
 	stress_ksm_unmerge_racer_met(ctx, KSM_RACER_IDX_MREMAP);
-	was_ksm = stress_ksm_unmerge_mremap_ksm_count(ctx, m->range + off, n);
+	was_ksm = stress_ksm_unmerge_c_ksm_count(ctx, m->range + off, n);
 	if (stress_ksm_unmerge_mremap_move(m->range + off, m->scratch + off, len) < 0) {
-		stress_ksm_unmerge_mremap_fail(ctx, "moving %zu pages (%zu KSM) out failed, errno=%d (%s)",
+		stress_ksm_unmerge_c_fail(ctx, KSM_RACER_IDX_MREMAP, "moving %zu pages (%zu KSM) out failed, errno=%d (%s)",
 			n, (size_t)was_ksm, errno, strerror(errno));
 		return;
 	}
-	bad = stress_ksm_unmerge_mremap_bad(m->scratch + off, n, ctx->templates, ctx->page_size);
+	bad = stress_ksm_unmerge_c_bad(m->scratch + off, n, ctx->templates, ctx->page_size);
 	if (bad >= 0)
-		stress_ksm_unmerge_mremap_fail(ctx, "page %zu of the range lost its data when moved "
+		stress_ksm_unmerge_c_fail(ctx, KSM_RACER_IDX_MREMAP, "page %zu of the range lost its data when moved "
 			"(%" PRIu64 " of the %zu moved pages were KSM pages)", first + (size_t)bad, was_ksm, n);
 	else
 		rs->evidence += was_ksm;
-	m->still_ksm += stress_ksm_unmerge_mremap_ksm_count(ctx, m->scratch + off, n);
+	m->still_ksm += stress_ksm_unmerge_c_ksm_count(ctx, m->scratch + off, n);
 	if (stress_ksm_unmerge_mremap_move(m->scratch + off, m->range + off, len) < 0) {
 		m->broken = true;
-		stress_ksm_unmerge_mremap_fail(ctx, "moving %zu pages back failed, errno=%d (%s)",
+		stress_ksm_unmerge_c_fail(ctx, KSM_RACER_IDX_MREMAP, "moving %zu pages back failed, errno=%d (%s)",
 			n, errno, strerror(errno));
 		return;
 	}
-	bad = stress_ksm_unmerge_mremap_bad(m->range + off, n, ctx->templates, ctx->page_size);
+	bad = stress_ksm_unmerge_c_bad(m->range + off, n, ctx->templates, ctx->page_size);
 	if (bad >= 0)
-		stress_ksm_unmerge_mremap_fail(ctx, "page %zu of the range lost its data when moved back",
+		stress_ksm_unmerge_c_fail(ctx, KSM_RACER_IDX_MREMAP, "page %zu of the range lost its data when moved back",
 			first + (size_t)bad);
 	rs->ops++;
 }
@@ -178,11 +124,7 @@ static void *stress_ksm_unmerge_mremap_thread(void *arg)
 	while (!ctx->racers_stop) {
 		const int phase = ctx->phase;
 
-		if (ctx->quiesce) {
-			(void)stress_ksm_unmerge_racer_park(ctx, idx);
-			continue;
-		}
-		if (!stress_ksm_unmerge_b_keep_going(ctx))
+		if (!stress_ksm_unmerge_c_may_act(ctx, idx))
 			continue;
 		if (!m->broken && (phase == KSM_PHASE_MERGED || phase == KSM_PHASE_UNMERGING)) {
 			stress_ksm_unmerge_mremap_one(ctx, m);
@@ -208,17 +150,17 @@ static void stress_ksm_unmerge_mremap_final(stress_ksm_unmerge_ctx_t *ctx, stres
 		return;
 	if (madvise(m->range, m->size, MADV_UNMERGEABLE) < 0) {
 		if (errno != EINTR || stress_continue(ctx->args))
-			stress_ksm_unmerge_mremap_fail(ctx, "MADV_UNMERGEABLE of the range failed, errno=%d (%s)",
+			stress_ksm_unmerge_c_fail(ctx, KSM_RACER_IDX_MREMAP, "MADV_UNMERGEABLE of the range failed, errno=%d (%s)",
 				errno, strerror(errno));
 		return;
 	}
-	ksm = stress_ksm_unmerge_mremap_ksm_count(ctx, m->range, m->npages);
+	ksm = stress_ksm_unmerge_c_ksm_count(ctx, m->range, m->npages);
 	if (ksm)
-		stress_ksm_unmerge_mremap_fail(ctx, "%" PRIu64 " pages of the range are still KSM pages "
+		stress_ksm_unmerge_c_fail(ctx, KSM_RACER_IDX_MREMAP, "%" PRIu64 " pages of the range are still KSM pages "
 			"after MADV_UNMERGEABLE with no move running", ksm);
-	bad = stress_ksm_unmerge_mremap_bad(m->range, m->npages, ctx->templates, ctx->page_size);
+	bad = stress_ksm_unmerge_c_bad(m->range, m->npages, ctx->templates, ctx->page_size);
 	if (bad >= 0)
-		stress_ksm_unmerge_mremap_fail(ctx, "page %zd of the range lost its data after the "
+		stress_ksm_unmerge_c_fail(ctx, KSM_RACER_IDX_MREMAP, "page %zd of the range lost its data after the "
 			"moves and the unmerge", bad);
 }
 
@@ -241,7 +183,7 @@ static void stress_ksm_unmerge_mremap_cycle(stress_ksm_unmerge_ctx_t *ctx, const
 	if (phase != KSM_PHASE_MERGING && phase != KSM_PHASE_UNMERGING)
 		return;
 	if (madvise(m->range, m->size, advice) < 0 && (errno != EINTR || stress_continue(ctx->args)))
-		stress_ksm_unmerge_mremap_fail(ctx, "%s of the range failed, errno=%d (%s)",
+		stress_ksm_unmerge_c_fail(ctx, KSM_RACER_IDX_MREMAP, "%s of the range failed, errno=%d (%s)",
 			advice == MADV_MERGEABLE ? "MADV_MERGEABLE" : "MADV_UNMERGEABLE",
 			errno, strerror(errno));
 }
@@ -300,18 +242,10 @@ static int stress_ksm_unmerge_mremap_map(stress_ksm_unmerge_ctx_t *ctx, stress_k
 static int stress_ksm_unmerge_mremap_start(stress_ksm_unmerge_ctx_t *ctx, const size_t idx)
 {
 	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
-	stress_ksm_unmerge_mremap_t *m;
+	stress_ksm_unmerge_mremap_t *m = stress_ksm_unmerge_c_alloc(ctx, idx, sizeof(*m), true);
 
-	if (!ctx->have_pfns) {
-		(void)snprintf(rs->reason, sizeof(rs->reason),
-			"pagemap PFNs not readable (needs CAP_SYS_ADMIN): cannot see KSM pages");
+	if (!m)
 		return -1;
-	}
-	m = calloc(1, sizeof(*m));
-	if (!m) {
-		(void)snprintf(rs->reason, sizeof(rs->reason), "out of memory for racer state");
-		return -1;
-	}
 	m->npages = ctx->npages / 4;
 	if (m->npages < KSM_MREMAP_MIN_PAGES)
 		m->npages = KSM_MREMAP_MIN_PAGES;

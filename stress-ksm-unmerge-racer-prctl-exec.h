@@ -67,27 +67,12 @@ static int stress_ksm_unmerge_exec_judge(const stress_ksm_unmerge_exec_report_t 
  */
 static int stress_ksm_unmerge_exec_helper_mg(const void *addr)
 {
-	char line[512], start[32];
-	FILE *fp;
-	bool in_vma = false;
-	int ret = -1;
+	char flags[320];
 
-	(void)snprintf(start, sizeof(start), "%lx-", (unsigned long)(uintptr_t)addr);
-	fp = fopen("/proc/self/smaps", "re");
-	if (!fp)
-		return -1;
-	while (fgets(line, sizeof(line), fp)) {
-		if (!in_vma) {
-			in_vma = !strncmp(line, start, strlen(start));
-			continue;
-		}
-		if (!strncmp(line, "VmFlags:", 8)) {
-			ret = strstr(line, " mg") ? 1 : 0;
-			break;
-		}
-	}
-	(void)fclose(fp);
-	return ret;
+	stress_ksm_unmerge_b_vma_flags(addr, flags, sizeof(flags));
+	if (!strchr(flags, '-'))
+		return -1;	/* "VMA not found" or smaps unreadable */
+	return strstr(flags, " mg") ? 1 : 0;
 }
 
 /*
@@ -169,11 +154,6 @@ static void __attribute__((constructor)) stress_ksm_unmerge_exec_ctor(void)
 #define KSM_EXEC_HELPER_BUILT	(1)
 #endif
 
-/* prctl-exec racer state */
-typedef struct {
-	uint64_t not_merged;		/* helpers ksmd did not merge in time */
-} stress_ksm_unmerge_exec_t;
-
 /*
  *  stress_ksm_unmerge_exec_child()
  *	forked child: merge-any on, exec the binary as the helper (env0 built
@@ -220,8 +200,7 @@ static int stress_ksm_unmerge_exec_read(const int rfd, char *buf, const size_t l
  *  stress_ksm_unmerge_exec_report()
  *	judge one helper's report, count evidence
  */
-static void stress_ksm_unmerge_exec_report(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_exec_t *x,
-	const char *line)
+static void stress_ksm_unmerge_exec_report(stress_ksm_unmerge_ctx_t *ctx, const char *line)
 {
 	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, KSM_RACER_IDX_PRCTL_EXEC);
 	stress_ksm_unmerge_exec_report_t r;
@@ -250,14 +229,14 @@ static void stress_ksm_unmerge_exec_report(stress_ksm_unmerge_ctx_t *ctx, stress
 	if (r.merging > 0)
 		rs->evidence++;
 	else
-		x->not_merged++;
+		rs->aux++;	/* ksmd did not merge it in time */
 }
 
 /*
  *  stress_ksm_unmerge_exec_one()
  *	fork, exec the helper, judge its report, reap it
  */
-static void stress_ksm_unmerge_exec_one(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_exec_t *x)
+static void stress_ksm_unmerge_exec_one(stress_ksm_unmerge_ctx_t *ctx)
 {
 	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, KSM_RACER_IDX_PRCTL_EXEC);
 	char line[128], env0[64];
@@ -281,7 +260,7 @@ static void stress_ksm_unmerge_exec_one(stress_ksm_unmerge_ctx_t *ctx, stress_ks
 		return;
 	}
 	if (stress_ksm_unmerge_exec_read(fds[0], line, sizeof(line)) == 0)
-		stress_ksm_unmerge_exec_report(ctx, x, line);
+		stress_ksm_unmerge_exec_report(ctx, line);
 	(void)close(fds[0]);
 	if (stress_ksm_unmerge_b_reap(pid, 1.0, &status) == 0 && WIFEXITED(status) &&
 	    WEXITSTATUS(status) != 0 && stress_continue(ctx->args)) {
@@ -300,16 +279,11 @@ static void *stress_ksm_unmerge_exec_thread(void *arg)
 {
 	stress_ksm_unmerge_ctx_t *ctx = (stress_ksm_unmerge_ctx_t *)arg;
 	const size_t idx = KSM_RACER_IDX_PRCTL_EXEC;
-	stress_ksm_unmerge_exec_t *x = (stress_ksm_unmerge_exec_t *)ctx->run[idx].priv;
 
 	while (!ctx->racers_stop) {
-		if (ctx->quiesce) {
-			(void)stress_ksm_unmerge_racer_park(ctx, idx);
+		if (!stress_ksm_unmerge_c_may_act(ctx, idx))
 			continue;
-		}
-		if (!stress_ksm_unmerge_b_keep_going(ctx))
-			continue;
-		stress_ksm_unmerge_exec_one(ctx, x);
+		stress_ksm_unmerge_exec_one(ctx);
 		(void)shim_nanosleep_uint64(20000000);
 	}
 	return NULL;
@@ -336,40 +310,22 @@ static int stress_ksm_unmerge_exec_supported(char *reason, const size_t len)
 
 /*
  *  stress_ksm_unmerge_exec_start()
- *	state and thread
+ *	the thread
  */
 static int stress_ksm_unmerge_exec_start(stress_ksm_unmerge_ctx_t *ctx, const size_t idx)
 {
-	stress_ksm_unmerge_exec_t *x = calloc(1, sizeof(*x));
-
-	if (!x) {
-		(void)snprintf(ctx->st->racer[idx].reason, sizeof(ctx->st->racer[idx].reason),
-			"out of memory for racer state");
-		return -1;
-	}
-	ctx->run[idx].priv = x;
-	if (stress_ksm_unmerge_racer_thread_start(ctx, idx, stress_ksm_unmerge_exec_thread) < 0) {
-		free(x);
-		ctx->run[idx].priv = NULL;
-		return -1;
-	}
-	return 0;
+	return stress_ksm_unmerge_racer_thread_start(ctx, idx, stress_ksm_unmerge_exec_thread);
 }
 
 /*
  *  stress_ksm_unmerge_exec_stop()
- *	join the thread (a running helper is reaped by it), free
+ *	join the thread (a running helper is reaped by it)
  */
 static void stress_ksm_unmerge_exec_stop(stress_ksm_unmerge_ctx_t *ctx, const size_t idx)
 {
-	stress_ksm_unmerge_exec_t *x = (stress_ksm_unmerge_exec_t *)ctx->run[idx].priv;
-
 	stress_ksm_unmerge_racer_thread_stop(ctx, idx);
-	if (x)
-		pr_dbg("%s: prctl-exec racer: %" PRIu64 " helpers not merged by ksmd within %.0f s\n",
-			ctx->args->name, x->not_merged, KSM_EXEC_HELPER_WAIT_SECS);
-	free(x);
-	ctx->run[idx].priv = NULL;
+	pr_dbg("%s: prctl-exec racer: %" PRIu64 " helpers not merged by ksmd within %.0f s\n",
+		ctx->args->name, stress_ksm_unmerge_racer_stats(ctx, idx)->aux, KSM_EXEC_HELPER_WAIT_SECS);
 }
 
 #define KSM_RACER_PRCTL_EXEC { "prctl-exec", "PR_SET_MEMORY_MERGE across fork and exec", \

@@ -77,14 +77,8 @@ static void *stress_ksm_unmerge_signal_thread(void *arg)
 	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
 
 	while (!ctx->racers_stop) {
-		if (ctx->quiesce) {
-			(void)stress_ksm_unmerge_racer_park(ctx, idx);
+		if (!stress_ksm_unmerge_c_may_act(ctx, idx))
 			continue;
-		}
-		if (!stress_ksm_unmerge_racer_running(ctx)) {
-			(void)shim_nanosleep_uint64(1000000);
-			continue;
-		}
 		if (stress_ksm_unmerge_signal_send(s))
 			rs->ops++;
 		(void)shim_nanosleep_uint64(10000 + stress_mwc32modn(KSM_SIGNAL_GAP_NS));
@@ -137,13 +131,11 @@ static int stress_ksm_unmerge_signal_off(stress_ksm_unmerge_ctx_t *ctx, const ui
 static int stress_ksm_unmerge_signal_start(stress_ksm_unmerge_ctx_t *ctx, const size_t idx)
 {
 	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
-	stress_ksm_unmerge_signal_t *s = calloc(1, sizeof(*s));
+	stress_ksm_unmerge_signal_t *s = stress_ksm_unmerge_c_alloc(ctx, idx, sizeof(*s), false);
 	struct sigaction sa;
 
-	if (!s) {
-		(void)snprintf(rs->reason, sizeof(rs->reason), "out of memory for racer state");
+	if (!s)
 		return -1;
-	}
 	s->target = pthread_self();
 	s->signo = SIGRTMIN + 3;
 	(void)memset(&sa, 0, sizeof(sa));

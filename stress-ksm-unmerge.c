@@ -7658,6 +7658,7 @@ static void stress_ksm_unmerge_sparse_stop(stress_ksm_unmerge_ctx_t *ctx, const 
 	stress_ksm_unmerge_sparse_start, stress_ksm_unmerge_sparse_stop, \
 	stress_ksm_unmerge_sparse_cycle, NULL }
 
+#include "stress-ksm-unmerge-racer-common.h"
 #include "stress-ksm-unmerge-racer-signal.h"
 #include "stress-ksm-unmerge-racer-mremap.h"
 #include "stress-ksm-unmerge-racer-uffd-minor.h"
