@@ -12,8 +12,8 @@
  * "mm/ksm: fix exec/fork inheritance support for prctl" (xu xin, 2025):
  * PR_SET_MEMORY_MERGE is inherited across fork and kept across exec, and
  * the VMAs the new program maps must be mergeable.  A thread forks a child
- * that sets PR_SET_MEMORY_MERGE 1 and execs the running binary
- * (/proc/self/exe) with STRESS_KSM_UNMERGE_EXEC_HELPER=<fd> in its
+ * that sets PR_SET_MEMORY_MERGE 1 and execs the running binary (the
+ * path /proc/self/exe links to, or that link itself) with STRESS_KSM_UNMERGE_EXEC_HELPER=<fd> in its
  * environment.  A constructor in this file sees that variable before
  * main() runs, in the standalone binary and in stress-ng alike, and turns
  * the process into the helper: it reports PR_GET_MEMORY_MERGE, maps 64
@@ -159,7 +159,7 @@ static void __attribute__((constructor)) stress_ksm_unmerge_exec_ctor(void)
  *	forked child: merge-any on, exec the binary as the helper (env0 built
  *	before the fork: only async-signal-safe calls here)
  */
-static void NORETURN stress_ksm_unmerge_exec_child(const int wfd, char *env0)
+static void NORETURN stress_ksm_unmerge_exec_child(const int wfd, const char *exe, char *env0)
 {
 	char *argv[] = { "stress-ksm-unmerge-exec-helper", NULL };
 	char *envp[] = { env0, NULL };
@@ -167,7 +167,7 @@ static void NORETURN stress_ksm_unmerge_exec_child(const int wfd, char *env0)
 	(void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	if (fcntl(wfd, F_SETFD, 0) < 0 || prctl(PR_SET_MEMORY_MERGE, 1UL, 0UL, 0UL, 0UL) < 0)
 		_exit(4);
-	(void)execve("/proc/self/exe", argv, envp);
+	(void)execve(exe, argv, envp);
 	_exit(5);
 }
 
@@ -239,9 +239,18 @@ static void stress_ksm_unmerge_exec_report(stress_ksm_unmerge_ctx_t *ctx, const 
 static void stress_ksm_unmerge_exec_one(stress_ksm_unmerge_ctx_t *ctx)
 {
 	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, KSM_RACER_IDX_PRCTL_EXEC);
-	char line[128], env0[64];
+	char line[128], env0[64], exe[PATH_MAX];
 	int fds[2], status;
 	pid_t pid;
+	/* the binary's path (valgrind answers this readlink with its client) */
+	const ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n <= 0 || (size_t)n >= sizeof(exe) - 1)
+		(void)shim_strscpy(exe, "/proc/self/exe", sizeof(exe));
+	else
+		exe[n] = '\0';
+	if (strstr(exe, " (deleted)"))
+		(void)shim_strscpy(exe, "/proc/self/exe", sizeof(exe));
 
 	if (pipe2(fds, O_CLOEXEC) < 0) {
 		(void)snprintf(rs->reason, sizeof(rs->reason), "pipe2 failed, errno=%d (%s)", errno, strerror(errno));
@@ -251,7 +260,7 @@ static void stress_ksm_unmerge_exec_one(stress_ksm_unmerge_ctx_t *ctx)
 	pid = fork();
 	if (pid == 0) {
 		(void)close(fds[0]);
-		stress_ksm_unmerge_exec_child(fds[1], env0);
+		stress_ksm_unmerge_exec_child(fds[1], exe, env0);
 	}
 	(void)close(fds[1]);
 	if (pid < 0) {

@@ -26,7 +26,7 @@ CLEAN_FILES  += $(KLOG_TEST) $(KLOG_FUZZ) $(KLOG_SRC)
 klog-tests: $(KLOG_TEST)
 	./$(KLOG_TEST)
 
-$(KLOG_SRC): $(STRESSOR).c
+$(KLOG_SRC): $(STRESSOR).c $(STRESSOR_HDR)
 	@mkdir -p $(KLOG_TEST_DIR)
 	sed -n '/^\/\* Kernel-log watcher (begin) \*\//,/^\/\* Kernel-log watcher (end) \*\//p' $< > $@
 	@grep -q 'Kernel-log watcher (end)' $@ || { echo "klog markers missing in $<"; rm -f $@; exit 1; }
