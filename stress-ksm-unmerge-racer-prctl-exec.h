@@ -90,11 +90,10 @@ static long long stress_ksm_unmerge_exec_helper_merging(void)
 		fd = open("/proc/self/ksm_merging_pages", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
+	n = stress_ksm_unmerge_fd_read(fd, buf, sizeof(buf));
 	(void)close(fd);
 	if (n <= 0)
 		return -1;
-	buf[n] = '\0';
 	p = strstr(buf, "ksm_merging_pages ");
 	return strtoll(p ? p + strlen("ksm_merging_pages ") : buf, NULL, 10);
 }
