@@ -64,7 +64,7 @@ static const stress_help_t help[] = {
 	{ NULL,	"ksm-unmerge-bytes N",	"memory to merge/unmerge in total (K, M, G or % of available)" },
 	{ NULL,	"ksm-unmerge-hang-timeout S", "report an unmerge or racer step stuck longer than S seconds (default 60)" },
 	{ NULL,	"ksm-unmerge-log F",	"append a YAML document with progress figures to file F every interval" },
-	{ NULL,	"ksm-unmerge-method M",	"merge switch and racers: madvise, prctl, vmsplice, gup, uffd-wp, mrelease, fork, mprotect, dontneed, sparse, thp or all (comma list)" },
+	{ NULL,	"ksm-unmerge-method M",	"merge switch and racers: madvise, prctl, vmsplice, gup, uffd-wp, mrelease, fork, mprotect, dontneed, sparse, thp, signal, mremap, uffd-minor, prctl-exec or all (comma list)" },
 	{ NULL,	"ksm-unmerge-no-klog",	"do not watch the kernel log for warnings" },
 	{ NULL,	"ksm-unmerge-ops N",	"stop after N verified merge/unmerge cycles" },
 	{ NULL,	"ksm-unmerge-pattern P", "page contents: same, few, zero, mixed or unique" },
@@ -89,6 +89,10 @@ static const char * const stress_ksm_unmerge_racer_names[] = {
 	"dontneed",
 	"sparse",
 	"thp",
+	"signal",
+	"mremap",
+	"uffd-minor",
+	"prctl-exec",
 };
 
 #define KSM_UNMERGE_RACERS	(SIZEOF_ARRAY(stress_ksm_unmerge_racer_names))
@@ -104,6 +108,10 @@ enum {
 	KSM_RACER_IDX_DONTNEED,
 	KSM_RACER_IDX_SPARSE,
 	KSM_RACER_IDX_THP,
+	KSM_RACER_IDX_SIGNAL,
+	KSM_RACER_IDX_MREMAP,
+	KSM_RACER_IDX_UFFD_MINOR,
+	KSM_RACER_IDX_PRCTL_EXEC,
 };
 
 /*
@@ -1537,6 +1545,8 @@ static int stress_ksm_unmerge_verify_unmerge(stress_ksm_unmerge_ctx_t *ctx,
 	}
 	return 0;
 }
+
+#include "stress-ksm-unmerge-check-counters.h"
 
 /*
  *  Racers.  Each races one kernel path against the merge/unmerge cycle on
@@ -4754,6 +4764,7 @@ typedef struct {
 	volatile int64_t off;		/* its byte offset */
 	volatile uint64_t pfn[2];	/* pfn before/after for NOCOW */
 	volatile uint64_t pages[KSM_FORK_PAGES];	/* pages COWed */
+	stress_ksm_unmerge_forkc_t fc;	/* KSM counters around the fork */
 } stress_ksm_unmerge_fork_shared_t;
 
 /* fork racer state (main thread only) */
@@ -4930,6 +4941,7 @@ static void NORETURN stress_ksm_unmerge_fork_child(stress_ksm_unmerge_ctx_t *ctx
 {
 	int pm_fd, tries;
 
+	stress_ksm_unmerge_forkc_child(&sh->fc);
 	if ((stress_ksm_unmerge_b_child_init(ctx, parent) < 0) ||
 	    (stress_ksm_unmerge_b_child_rw(ctx) < 0)) {
 		(void)stress_ksm_unmerge_fork_child_fail(sh, KSM_FORK_FAIL_SETUP, errno, 0, -1);
@@ -4973,6 +4985,7 @@ static void stress_ksm_unmerge_fork_spawn(stress_ksm_unmerge_ctx_t *ctx, const s
 	if (f->pid > 0)
 		return;
 	(void)memset((void *)f->sh, 0, sizeof(*f->sh));
+	stress_ksm_unmerge_forkc_before(ctx, &f->sh->fc);
 	pid = fork();
 	if (pid < 0) {
 		(void)snprintf(rs->reason, sizeof(rs->reason), "fork failed, errno=%d (%s)",
@@ -5024,6 +5037,8 @@ static void stress_ksm_unmerge_fork_reap(stress_ksm_unmerge_ctx_t *ctx, const si
 	f->pid = 0;
 	rs->ops++;
 	rs->evidence += f->sh->n;
+	if (stress_ksm_unmerge_forkc_judge(ctx, &f->sh->fc) < 0)
+		rs->failures++;
 	if (f->sh->fail != KSM_FORK_OK) {
 		stress_ksm_unmerge_fork_report(ctx, idx, f->sh);
 	} else if (ret < 0) {
@@ -5841,6 +5856,11 @@ static void stress_ksm_unmerge_sparse_stop(stress_ksm_unmerge_ctx_t *ctx, const 
 	stress_ksm_unmerge_sparse_start, stress_ksm_unmerge_sparse_stop, \
 	stress_ksm_unmerge_sparse_cycle, NULL }
 
+#include "stress-ksm-unmerge-racer-common.h"
+#include "stress-ksm-unmerge-racer-signal.h"
+#include "stress-ksm-unmerge-racer-mremap.h"
+#include "stress-ksm-unmerge-racer-uffd-minor.h"
+#include "stress-ksm-unmerge-racer-prctl-exec.h"
 
 /*
  *  The racer table, in the order of stress_ksm_unmerge_racer_names[]
@@ -5855,6 +5875,10 @@ static const stress_ksm_unmerge_racer_t stress_ksm_unmerge_racers[KSM_UNMERGE_RA
 	KSM_RACER_DONTNEED,
 	KSM_RACER_SPARSE,
 	KSM_RACER_THP,
+	KSM_RACER_SIGNAL,
+	KSM_RACER_MREMAP,
+	KSM_RACER_UFFD_MINOR,
+	KSM_RACER_PRCTL_EXEC,
 };
 
 /*
@@ -6023,7 +6047,7 @@ static int stress_ksm_unmerge_timed_off(stress_ksm_unmerge_ctx_t *ctx, const uin
 	int ret;
 
 	(void)clock_gettime(CLOCK_MONOTONIC, &a);
-	ret = stress_ksm_unmerge_switch(ctx, sw, false);
+	ret = stress_ksm_unmerge_signal_off(ctx, sw);
 	(void)clock_gettime(CLOCK_MONOTONIC, &b);
 	*dt = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1.0E-9;
 	return ret;
@@ -6066,6 +6090,8 @@ static int stress_ksm_unmerge_cycle(stress_ksm_unmerge_ctx_t *ctx, const uint64_
 	stress_ksm_unmerge_phase_set(ctx, KSM_PHASE_MERGED);
 	if (stress_ksm_unmerge_verify_merge(ctx, waited, &ksm, &kzero) < 0)
 		rc = -1;
+	if (stress_ksm_unmerge_zc_check(ctx, "after the merge") < 0)
+		rc = -1;
 	if (!ctx->have_pfns) {
 		ksm = merging > 0 ? (uint64_t)merging : 0;
 		kzero = zero > 0 ? (uint64_t)zero : 0;
@@ -6107,6 +6133,8 @@ static int stress_ksm_unmerge_cycle(stress_ksm_unmerge_ctx_t *ctx, const uint64_
 		rc = -1;
 	if (stress_ksm_unmerge_verify_unmerge(ctx, ksm,
 			(cow0 >= 0 && cow1 >= 0) ? cow1 - cow0 : -1) < 0)
+		rc = -1;
+	if (stress_ksm_unmerge_zc_check(ctx, "after the unmerge") < 0)
 		rc = -1;
 	stress_ksm_unmerge_phase_set(ctx, KSM_PHASE_IDLE);
 
@@ -6515,6 +6543,11 @@ static int stress_ksm_unmerge(stress_args_t *args)
 	stress_proc_state_set(args->name, STRESS_STATE_DEINIT);
 	stress_ksm_unmerge_racers_stop(&ctx);
 	stress_ksm_unmerge_phase_set(&ctx, KSM_PHASE_IDLE);
+	if (stress_ksm_unmerge_zc_check(&ctx, "after the racers' children exited") < 0) {
+		stress_ksm_unmerge_fail(&ctx);
+		rc = EXIT_FAILURE;
+	}
+	stress_ksm_unmerge_zc_close();
 	stress_ksm_unmerge_metrics(&ctx, stress_time_now() - t_start);
 	rc = stress_ksm_unmerge_outcome(&ctx, rc);
 	stress_ksm_unmerge_ctx_free(&ctx);

@@ -52,7 +52,7 @@ $(ASAN_SHIM_LIB): $(ASAN_SHIM_OBJ)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
-$(ASAN_DIR)/$(STRESSOR).o: $(STRESSOR).c
+$(ASAN_DIR)/$(STRESSOR).o: $(STRESSOR).c $(STRESSOR_HDR)
 	@mkdir -p $(@D)
 	$(ASAN_CC) $(ASAN_CFLAGS) -c -o $@ $<
 
@@ -101,7 +101,7 @@ $(FUZZ_DIR)/core-shim/%.o: core-shim/%.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_LIB_CFLAGS) -c -o $@ $<
 
-$(FUZZ_DIR)/$(STRESSOR).o: $(STRESSOR).c
+$(FUZZ_DIR)/$(STRESSOR).o: $(STRESSOR).c $(STRESSOR_HDR)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_LIB_CFLAGS) -c -o $@ $<
 

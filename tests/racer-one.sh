@@ -26,6 +26,10 @@ fork)		EVIDENCE=ksm-cow-writes;;
 mrelease)	EVIDENCE=ksm-victims-killed;;
 mprotect)	EVIDENCE=ksm-pages-protected;;
 sparse)		EVIDENCE=sparse-ksm-pages;;
+signal)		EVIDENCE=unmerges-interrupted;;
+mremap)		EVIDENCE=ksm-pages-moved;;
+uffd-minor)	EVIDENCE=ksm-pages-unmerged;;
+prctl-exec)	EVIDENCE=helpers-merged;;
 *)		fail "unknown racer '$RACER'";;
 esac
 require_ksm

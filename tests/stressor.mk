@@ -6,7 +6,7 @@ STRESSOR_TEST := tests/build/test-stressor
 TEST_TARGETS += $(STRESSOR_TEST)
 CLEAN_FILES  += $(STRESSOR_TEST)
 
-$(STRESSOR_TEST): tests/test-stressor.c tests/test-env.h $(STRESSOR).c \
+$(STRESSOR_TEST): tests/test-stressor.c tests/test-env.h $(STRESSOR).c $(STRESSOR_HDR) \
 		core-shim/libshim.a $(SHIM_HDR)
 	@mkdir -p tests/build
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< core-shim/libshim.a -lcmocka $(LDLIBS)
