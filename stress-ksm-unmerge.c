@@ -241,6 +241,10 @@ static const char *stress_ksm_unmerge_state_file = "/run/stress-ksm-unmerge.stat
 #define KSM_UNMERGE_LAT_SAMPLES		(4096)
 #define KSM_UNMERGE_FEW_TEMPLATES	(8)
 #define KSM_UNMERGE_PM_CHUNK		(4096)	/* pagemap entries read at a time */
+#define KSM_UNMERGE_CALL_BYTES		(128 * MB)	/* madvise unmerge: bytes per call */
+#define KSM_UNMERGE_FILL_PAGES		(16384)	/* pages filled between stop checks */
+#define KSM_UNMERGE_TEARDOWN_RATE	(3 * GB)	/* bytes/s unmapped at exit, measured low end */
+#define KSM_UNMERGE_TEARDOWN_FREE	(1 * GB)	/* regions up to this unmap in < 0.4 s */
 
 #define PM_PRESENT			STRESS_BIT_ULL(63)
 #define PM_PFN_MASK			((1ULL << 55) - 1)
@@ -322,6 +326,10 @@ typedef struct {
 	uint64_t method_cycles[2];	/* cycles per merge switch */
 	double unmerge_secs;		/* time inside the timed unmerge calls */
 	double merge_wait_secs;		/* time waiting for ksmd */
+	uint64_t unmerge_calls;		/* timed unmerge calls (madvise is chunked) */
+	uint64_t unmerge_cycles;	/* cycles with a timed unmerge */
+	double stopped_at;		/* when the instance's cycle loop ended, 0 if not yet */
+	char stop_step[32];		/* step a stop interrupted, "" none */
 	stress_ksm_unmerge_lat_t unmerge_lat;	/* timed unmerge call, ms */
 	stress_ksm_unmerge_lat_t mrelease_lat;	/* mrelease racer kill-to-reaped, ms */
 	volatile int phase;		/* current phase, for the kernel-log context */
@@ -427,6 +435,10 @@ typedef struct stress_ksm_unmerge_ctx {
 	bool racers_disturb_layout;	/* racers change VMAs or discard pages */
 	size_t racers_touch_npages;	/* racers that read/write pages stay below this (0 = npages) */
 	stress_ksm_unmerge_racer_run_t run[KSM_UNMERGE_RACERS];
+	bool stopped;			/* a step gave up because the run is ending */
+	double t_start;			/* when the instance started (before the fill) */
+	double teardown_secs;		/* time to unmap the region, 0 when negligible */
+	size_t filled;			/* pages filled so far (npages when done) */
 } stress_ksm_unmerge_ctx_t;
 
 /*
@@ -3044,6 +3056,34 @@ static void stress_ksm_unmerge_expect(stress_ksm_unmerge_ctx_t *ctx)
 }
 
 /*
+ *  stress_ksm_unmerge_ending()
+ *	stopped, or so close to the timeout that freeing the region would
+ *	end after it (gigabytes take seconds to unmap)
+ */
+static bool stress_ksm_unmerge_ending(const stress_ksm_unmerge_ctx_t *ctx)
+{
+	if (!stress_continue(ctx->args))
+		return true;
+	return ctx->teardown_secs > 0.0 &&
+	       stress_time_now() + ctx->teardown_secs >= ctx->args->time_end;
+}
+
+/*
+ *  stress_ksm_unmerge_stop_seen()
+ *	the run is ending: note which step gave up (the cycle is not counted)
+ */
+static bool stress_ksm_unmerge_stop_seen(stress_ksm_unmerge_ctx_t *ctx, const char *step)
+{
+	if (!stress_ksm_unmerge_ending(ctx))
+		return false;
+	if (!ctx->stopped) {
+		ctx->stopped = true;
+		(void)shim_strscpy(ctx->st->stop_step, step, sizeof(ctx->st->stop_step));
+	}
+	return true;
+}
+
+/*
  *  stress_ksm_unmerge_fd_read()
  *	pread a whole small proc/sysfs file into buf, NUL terminated
  */
@@ -3283,7 +3323,7 @@ static void stress_ksm_unmerge_pfn_pages(const stress_ksm_unmerge_ctx_t *ctx, co
 static int stress_ksm_unmerge_region_scan(stress_ksm_unmerge_ctx_t *ctx,
 	const bool sample, uint64_t *ksm, uint64_t *zero, size_t *present)
 {
-	size_t i, n = 0, distinct = 0;
+	size_t i, n = 0, distinct = 0, groups = 0;
 	uint64_t max_pfn = 0;
 
 	*ksm = 0;
@@ -3295,6 +3335,8 @@ static int stress_ksm_unmerge_region_scan(stress_ksm_unmerge_ctx_t *ctx,
 		uint64_t e;
 
 		/* pagemap in chunks: the scan's scratch does not grow with the region */
+		if (!(i % KSM_UNMERGE_PM_CHUNK) && stress_ksm_unmerge_stop_seen(ctx, "page scan"))
+			return -1;
 		if (!(i % KSM_UNMERGE_PM_CHUNK) &&
 		    stress_ksm_unmerge_pagemap_read(ctx->pagemap_fd, ctx->region + i * ctx->page_size,
 				STRESS_MINIMUM(KSM_UNMERGE_PM_CHUNK, ctx->npages - i), ctx->page_size,
@@ -3323,6 +3365,8 @@ static int stress_ksm_unmerge_region_scan(stress_ksm_unmerge_ctx_t *ctx,
 		while (j < n && ctx->pfns[j] == ctx->pfns[i])
 			j++;
 		/* shared pfns are always checked; singles sampled unless verifying */
+		if (!(++groups & 4095) && stress_ksm_unmerge_stop_seen(ctx, "page scan"))
+			return -1;
 		if ((j - i > 1) || !sample || ((distinct++ & 7) == (ctx->cycle & 7))) {
 			const uint64_t flags = stress_ksm_unmerge_kpageflags(ctx->kpageflags_fd, ctx->pfns[i]);
 
@@ -3498,7 +3542,7 @@ static int stress_ksm_unmerge_merge_wait(stress_ksm_unmerge_ctx_t *ctx, const do
 		uint64_t scans = stress_ksm_unmerge_full_scans(ctx), total;
 		const double now = stress_time_now();
 
-		if (!stress_continue(ctx->args))
+		if (stress_ksm_unmerge_ending(ctx))
 			return -1;
 		if (scans < scans0)
 			scans0 = scans;		/* run=2 by someone else reset the count */
@@ -3632,8 +3676,11 @@ static int stress_ksm_unmerge_verify_data(stress_ksm_unmerge_ctx_t *ctx)
 
 	for (i = (size_t)(ctx->cycle % step); i < ctx->npages; i += step) {
 		const uint8_t *page = ctx->region + i * ctx->page_size;
-		const ssize_t off = stress_ksm_unmerge_page_check(ctx, i, page);
+		ssize_t off;
 
+		if (!(i & (KSM_UNMERGE_FILL_PAGES - 1)) && stress_ksm_unmerge_stop_seen(ctx, "data check"))
+			return 0;
+		off = stress_ksm_unmerge_page_check(ctx, i, page);
 		if (off >= 0) {
 			pr_fail("%s: data corrupted after unmerge: page %zu byte %zd is 0x%02x "
 				"(pattern %s)\n", ctx->args->name, i, off, page[off],
@@ -7753,6 +7800,8 @@ static bool stress_ksm_unmerge_racers_quiesce(stress_ksm_unmerge_ctx_t *ctx)
 		if (!(ctx->racers_mask & STRESS_BIT_ULL(i)) || !ctx->run[i].thread_running)
 			continue;
 		while (ctx->run[i].quiesced != ctx->cycle && !ctx->run[i].thread_done) {
+			if (stress_ksm_unmerge_stop_seen(ctx, "racer quiesce"))
+				return true;	/* nothing is verified after a stop */
 			if (stress_time_now() > deadline) {
 				pr_fail("%s: racer %s did not park within 5 s (stuck in the kernel?)\n",
 					ctx->args->name, stress_ksm_unmerge_racer_names[i]);
@@ -7803,19 +7852,51 @@ static void stress_ksm_unmerge_lat_add(stress_ksm_unmerge_lat_t *lat, const doub
 }
 
 /*
- *  stress_ksm_unmerge_timed_off()
- *	the measured call: merging off, timed with CLOCK_MONOTONIC; secs in *dt
+ *  stress_ksm_unmerge_timed_call()
+ *	one timed unmerge call (madvise of [off, off + len) or prctl), secs added to *dt
  */
-static int stress_ksm_unmerge_timed_off(stress_ksm_unmerge_ctx_t *ctx, const uint64_t sw, double *dt)
+static int stress_ksm_unmerge_timed_call(stress_ksm_unmerge_ctx_t *ctx, const uint64_t sw,
+	const size_t off, const size_t len, double *dt)
 {
 	struct timespec a, b;
 	int ret;
 
 	(void)clock_gettime(CLOCK_MONOTONIC, &a);
-	ret = stress_ksm_unmerge_switch(ctx, sw, false);
+	if (sw == KSM_UNMERGE_METHOD_PRCTL)
+		ret = prctl(PR_SET_MEMORY_MERGE, 0UL, 0UL, 0UL, 0UL);
+	else
+		ret = madvise(ctx->region + off, len, MADV_UNMERGEABLE);
 	(void)clock_gettime(CLOCK_MONOTONIC, &b);
-	*dt = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1.0E-9;
+	*dt += (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1.0E-9;
+	ctx->st->unmerge_calls++;
 	return ret;
+}
+
+/*
+ *  stress_ksm_unmerge_timed_off()
+ *	the measured unmerge, only the calls timed (CLOCK_MONOTONIC), secs in *dt:
+ *	madvise in KSM_UNMERGE_CALL_BYTES calls with a stop check between them,
+ *	prctl (whole mm) in one call that the stop signal interrupts (EINTR)
+ */
+static int stress_ksm_unmerge_timed_off(stress_ksm_unmerge_ctx_t *ctx, const uint64_t sw, double *dt)
+{
+	size_t off;
+
+	*dt = 0.0;
+	ctx->st->unmerge_cycles++;
+	if (sw == KSM_UNMERGE_METHOD_PRCTL)
+		return stress_ksm_unmerge_timed_call(ctx, sw, 0, ctx->region_size, dt);
+	for (off = 0; off < ctx->region_size; off += KSM_UNMERGE_CALL_BYTES) {
+		const size_t len = STRESS_MINIMUM(KSM_UNMERGE_CALL_BYTES, ctx->region_size - off);
+
+		if (off && stress_ksm_unmerge_stop_seen(ctx, "unmerge")) {
+			errno = EINTR;
+			return -1;
+		}
+		if (stress_ksm_unmerge_timed_call(ctx, sw, off, len, dt) < 0)
+			return -1;
+	}
+	return 0;
 }
 
 /*
@@ -7849,12 +7930,15 @@ static int stress_ksm_unmerge_cycle(stress_ksm_unmerge_ctx_t *ctx, const uint64_
 	waited = stress_ksm_unmerge_merge_wait(ctx, bound, &merging, &zero);
 	st->merge_wait_secs += stress_time_now() - t0;
 	if (waited < 0) {
-		(void)stress_ksm_unmerge_switch(ctx, sw, false);
+		/* no unmerge of what did merge: exit unmaps it at once */
+		(void)stress_ksm_unmerge_stop_seen(ctx, "merge wait");
 		return 1;
 	}
 	stress_ksm_unmerge_phase_set(ctx, KSM_PHASE_MERGED);
 	if (stress_ksm_unmerge_verify_merge(ctx, waited, &ksm, &kzero) < 0)
 		rc = -1;
+	if (ctx->stopped && rc == 0)
+		return 1;	/* the merge scan was cut short by the end of the run */
 	if (!ctx->have_pfns) {
 		ksm = merging > 0 ? (uint64_t)merging : 0;
 		kzero = zero > 0 ? (uint64_t)zero : 0;
@@ -7881,7 +7965,7 @@ static int stress_ksm_unmerge_cycle(stress_ksm_unmerge_ctx_t *ctx, const uint64_
 		const int err = errno;
 
 		stress_ksm_unmerge_phase_set(ctx, KSM_PHASE_IDLE);
-		if (err == EINTR && !stress_continue(args))
+		if (err == EINTR && stress_ksm_unmerge_stop_seen(ctx, "unmerge"))
 			return 1;
 		pr_fail("%s: %s unmerge failed, errno=%d (%s)\n", args->name,
 			stress_ksm_unmerge_switch_name(sw), err, strerror(err));
@@ -7894,7 +7978,7 @@ static int stress_ksm_unmerge_cycle(stress_ksm_unmerge_ctx_t *ctx, const uint64_
 	stress_ksm_unmerge_phase_set(ctx, KSM_PHASE_VERIFY);
 	if (!stress_ksm_unmerge_racers_quiesce(ctx))
 		rc = -1;
-	if (stress_ksm_unmerge_verify_unmerge(ctx, ksm,
+	if (!ctx->stopped && stress_ksm_unmerge_verify_unmerge(ctx, ksm,
 			(cow0 >= 0 && cow1 >= 0) ? cow1 - cow0 : -1) < 0)
 		rc = -1;
 	stress_ksm_unmerge_phase_set(ctx, KSM_PHASE_IDLE);
@@ -7912,6 +7996,8 @@ static int stress_ksm_unmerge_cycle(stress_ksm_unmerge_ctx_t *ctx, const uint64_
 		stress_ksm_unmerge_fail(ctx);
 		return -1;
 	}
+	if (ctx->stopped)
+		return 1;	/* verification cut short by the end of the run: not counted */
 	if (empty)
 		return 0;	/* unmerged nothing: not a bogo op */
 	st->cycles++;
@@ -8041,6 +8127,7 @@ static int stress_ksm_unmerge_ctx_init(stress_ksm_unmerge_ctx_t *ctx, stress_arg
 	size_t total, i;
 
 	ctx->args = args;
+	ctx->t_start = stress_time_now();
 	ctx->page_size = args->page_size;
 	ctx->pagemap_fd = ctx->kpageflags_fd = ctx->ksm_stat_fd = -1;
 	ctx->merging_pages_fd = ctx->full_scans_fd = ctx->vmstat_fd = -1;
@@ -8053,6 +8140,8 @@ static int stress_ksm_unmerge_ctx_init(stress_ksm_unmerge_ctx_t *ctx, stress_arg
 	ctx->seed = ((uint64_t)getpid() << 32) ^ ((uint64_t)args->instance << 48) ^ stress_mwc64();
 	ctx->region_size = stress_ksm_unmerge_region_size(args, &total);
 	ctx->npages = ctx->region_size / ctx->page_size;
+	if (ctx->region_size > KSM_UNMERGE_TEARDOWN_FREE)
+		ctx->teardown_secs = (double)ctx->region_size / (double)KSM_UNMERGE_TEARDOWN_RATE;
 
 	ctx->region = mmap(NULL, ctx->region_size, PROT_READ | PROT_WRITE,
 		MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -8092,8 +8181,13 @@ static int stress_ksm_unmerge_ctx_init(stress_ksm_unmerge_ctx_t *ctx, stress_arg
 	}
 
 	stress_ksm_unmerge_templates_fill(ctx);
-	for (i = 0; i < ctx->npages; i++)
+	for (i = 0; i < ctx->npages; i++) {
+		/* gigabytes take seconds to fault in: stop on time */
+		if (!(i % KSM_UNMERGE_FILL_PAGES) && stress_ksm_unmerge_stop_seen(ctx, "region fill"))
+			break;
 		stress_ksm_unmerge_page_fill(ctx, i, ctx->region + i * ctx->page_size);
+	}
+	ctx->filled = i;
 	stress_ksm_unmerge_expect(ctx);
 	if (ctx->pagemap_fd >= 0 && ctx->kpageflags_fd >= 0) {
 		ctx->zero_pfn = stress_ksm_unmerge_zero_pfn(ctx->pagemap_fd, ctx->page_size);
@@ -8158,6 +8252,10 @@ static void stress_ksm_unmerge_metrics(stress_ksm_unmerge_ctx_t *ctx, const doub
 		stress_metrics_set(args, "pages unmerged per sec",
 			(double)st->pages_unmerged / st->unmerge_secs, STRESS_METRIC_HARMONIC_MEAN);
 	}
+	/* printed only where the madvise unmerge was split into calls */
+	if (st->unmerge_cycles && st->unmerge_calls > st->unmerge_cycles)
+		stress_metrics_set(args, "unmerge calls per cycle",
+			(double)st->unmerge_calls / (double)st->unmerge_cycles, STRESS_METRIC_GEOMETRIC_MEAN);
 	if (st->cycles) {
 		stress_metrics_set(args, "merge wait millisecs per cycle",
 			st->merge_wait_secs * 1000.0 / (double)st->cycles, STRESS_METRIC_GEOMETRIC_MEAN);
@@ -8229,8 +8327,12 @@ static int stress_ksm_unmerge_outcome(stress_ksm_unmerge_ctx_t *ctx, int rc)
 		return EXIT_FAILURE;
 	}
 	if (!st->cycles && want) {
-		pr_inf("%s: no merge/unmerge cycle completed before the end of the run "
-			"(ksmd needs longer to merge %zu pages)\n", args->name, ctx->npages);
+		pr_inf_skip("%s: no merge/unmerge cycle verified: the run ended during the %s, "
+			"%.1f s after the start (%zu of %zu pages filled; a %zu MB region needs "
+			"longer: raise --timeout or lower --ksm-unmerge-bytes)\n", args->name,
+			st->stop_step[0] ? st->stop_step : "first cycle",
+			stress_time_now() - ctx->t_start, ctx->filled, ctx->npages,
+			(size_t)(ctx->region_size / MB));
 		return EXIT_NO_RESOURCE;
 	}
 	if (!want && st->pages_merged) {
@@ -8239,6 +8341,18 @@ static int stress_ksm_unmerge_outcome(stress_ksm_unmerge_ctx_t *ctx, int rc)
 		return EXIT_FAILURE;
 	}
 	return EXIT_SUCCESS;
+}
+
+/*
+ *  stress_ksm_unmerge_teardown_wait()
+ *	a big region was freed ahead of the timeout: end with the run, not
+ *	before it (stress-ng warns about an instance that finished early)
+ */
+static void stress_ksm_unmerge_teardown_wait(const stress_ksm_unmerge_ctx_t *ctx)
+{
+	while (ctx->teardown_secs > 0.0 && stress_continue(ctx->args) &&
+	       stress_time_now() < ctx->args->time_end - 0.2)
+		(void)shim_nanosleep_uint64(50000000);
 }
 
 /*
@@ -8283,7 +8397,7 @@ static int stress_ksm_unmerge(stress_args_t *args)
 	t_start = stress_time_now();
 
 	rc = EXIT_SUCCESS;
-	while (stress_continue(args)) {
+	while (!stress_ksm_unmerge_ending(&ctx)) {
 		uint64_t sw = switches;
 		int ret;
 
@@ -8307,6 +8421,8 @@ static int stress_ksm_unmerge(stress_args_t *args)
 	stress_ksm_unmerge_metrics(&ctx, stress_time_now() - t_start);
 	rc = stress_ksm_unmerge_outcome(&ctx, rc);
 	stress_ksm_unmerge_ctx_free(&ctx);
+	ctx.st->stopped_at = stress_time_now();
+	stress_ksm_unmerge_teardown_wait(&ctx);
 	return rc;
 }
 

@@ -1,7 +1,7 @@
 #!/bin/bash
 # it-cycle-signals: SIGTERM/SIGINT of the parent mid-cycle stop the run within
 # 2 s with the summary and the knobs restored; SIGKILL of an instance is
-# reported and the knobs restored; SIGKILL of the parent is repaired by the
+# reported, fails the run (exit 2) and the knobs are restored; SIGKILL of the parent is repaired by the
 # next run from the state file.  Nothing is left behind in any case.
 . "$(dirname "$0")/lib.sh"
 require_ksm
@@ -50,6 +50,9 @@ wait $pid
 rc=$?
 echo "SIGKILL of instance $child: run exit $rc"
 grep -q "\[$child\] terminated on signal 9" "$log" || { cat "$log"; fail "killed instance $child not reported"; }
+# a killed instance is not a pass, whatever the other one did
+[ "$rc" = 2 ] || { cat "$log"; fail "instance kill: run exit $rc, expected 2"; }
+grep -q "\] failed: 1: ksm-unmerge (1)$" "$log" || { cat "$log"; fail "instance kill: no failed line"; }
 [ "$(knobs)" = "$before" ] || fail "instance kill: knobs '$(knobs)' != '$before'"
 [ -z "$(leftovers)" ] || fail "instance kill: processes left: $(leftovers)"
 
