@@ -174,6 +174,49 @@ static void stress_ksm_unmerge_method_opt(const char *opt_name, const char *opt_
 	*(uint64_t *)value = mask;
 }
 
+static const char *stress_ksm_unmerge_log_arg;	/* --ksm-unmerge-log, NULL if none */
+
+/*
+ *  stress_ksm_unmerge_log_opt()
+ *	option callback for --ksm-unmerge-log: a log that cannot be written is
+ *	refused before anything starts (an existing file must open for
+ *	appending, a new one needs a writable directory; nothing is created)
+ */
+static void stress_ksm_unmerge_log_opt(const char *opt_name, const char *opt_arg,
+	stress_type_id_t *type_id, void *value)
+{
+	char dir[PATH_MAX];
+	const char *slash;
+	struct stat st;
+	int fd, err = 0;
+
+	(void)type_id;
+	(void)value;
+	if (!opt_arg || !*opt_arg) {
+		err = ENOENT;
+	} else if (stat(opt_arg, &st) == 0) {
+		fd = open(opt_arg, O_WRONLY | O_APPEND | O_CLOEXEC);
+		if (fd < 0)
+			err = errno;
+		else
+			(void)close(fd);
+	} else if (errno != ENOENT) {
+		err = errno;
+	} else {
+		slash = strrchr(opt_arg, '/');
+		(void)snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - opt_arg) + 1 : 1,
+			slash ? opt_arg : ".");
+		if (access(dir, W_OK | X_OK) < 0)
+			err = errno;
+	}
+	if (err) {
+		(void)fprintf(stderr, "%s: cannot write soak log '%s', errno=%d (%s)\n",
+			opt_name, opt_arg ? opt_arg : "", err, strerror(err));
+		longjmp(g_error_env, 1);
+	}
+	stress_ksm_unmerge_log_arg = opt_arg;	/* argv outlives the run */
+}
+
 enum {
 	KSM_UNMERGE_PATTERN_SAME = 0,
 	KSM_UNMERGE_PATTERN_FEW,
@@ -208,7 +251,7 @@ static inline bool stress_ksm_unmerge_pattern_zero(const int pattern)
 static const stress_opt_t opts[] = {
 	{ OPT_ksm_unmerge_bytes,   "ksm-unmerge-bytes",   TYPE_ID_SIZE_T_BYTES_VM, MIN_KSM_UNMERGE_BYTES, MAX_KSM_UNMERGE_BYTES, NULL },
 	{ OPT_ksm_unmerge_hang_timeout, "ksm-unmerge-hang-timeout", TYPE_ID_UINT32, 1, 86400, NULL },
-	{ OPT_ksm_unmerge_log,     "ksm-unmerge-log",     TYPE_ID_STR, 0, 0, NULL },
+	{ OPT_ksm_unmerge_log,     "ksm-unmerge-log",     TYPE_ID_CALLBACK, 0, 0, (void *)stress_ksm_unmerge_log_opt },
 	{ OPT_ksm_unmerge_method,  "ksm-unmerge-method",  TYPE_ID_CALLBACK, 0, 0, stress_ksm_unmerge_method_opt },
 	{ OPT_ksm_unmerge_no_klog, "ksm-unmerge-no-klog", TYPE_ID_BOOL, 0, 1, NULL },
 	{ OPT_ksm_unmerge_pattern, "ksm-unmerge-pattern", TYPE_ID_SIZE_T_METHOD, 0, 0, stress_ksm_unmerge_pattern },
@@ -355,6 +398,14 @@ typedef struct {
 	volatile bool stopping;		/* monitor stopped the run */
 	pid_t monitor_pid;
 	char log_path[PATH_MAX];
+	uint32_t log_elapsed;		/* soak log intervals that ended */
+	uint32_t log_written;		/* of them, in the file (written and fsynced) */
+	uint32_t log_lost;		/* of them, dropped: the backlog overflowed */
+	uint32_t log_pending;		/* of them, waiting for a retry */
+	int log_errno;			/* last write/fsync error, 0 none */
+	volatile uint32_t log_sync_req;	/* an instance asks the monitor to retry now */
+	volatile uint32_t log_sync_done;	/* last request the monitor served */
+	uint64_t rss_growth_kb;		/* largest RSS growth of an instance between two intervals */
 	char proc_root[PATH_MAX];	/* --ksm-unmerge-proc, "" = /proc */
 	stress_ksm_unmerge_knobs_t saved;
 	stress_ksm_unmerge_instance_t inst[];
@@ -8280,6 +8331,32 @@ static void stress_ksm_unmerge_metrics(stress_ksm_unmerge_ctx_t *ctx, const doub
 }
 
 /*
+ *  stress_ksm_unmerge_log_sync()
+ *	instance, at its end: have the monitor retry the unwritten intervals
+ *	now, then fail if any is not in the file
+ */
+static int stress_ksm_unmerge_log_sync(stress_ksm_unmerge_ctx_t *ctx)
+{
+	stress_ksm_unmerge_shared_t *sh = stress_ksm_unmerge_shared;
+	const double deadline = stress_time_now() + 1.0;
+	uint32_t req, missing;
+
+	if (!sh->log_path[0] || sh->monitor_pid <= 0)
+		return 0;
+	req = __atomic_add_fetch(&sh->log_sync_req, 1, __ATOMIC_SEQ_CST);
+	while (sh->log_sync_done < req && stress_time_now() < deadline)
+		(void)shim_nanosleep_uint64(10000000);
+	missing = sh->log_pending + sh->log_lost;
+	if (!missing)
+		return 0;
+	pr_fail("%s: soak log %s: %" PRIu32 " of %" PRIu32 " intervals are not in the file "
+		"(%" PRIu32 " lost, %" PRIu32 " unwritten), last errno=%d (%s)\n", ctx->args->name,
+		sh->log_path, missing, sh->log_elapsed, sh->log_lost, sh->log_pending,
+		sh->log_errno, strerror(sh->log_errno));
+	return -1;
+}
+
+/*
  *  stress_ksm_unmerge_outcome()
  *	end-of-run checks: kernel log, degenerate runs; returns the exit code
  */
@@ -8301,6 +8378,8 @@ static int stress_ksm_unmerge_outcome(stress_ksm_unmerge_ctx_t *ctx, int rc)
 			args->name, stress_ksm_unmerge_klog_events());
 		rc = EXIT_FAILURE;
 	}
+	if (stress_ksm_unmerge_log_sync(ctx) < 0)
+		rc = EXIT_FAILURE;
 	for (i = 0; i < KSM_UNMERGE_RACERS; i++) {
 		const stress_ksm_unmerge_racer_stats_t *rs = &st->racer[i];
 
@@ -8695,6 +8774,16 @@ static uint64_t stress_ksm_unmerge_rss_kb(const pid_t pid)
 	return p ? strtoull(p + 6, NULL, 10) : 0;
 }
 
+/* Soak log documents not yet in the file (monitor process) */
+typedef struct {
+	int fd;				/* the log, -1 if none */
+	char *buf;			/* unwritten documents, oldest first */
+	size_t len;			/* bytes of them */
+	uint32_t docs;			/* intervals among them */
+} stress_ksm_unmerge_log_t;
+
+#define KSM_UNMERGE_LOG_BACKLOG		(1 * MB)	/* unwritten documents kept for retries */
+
 /*
  *  stress_ksm_unmerge_log_open()
  *	open the soak log for appending, -1 if none or on error
@@ -8707,21 +8796,76 @@ static int stress_ksm_unmerge_log_open(const stress_ksm_unmerge_shared_t *sh)
 		return -1;
 	fd = open(sh->log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0)
-		pr_err("ksm-unmerge: cannot open log %s, errno=%d (%s)\n",
-			sh->log_path, errno, strerror(errno));
+		pr_err("ksm-unmerge: cannot open soak log %s, errno=%d (%s); every interval "
+			"is lost and the run fails\n", sh->log_path, errno, strerror(errno));
 	return fd;
 }
 
 /*
- *  stress_ksm_unmerge_log_write()
- *	append one document and fsync it, so a crash keeps every interval
+ *  stress_ksm_unmerge_log_flush()
+ *	write and fsync every unwritten document; a failed attempt is cut
+ *	off the file again (no half document) and kept for the next retry
  */
-static void stress_ksm_unmerge_log_write(const int fd, const char *doc, const size_t len)
+static bool stress_ksm_unmerge_log_flush(stress_ksm_unmerge_shared_t *sh, stress_ksm_unmerge_log_t *lg)
 {
-	if (fd < 0)
+	off_t end;
+	ssize_t n;
+	int err;
+
+	if (!lg->docs)
+		return true;
+	if (lg->fd < 0) {
+		err = EBADF;
+	} else {
+		end = lseek(lg->fd, 0, SEEK_END);
+		n = write(lg->fd, lg->buf, lg->len);
+		/* special files (/dev/null) cannot be synced: EINVAL */
+		if (n == (ssize_t)lg->len && (fsync(lg->fd) == 0 || errno == EINVAL)) {
+			if (sh->log_errno)
+				pr_inf("ksm-unmerge: soak log %s: %" PRIu32 " delayed interval(s) written\n",
+					sh->log_path, lg->docs);
+			sh->log_written += lg->docs;
+			sh->log_pending = 0;
+			sh->log_errno = 0;
+			lg->docs = 0;
+			lg->len = 0;
+			return true;
+		}
+		err = (n >= 0 && n < (ssize_t)lg->len) ? ENOSPC : errno;
+		if (n > 0 && end >= 0)
+			(void)ftruncate(lg->fd, end);
+	}
+	if (sh->log_errno != err || sh->log_pending != lg->docs)
+		pr_err("ksm-unmerge: soak log %s: %" PRIu32 " interval(s) not written, errno=%d (%s); "
+			"retrying at the next interval\n", sh->log_path, lg->docs, err, strerror(err));
+	sh->log_errno = err;
+	sh->log_pending = lg->docs;
+	return false;
+}
+
+/*
+ *  stress_ksm_unmerge_log_write()
+ *	queue one document behind the unwritten ones and try to write them all
+ */
+static void stress_ksm_unmerge_log_write(stress_ksm_unmerge_shared_t *sh, stress_ksm_unmerge_log_t *lg,
+	const char *doc, const size_t len)
+{
+	if (!sh->log_path[0] || !lg->buf)
 		return;
-	if (write(fd, doc, len) != (ssize_t)len || fsync(fd) < 0)
-		pr_err("ksm-unmerge: soak log write failed, errno=%d (%s)\n", errno, strerror(errno));
+	if (lg->len + len > KSM_UNMERGE_LOG_BACKLOG) {
+		/* retries failed for too long: the oldest intervals are lost */
+		sh->log_lost += lg->docs;
+		lg->docs = 0;
+		lg->len = 0;
+	}
+	if (len > KSM_UNMERGE_LOG_BACKLOG) {
+		sh->log_lost++;
+		return;
+	}
+	(void)memcpy(lg->buf + lg->len, doc, len);
+	lg->len += len;
+	lg->docs++;
+	(void)stress_ksm_unmerge_log_flush(sh, lg);
 }
 
 /*
@@ -8761,6 +8905,28 @@ static double stress_ksm_unmerge_unmerge_rate(const stress_ksm_unmerge_shared_t 
 }
 
 /*
+ *  stress_ksm_unmerge_stop_latency()
+ *	timed runs whose instances all returned: secs from the timeout to the
+ *	last return (negative: big regions are freed ahead of it); false if none
+ */
+static bool stress_ksm_unmerge_stop_latency(const stress_ksm_unmerge_shared_t *sh, double *lat)
+{
+	double last = 0.0;
+	uint32_t i;
+
+	for (i = 0; i < sh->instances; i++) {
+		if (sh->inst[i].pid > 0 && sh->inst[i].stopped_at <= 0.0)
+			return false;
+		if (sh->inst[i].stopped_at > last)
+			last = sh->inst[i].stopped_at;
+	}
+	if (sh->end_time <= 0.0 || last <= 0.0 || last < sh->end_time - 2.0)
+		return false;	/* no timeout, nothing ran, or stopped early by a signal */
+	*lat = last - sh->end_time;
+	return true;
+}
+
+/*
  *  stress_ksm_unmerge_progress_doc()
  *	one soak log document: run figures now; final marks the last one
  */
@@ -8771,6 +8937,7 @@ static size_t stress_ksm_unmerge_progress_doc(const stress_ksm_unmerge_shared_t 
 	const double now = stress_time_now();
 	size_t off = 0, i;
 	uint32_t reached, active;
+	double lat;
 
 	if (!t)
 		return 0;
@@ -8781,11 +8948,16 @@ static size_t stress_ksm_unmerge_progress_doc(const stress_ksm_unmerge_shared_t 
 		"remaining-secs: %.0f\nfinal: %s\ncycles: %" PRIu64 "\npages-merged: %" PRIu64 "\n"
 		"pages-unmerged: %" PRIu64 "\nunmerge-mb-per-sec: %.3f\nmerge-timeouts: %" PRIu64 "\n"
 		"failures: %" PRIu64 "\nhangs: %" PRIu64 "\nkernel-warnings: %" PRIu32 "\n"
-		"racers-reached: %" PRIu32 "\nracers-active: %" PRIu32 "\ninstances:\n",
+		"racers-reached: %" PRIu32 "\nracers-active: %" PRIu32 "\nintervals-elapsed: %" PRIu32 "\n"
+		"intervals-logged: %" PRIu32 "\nintervals-lost: %" PRIu32 "\nrss-growth-max-kb: %" PRIu64 "\n",
 		now, now - sh->start_time, sh->end_time > now ? sh->end_time - now : 0.0,
 		final ? "true" : "false", t->cycles, t->pages_merged, t->pages_unmerged,
 		stress_ksm_unmerge_unmerge_rate(sh), t->merge_timeouts, t->failures, t->hangs,
-		stress_ksm_unmerge_klog_events(), reached, active);
+		stress_ksm_unmerge_klog_events(), reached, active, sh->log_elapsed,
+		sh->log_written, sh->log_lost, sh->rss_growth_kb);
+	if (stress_ksm_unmerge_stop_latency(sh, &lat))
+		off += (size_t)snprintf(buf + off, len - off, "stop-latency-secs: %.3f\n", lat);
+	off += (size_t)snprintf(buf + off, len - off, "instances:\n");
 	for (i = 0; i < sh->instances && off < len; i++) {
 		const stress_ksm_unmerge_instance_t *st = &sh->inst[i];
 
@@ -8987,6 +9159,39 @@ static void stress_ksm_unmerge_monitor_sig(int sig)
 }
 
 /*
+ *  stress_ksm_unmerge_rss_growth()
+ *	largest growth of an instance's RSS since the previous interval
+ */
+static void stress_ksm_unmerge_rss_growth(stress_ksm_unmerge_shared_t *sh, uint64_t *prev)
+{
+	uint32_t i;
+
+	for (i = 0; i < sh->instances; i++) {
+		const uint64_t kb = sh->inst[i].pid > 0 ? stress_ksm_unmerge_rss_kb(sh->inst[i].pid) : 0;
+
+		if (kb && prev[i] && kb > prev[i] && kb - prev[i] > sh->rss_growth_kb)
+			sh->rss_growth_kb = kb - prev[i];
+		prev[i] = kb;
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_monitor_final()
+ *	last document: final: true only when every interval before it is in the file
+ */
+static void stress_ksm_unmerge_monitor_final(stress_ksm_unmerge_shared_t *sh,
+	stress_ksm_unmerge_log_t *lg, char *doc, const size_t len)
+{
+	const bool all = stress_ksm_unmerge_log_flush(sh, lg) && !sh->log_lost;
+
+	stress_ksm_unmerge_log_write(sh, lg, doc, stress_ksm_unmerge_progress_doc(sh, doc, len, all));
+	if (sh->log_path[0] && (lg->docs || sh->log_lost))
+		pr_err("ksm-unmerge: soak log %s: %" PRIu32 " of %" PRIu32 " intervals%s are not in "
+			"the file\n", sh->log_path, sh->log_elapsed - STRESS_MINIMUM(sh->log_written, sh->log_elapsed),
+			sh->log_elapsed, lg->docs ? " and the final document" : "");
+}
+
+/*
  *  stress_ksm_unmerge_monitor()
  *	monitor process main loop
  */
@@ -8994,7 +9199,8 @@ static void NORETURN stress_ksm_unmerge_monitor(stress_ksm_unmerge_shared_t *sh)
 {
 	const size_t len = 65536;
 	char *doc = malloc(len);
-	const int fd = stress_ksm_unmerge_log_open(sh);
+	uint64_t *rss = calloc(sh->instances, sizeof(*rss));
+	stress_ksm_unmerge_log_t lg = { stress_ksm_unmerge_log_open(sh), malloc(KSM_UNMERGE_LOG_BACKLOG), 0, 0 };
 	double next = sh->start_time + (sh->progress ? sh->progress : 60);
 	bool evidence_kept = false;
 
@@ -9002,12 +9208,13 @@ static void NORETURN stress_ksm_unmerge_monitor(stress_ksm_unmerge_shared_t *sh)
 	(void)signal(SIGTERM, stress_ksm_unmerge_monitor_sig);
 	(void)signal(SIGINT, SIG_IGN);
 	(void)signal(SIGALRM, SIG_IGN);
-	while (!stress_ksm_unmerge_monitor_done && doc) {
+	while (!stress_ksm_unmerge_monitor_done && doc && rss) {
 		const bool hung = stress_ksm_unmerge_hang_check(sh);
 		const bool warned = stress_ksm_unmerge_klog_events() > 0;
+		const uint32_t req = sh->log_sync_req;
 
 		if ((hung || warned) && sh->stop_on_warn && !evidence_kept) {
-			stress_ksm_unmerge_log_write(fd, doc, stress_ksm_unmerge_evidence_doc(sh, doc, len,
+			stress_ksm_unmerge_log_write(sh, &lg, doc, stress_ksm_unmerge_evidence_doc(sh, doc, len,
 				hung ? "hang" : "kernel warning"));
 			evidence_kept = true;
 			pr_inf("ksm-unmerge: stopping the run at the first %s (--ksm-unmerge-stop-on-warn)\n",
@@ -9017,15 +9224,23 @@ static void NORETURN stress_ksm_unmerge_monitor(stress_ksm_unmerge_shared_t *sh)
 		if (stress_time_now() >= next) {
 			if (sh->progress)
 				stress_ksm_unmerge_progress_line(sh);
-			stress_ksm_unmerge_log_write(fd, doc, stress_ksm_unmerge_progress_doc(sh, doc, len, false));
+			stress_ksm_unmerge_rss_growth(sh, rss);
+			sh->log_elapsed++;
+			stress_ksm_unmerge_log_write(sh, &lg, doc, stress_ksm_unmerge_progress_doc(sh, doc, len, false));
 			next += sh->progress ? sh->progress : 60;
 		}
-		(void)shim_nanosleep_uint64(250000000);
+		if (req != sh->log_sync_done) {
+			(void)stress_ksm_unmerge_log_flush(sh, &lg);
+			sh->log_sync_done = req;
+		}
+		(void)shim_nanosleep_uint64(50000000);
 	}
 	if (doc)
-		stress_ksm_unmerge_log_write(fd, doc, stress_ksm_unmerge_progress_doc(sh, doc, len, true));
-	if (fd >= 0)
-		(void)close(fd);
+		stress_ksm_unmerge_monitor_final(sh, &lg, doc, len);
+	if (lg.fd >= 0)
+		(void)close(lg.fd);
+	free(lg.buf);
+	free(rss);
 	free(doc);
 	_exit(0);
 }
@@ -9081,7 +9296,7 @@ static void stress_ksm_unmerge_settings(stress_ksm_unmerge_shared_t *sh)
 	(void)stress_setting_get("ksm-unmerge-method", &methods);
 	(void)stress_setting_get("ksm-unmerge-hang-timeout", &hang_timeout);
 	(void)stress_setting_get("ksm-unmerge-stop-on-warn", &stop_on_warn);
-	(void)stress_setting_get("ksm-unmerge-log", &log_path);
+	log_path = (char *)stress_ksm_unmerge_log_arg;
 	(void)stress_setting_get("ksm-unmerge-proc", &proc_root);
 	if (proc_root)
 		(void)shim_strscpy(sh->proc_root, proc_root, sizeof(sh->proc_root));
@@ -9218,6 +9433,26 @@ out:
 #endif
 
 /*
+ *  stress_ksm_unmerge_soak_report()
+ *	soak figures: intervals logged / elapsed, largest RSS growth between
+ *	two intervals, stop latency
+ */
+static void stress_ksm_unmerge_soak_report(const stress_ksm_unmerge_shared_t *sh)
+{
+	char lat_str[48] = "";
+	double lat;
+
+	if (!sh->log_path[0] && !sh->progress)
+		return;
+	if (stress_ksm_unmerge_stop_latency(sh, &lat))
+		(void)snprintf(lat_str, sizeof(lat_str), ",stop-latency-secs=%.3f", lat);
+	stress_ksm_unmerge_pr_report("soak: intervals-logged=%" PRIu32 "/%" PRIu32 ",intervals-lost=%" PRIu32
+		",rss-growth-max-kb=%" PRIu64 "%s", STRESS_MINIMUM(sh->log_written, sh->log_elapsed),
+		sh->log_elapsed, sh->log_elapsed - STRESS_MINIMUM(sh->log_written, sh->log_elapsed),
+		sh->rss_growth_kb, lat_str);
+}
+
+/*
  *  stress_ksm_unmerge_deinit()
  *	parent: racer report, latency spread, watcher off, knobs restored
  */
@@ -9230,6 +9465,7 @@ static void stress_ksm_unmerge_deinit(void)
 	stress_ksm_unmerge_monitor_stop(sh);
 	stress_ksm_unmerge_klog_stop();
 	stress_ksm_unmerge_report(sh);
+	stress_ksm_unmerge_soak_report(sh);
 #if defined(STRESS_KSM_STANDALONE)
 	stress_ksm_unmerge_yaml(sh);
 #endif
