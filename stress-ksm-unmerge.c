@@ -406,6 +406,7 @@ typedef struct {
 	volatile uint32_t log_sync_req;	/* an instance asks the monitor to retry now */
 	volatile uint32_t log_sync_done;	/* last request the monitor served */
 	uint64_t rss_growth_kb;		/* largest RSS growth of an instance between two intervals */
+	uint64_t mem_avail;		/* MemAvailable before the instances started */
 	char proc_root[PATH_MAX];	/* --ksm-unmerge-proc, "" = /proc */
 	stress_ksm_unmerge_knobs_t saved;
 	stress_ksm_unmerge_instance_t inst[];
@@ -8077,13 +8078,56 @@ static uint64_t stress_ksm_unmerge_zero_pfn(const int pagemap_fd, const size_t p
 }
 
 /*
+ *  stress_ksm_unmerge_avail()
+ *	MemAvailable as the parent read it before any instance filled its
+ *	region (every instance caps with the same figure)
+ */
+static uint64_t stress_ksm_unmerge_avail(void)
+{
+	const stress_ksm_unmerge_shared_t *sh = stress_ksm_unmerge_shared;
+
+	return (sh && sh->mem_avail) ? sh->mem_avail : stress_ksm_unmerge_meminfo_available();
+}
+
+/*
+ *  stress_ksm_unmerge_cap()
+ *	largest total region whose pages plus each instance's per-page state
+ *	(pfn array; uffd-wp, mprotect, dontneed racers) and fixed racer
+ *	memory (thp's THPs) fit in limit bytes
+ */
+static uint64_t stress_ksm_unmerge_cap(const uint64_t limit, stress_args_t *args)
+{
+	static const struct {
+		size_t idx, bytes;	/* racer, bytes it keeps per region page */
+	} per_page[] = {
+		{ KSM_RACER_IDX_UFFD_WP, 1 + sizeof(uint32_t) + sizeof(uint64_t) },
+		{ KSM_RACER_IDX_MPROTECT, 2 + 5 * sizeof(uint64_t) },
+		{ KSM_RACER_IDX_DONTNEED, 1 },
+	};
+	const stress_ksm_unmerge_shared_t *sh = stress_ksm_unmerge_shared;
+	const uint64_t methods = sh ? sh->methods : 0;
+	const uint64_t fixed = (methods & STRESS_BIT_ULL(KSM_UNMERGE_RACER_SHIFT + KSM_RACER_IDX_THP)) ?
+		(uint64_t)args->instances * (KSM_THP_CHUNKS + 1) * KSM_THP_SIZE : 0;
+	uint64_t extra = sizeof(uint64_t);
+	size_t i;
+
+	for (i = 0; i < SIZEOF_ARRAY(per_page); i++)
+		if (methods & STRESS_BIT_ULL(KSM_UNMERGE_RACER_SHIFT + per_page[i].idx))
+			extra += per_page[i].bytes;
+	if (limit <= fixed)
+		return 0;
+	return (limit - fixed) / (args->page_size + extra) * args->page_size;
+}
+
+/*
  *  stress_ksm_unmerge_region_size()
  *	this instance's share of --ksm-unmerge-bytes, capped by MemAvailable
  */
 static size_t stress_ksm_unmerge_region_size(stress_args_t *args, size_t *total)
 {
 	size_t bytes = DEFAULT_KSM_UNMERGE_BYTES;
-	const uint64_t avail = stress_ksm_unmerge_meminfo_available();
+	const uint64_t avail = stress_ksm_unmerge_avail();
+	const uint64_t cap = stress_ksm_unmerge_cap(avail / 2, args);
 	size_t per;
 
 	if (!stress_setting_get("ksm-unmerge-bytes", &bytes)) {
@@ -8093,11 +8137,12 @@ static size_t stress_ksm_unmerge_region_size(stress_args_t *args, size_t *total)
 			bytes = MIN_KSM_UNMERGE_BYTES * args->instances;
 	}
 	/* leave headroom: racers and unmerged copies need memory too */
-	if (avail && bytes > avail / 2) {
+	if (avail && bytes > cap) {
 		if (stress_instance_zero(args))
-			pr_inf("%s: capping %zu bytes to half of MemAvailable (%" PRIu64 " bytes)\n",
-				args->name, bytes, avail / 2);
-		bytes = (size_t)(avail / 2);
+			pr_inf("%s: capping %zu bytes to half of MemAvailable (%" PRIu64 " bytes) less "
+				"the racers' and verification memory: %" PRIu64 " bytes\n",
+				args->name, bytes, avail / 2, cap);
+		bytes = (size_t)cap;
 	}
 	per = bytes / args->instances;
 	per &= ~(args->page_size - 1);
@@ -8756,10 +8801,10 @@ static void stress_ksm_unmerge_proc_text(const pid_t pid, const char *name, char
 }
 
 /*
- *  stress_ksm_unmerge_rss_kb()
- *	VmRSS of pid in KiB, 0 if unknown
+ *  stress_ksm_unmerge_status_kb()
+ *	a KiB field of /proc/pid/status ("VmRSS:", "VmHWM:"), 0 if unknown
  */
-static uint64_t stress_ksm_unmerge_rss_kb(const pid_t pid)
+static uint64_t stress_ksm_unmerge_status_kb(const pid_t pid, const char *field)
 {
 	char path[64], buf[2048];
 	const char *p;
@@ -8770,8 +8815,8 @@ static uint64_t stress_ksm_unmerge_rss_kb(const pid_t pid)
 	if (n <= 0)
 		return 0;
 	buf[n] = '\0';
-	p = strstr(buf, "VmRSS:");
-	return p ? strtoull(p + 6, NULL, 10) : 0;
+	p = strstr(buf, field);
+	return p ? strtoull(p + strlen(field), NULL, 10) : 0;
 }
 
 /* Soak log documents not yet in the file (monitor process) */
@@ -8965,7 +9010,7 @@ static size_t stress_ksm_unmerge_progress_doc(const stress_ksm_unmerge_shared_t 
 			"    - instance: %zu\n      pid: %d\n      cycles: %" PRIu64 "\n"
 			"      phase: %s\n      rss-kb: %" PRIu64 "\n", i, (int)st->pid, st->cycles,
 			stress_ksm_unmerge_phase_names[st->phase],
-			st->pid > 0 ? stress_ksm_unmerge_rss_kb(st->pid) : 0);
+			st->pid > 0 ? stress_ksm_unmerge_status_kb(st->pid, "VmRSS:") : 0);
 	}
 	free(t);
 	return off < len ? off : len - 1;
@@ -9160,14 +9205,17 @@ static void stress_ksm_unmerge_monitor_sig(int sig)
 
 /*
  *  stress_ksm_unmerge_rss_growth()
- *	largest growth of an instance's RSS since the previous interval
+ *	largest growth of an instance's peak RSS (VmHWM) since the previous
+ *	interval, counted from the first interval after its first verified
+ *	cycle (the region fill is not growth)
  */
 static void stress_ksm_unmerge_rss_growth(stress_ksm_unmerge_shared_t *sh, uint64_t *prev)
 {
 	uint32_t i;
 
 	for (i = 0; i < sh->instances; i++) {
-		const uint64_t kb = sh->inst[i].pid > 0 ? stress_ksm_unmerge_rss_kb(sh->inst[i].pid) : 0;
+		const stress_ksm_unmerge_instance_t *st = &sh->inst[i];
+		const uint64_t kb = (st->pid > 0 && st->cycles) ? stress_ksm_unmerge_status_kb(st->pid, "VmHWM:") : 0;
 
 		if (kb && prev[i] && kb > prev[i] && kb - prev[i] > sh->rss_growth_kb)
 			sh->rss_growth_kb = kb - prev[i];
@@ -9337,6 +9385,7 @@ static void stress_ksm_unmerge_init(const uint32_t instances)
 	stress_ksm_unmerge_shared = sh;
 	sh->instances = instances;
 	sh->start_time = stress_time_now();
+	sh->mem_avail = stress_ksm_unmerge_meminfo_available();
 	stress_ksm_unmerge_settings(sh);
 	(void)stress_setting_get("ksm-unmerge-no-klog", &no_klog);
 
