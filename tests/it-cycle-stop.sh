@@ -9,6 +9,8 @@
 # time (several minutes and half of memory).
 . "$(dirname "$0")/lib.sh"
 require_ksm
+private_bin		# leftovers are this script's processes only (others may queue for the lock)
+STRESSOR=$BIN
 before=$(knobs)
 
 # lat T0 T1: seconds between two date +%s.%N stamps
@@ -17,8 +19,8 @@ lat() { echo "$2 - $1" | bc; }
 # check_after NAME LOG: knobs restored, nothing left
 check_after() {
 	[ "$(knobs)" = "$before" ] || fail "$1: knobs '$(knobs)' != '$before'"
-	for i in $(seq 1 20); do [ -z "$(leftovers)" ] && break; sleep 0.1; done
-	[ -z "$(leftovers)" ] || fail "$1: processes left: $(leftovers)"
+	for i in $(seq 1 20); do [ -z "$(ours)" ] && break; sleep 0.1; done
+	[ -z "$(ours)" ] || fail "$1: processes left: $(ours)"
 	grep -q 'still running, sending SIGKILL' "$2" && { cat "$2"; fail "$1: instance had to be killed"; }
 	return 0
 }
