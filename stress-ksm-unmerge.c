@@ -9281,7 +9281,7 @@ static void NORETURN stress_ksm_unmerge_monitor(stress_ksm_unmerge_shared_t *sh)
 			(void)stress_ksm_unmerge_log_flush(sh, &lg);
 			sh->log_sync_done = req;
 		}
-		(void)shim_nanosleep_uint64(50000000);
+		(void)shim_nanosleep_uint64(250000000);
 	}
 	if (doc)
 		stress_ksm_unmerge_monitor_final(sh, &lg, doc, len);
