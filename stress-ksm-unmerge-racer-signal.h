@@ -89,9 +89,11 @@ static void *stress_ksm_unmerge_signal_thread(void *arg)
 /*
  *  stress_ksm_unmerge_signal_off()
  *	the timed unmerge (merging off); with the signal racer running, inside
- *	the signal window and retried while the kernel returns EINTR
+ *	the signal window and retried while the kernel returns EINTR; one call
+ *	of the timed unmerge: [off, off + len) of the region (madvise) or prctl
  */
-static int stress_ksm_unmerge_signal_off(stress_ksm_unmerge_ctx_t *ctx, const uint64_t sw)
+static int stress_ksm_unmerge_signal_off(stress_ksm_unmerge_ctx_t *ctx, const uint64_t sw,
+	const size_t off, const size_t len)
 {
 	const size_t idx = KSM_RACER_IDX_SIGNAL;
 	stress_ksm_unmerge_signal_t *s = (ctx->racers_mask & STRESS_BIT_ULL(idx)) ?
@@ -100,12 +102,12 @@ static int stress_ksm_unmerge_signal_off(stress_ksm_unmerge_ctx_t *ctx, const ui
 	int ret, err, tries;
 
 	if (!s)
-		return stress_ksm_unmerge_switch(ctx, sw, false);
+		return stress_ksm_unmerge_switch_off_range(ctx, sw, off, len);
 	s->sent = 0;
 	s->window = true;
 	/* each try is bounded: the thread stops after KSM_SIGNAL_MAX_PER_CYCLE */
 	for (tries = 0; ; tries++) {
-		ret = stress_ksm_unmerge_switch(ctx, sw, false);
+		ret = stress_ksm_unmerge_switch_off_range(ctx, sw, off, len);
 		err = errno;
 		if (ret == 0 || err != EINTR)
 			break;

@@ -186,6 +186,49 @@ static void stress_ksm_unmerge_method_opt(const char *opt_name, const char *opt_
 	*(uint64_t *)value = mask;
 }
 
+static const char *stress_ksm_unmerge_log_arg;	/* --ksm-unmerge-log, NULL if none */
+
+/*
+ *  stress_ksm_unmerge_log_opt()
+ *	option callback for --ksm-unmerge-log: a log that cannot be written is
+ *	refused before anything starts (an existing file must open for
+ *	appending, a new one needs a writable directory; nothing is created)
+ */
+static void stress_ksm_unmerge_log_opt(const char *opt_name, const char *opt_arg,
+	stress_type_id_t *type_id, void *value)
+{
+	char dir[PATH_MAX];
+	const char *slash;
+	struct stat st;
+	int fd, err = 0;
+
+	(void)type_id;
+	(void)value;
+	if (!opt_arg || !*opt_arg) {
+		err = ENOENT;
+	} else if (stat(opt_arg, &st) == 0) {
+		fd = open(opt_arg, O_WRONLY | O_APPEND | O_CLOEXEC);
+		if (fd < 0)
+			err = errno;
+		else
+			(void)close(fd);
+	} else if (errno != ENOENT) {
+		err = errno;
+	} else {
+		slash = strrchr(opt_arg, '/');
+		(void)snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - opt_arg) + 1 : 1,
+			slash ? opt_arg : ".");
+		if (access(dir, W_OK | X_OK) < 0)
+			err = errno;
+	}
+	if (err) {
+		(void)fprintf(stderr, "%s: cannot write soak log '%s', errno=%d (%s)\n",
+			opt_name, opt_arg ? opt_arg : "", err, strerror(err));
+		longjmp(g_error_env, 1);
+	}
+	stress_ksm_unmerge_log_arg = opt_arg;	/* argv outlives the run */
+}
+
 enum {
 	KSM_UNMERGE_PATTERN_SAME = 0,
 	KSM_UNMERGE_PATTERN_FEW,
@@ -220,7 +263,7 @@ static inline bool stress_ksm_unmerge_pattern_zero(const int pattern)
 static const stress_opt_t opts[] = {
 	{ OPT_ksm_unmerge_bytes,   "ksm-unmerge-bytes",   TYPE_ID_SIZE_T_BYTES_VM, MIN_KSM_UNMERGE_BYTES, MAX_KSM_UNMERGE_BYTES, NULL },
 	{ OPT_ksm_unmerge_hang_timeout, "ksm-unmerge-hang-timeout", TYPE_ID_UINT32, 1, 86400, NULL },
-	{ OPT_ksm_unmerge_log,     "ksm-unmerge-log",     TYPE_ID_STR, 0, 0, NULL },
+	{ OPT_ksm_unmerge_log,     "ksm-unmerge-log",     TYPE_ID_CALLBACK, 0, 0, (void *)stress_ksm_unmerge_log_opt },
 	{ OPT_ksm_unmerge_method,  "ksm-unmerge-method",  TYPE_ID_CALLBACK, 0, 0, stress_ksm_unmerge_method_opt },
 	{ OPT_ksm_unmerge_no_klog, "ksm-unmerge-no-klog", TYPE_ID_BOOL, 0, 1, NULL },
 	{ OPT_ksm_unmerge_pattern, "ksm-unmerge-pattern", TYPE_ID_SIZE_T_METHOD, 0, 0, stress_ksm_unmerge_pattern },
@@ -253,6 +296,10 @@ static const char *stress_ksm_unmerge_state_file = "/run/stress-ksm-unmerge.stat
 #define KSM_UNMERGE_LAT_SAMPLES		(4096)
 #define KSM_UNMERGE_FEW_TEMPLATES	(8)
 #define KSM_UNMERGE_PM_CHUNK		(4096)	/* pagemap entries read at a time */
+#define KSM_UNMERGE_CALL_BYTES		(128 * MB)	/* madvise unmerge: bytes per call */
+#define KSM_UNMERGE_FILL_PAGES		(16384)	/* pages filled between stop checks */
+#define KSM_UNMERGE_TEARDOWN_RATE	(3 * GB)	/* bytes/s unmapped at exit, measured low end */
+#define KSM_UNMERGE_TEARDOWN_FREE	(1 * GB)	/* regions up to this unmap in < 0.4 s */
 
 #define PM_PRESENT			STRESS_BIT_ULL(63)
 #define PM_PFN_MASK			((1ULL << 55) - 1)
@@ -337,6 +384,10 @@ typedef struct {
 	uint64_t method_cycles[2];	/* cycles per merge switch */
 	double unmerge_secs;		/* time inside the timed unmerge calls */
 	double merge_wait_secs;		/* time waiting for ksmd */
+	uint64_t unmerge_calls;		/* timed unmerge calls (madvise is chunked) */
+	uint64_t unmerge_cycles;	/* cycles with a timed unmerge */
+	double stopped_at;		/* when the instance's cycle loop ended, 0 if not yet */
+	char stop_step[32];		/* step a stop interrupted, "" none */
 	stress_ksm_unmerge_lat_t unmerge_lat;	/* timed unmerge call, ms */
 	stress_ksm_unmerge_lat_t mrelease_lat;	/* mrelease racer kill-to-reaped, ms */
 	volatile int phase;		/* current phase, for the kernel-log context */
@@ -362,6 +413,15 @@ typedef struct {
 	volatile bool stopping;		/* monitor stopped the run */
 	pid_t monitor_pid;
 	char log_path[PATH_MAX];
+	uint32_t log_elapsed;		/* soak log intervals that ended */
+	uint32_t log_written;		/* of them, in the file (written and fsynced) */
+	uint32_t log_lost;		/* of them, dropped: the backlog overflowed */
+	uint32_t log_pending;		/* of them, waiting for a retry */
+	int log_errno;			/* last write/fsync error, 0 none */
+	volatile uint32_t log_sync_req;	/* an instance asks the monitor to retry now */
+	volatile uint32_t log_sync_done;	/* last request the monitor served */
+	uint64_t rss_growth_kb;		/* largest RSS growth of an instance between two intervals */
+	uint64_t mem_avail;		/* MemAvailable before the instances started */
 	char proc_root[PATH_MAX];	/* --ksm-unmerge-proc, "" = /proc */
 	stress_ksm_unmerge_knobs_t saved;
 	stress_ksm_unmerge_instance_t inst[];
@@ -442,6 +502,10 @@ typedef struct stress_ksm_unmerge_ctx {
 	bool racers_disturb_layout;	/* racers change VMAs or discard pages */
 	size_t racers_touch_npages;	/* racers that read/write pages stay below this (0 = npages) */
 	stress_ksm_unmerge_racer_run_t run[KSM_UNMERGE_RACERS];
+	bool stopped;			/* a step gave up because the run is ending */
+	double t_start;			/* when the instance started (before the fill) */
+	double teardown_secs;		/* time to unmap the region, 0 when negligible */
+	size_t filled;			/* pages filled so far (npages when done) */
 } stress_ksm_unmerge_ctx_t;
 
 /*
@@ -910,6 +974,34 @@ static void stress_ksm_unmerge_expect(stress_ksm_unmerge_ctx_t *ctx)
 }
 
 /*
+ *  stress_ksm_unmerge_ending()
+ *	stopped, or so close to the timeout that freeing the region would
+ *	end after it (gigabytes take seconds to unmap)
+ */
+static bool stress_ksm_unmerge_ending(const stress_ksm_unmerge_ctx_t *ctx)
+{
+	if (!stress_continue(ctx->args))
+		return true;
+	return ctx->teardown_secs > 0.0 &&
+	       stress_time_now() + ctx->teardown_secs >= ctx->args->time_end;
+}
+
+/*
+ *  stress_ksm_unmerge_stop_seen()
+ *	the run is ending: note which step gave up (the cycle is not counted)
+ */
+static bool stress_ksm_unmerge_stop_seen(stress_ksm_unmerge_ctx_t *ctx, const char *step)
+{
+	if (!stress_ksm_unmerge_ending(ctx))
+		return false;
+	if (!ctx->stopped) {
+		ctx->stopped = true;
+		(void)shim_strscpy(ctx->st->stop_step, step, sizeof(ctx->st->stop_step));
+	}
+	return true;
+}
+
+/*
  *  stress_ksm_unmerge_fd_read()
  *	pread a whole small proc/sysfs file into buf, NUL terminated
  */
@@ -1149,7 +1241,7 @@ static void stress_ksm_unmerge_pfn_pages(const stress_ksm_unmerge_ctx_t *ctx, co
 static int stress_ksm_unmerge_region_scan(stress_ksm_unmerge_ctx_t *ctx,
 	const bool sample, uint64_t *ksm, uint64_t *zero, size_t *present)
 {
-	size_t i, n = 0, distinct = 0;
+	size_t i, n = 0, distinct = 0, groups = 0;
 	uint64_t max_pfn = 0;
 
 	*ksm = 0;
@@ -1161,6 +1253,8 @@ static int stress_ksm_unmerge_region_scan(stress_ksm_unmerge_ctx_t *ctx,
 		uint64_t e;
 
 		/* pagemap in chunks: the scan's scratch does not grow with the region */
+		if (!(i % KSM_UNMERGE_PM_CHUNK) && stress_ksm_unmerge_stop_seen(ctx, "page scan"))
+			return -1;
 		if (!(i % KSM_UNMERGE_PM_CHUNK) &&
 		    stress_ksm_unmerge_pagemap_read(ctx->pagemap_fd, ctx->region + i * ctx->page_size,
 				STRESS_MINIMUM(KSM_UNMERGE_PM_CHUNK, ctx->npages - i), ctx->page_size,
@@ -1189,6 +1283,8 @@ static int stress_ksm_unmerge_region_scan(stress_ksm_unmerge_ctx_t *ctx,
 		while (j < n && ctx->pfns[j] == ctx->pfns[i])
 			j++;
 		/* shared pfns are always checked; singles sampled unless verifying */
+		if (!(++groups & 4095) && stress_ksm_unmerge_stop_seen(ctx, "page scan"))
+			return -1;
 		if ((j - i > 1) || !sample || ((distinct++ & 7) == (ctx->cycle & 7))) {
 			const uint64_t flags = stress_ksm_unmerge_kpageflags(ctx->kpageflags_fd, ctx->pfns[i]);
 
@@ -1259,6 +1355,18 @@ static int stress_ksm_unmerge_switch(stress_ksm_unmerge_ctx_t *ctx, const uint64
 	if (sw == KSM_UNMERGE_METHOD_PRCTL)
 		return prctl(PR_SET_MEMORY_MERGE, on ? 1UL : 0UL, 0UL, 0UL, 0UL);
 	return madvise(ctx->region, ctx->region_size, on ? MADV_MERGEABLE : MADV_UNMERGEABLE);
+}
+
+/*
+ *  stress_ksm_unmerge_switch_off_range()
+ *	one unmerge call: madvise of [off, off + len) of the region, or prctl (whole mm)
+ */
+static int stress_ksm_unmerge_switch_off_range(stress_ksm_unmerge_ctx_t *ctx, const uint64_t sw,
+	const size_t off, const size_t len)
+{
+	if (sw == KSM_UNMERGE_METHOD_PRCTL)
+		return prctl(PR_SET_MEMORY_MERGE, 0UL, 0UL, 0UL, 0UL);
+	return madvise(ctx->region + off, len, MADV_UNMERGEABLE);
 }
 
 /*
@@ -1364,7 +1472,7 @@ static int stress_ksm_unmerge_merge_wait(stress_ksm_unmerge_ctx_t *ctx, const do
 		uint64_t scans = stress_ksm_unmerge_full_scans(ctx), total;
 		const double now = stress_time_now();
 
-		if (!stress_continue(ctx->args))
+		if (stress_ksm_unmerge_ending(ctx))
 			return -1;
 		if (scans < scans0)
 			scans0 = scans;		/* run=2 by someone else reset the count */
@@ -1498,8 +1606,11 @@ static int stress_ksm_unmerge_verify_data(stress_ksm_unmerge_ctx_t *ctx)
 
 	for (i = (size_t)(ctx->cycle % step); i < ctx->npages; i += step) {
 		const uint8_t *page = ctx->region + i * ctx->page_size;
-		const ssize_t off = stress_ksm_unmerge_page_check(ctx, i, page);
+		ssize_t off;
 
+		if (!(i & (KSM_UNMERGE_FILL_PAGES - 1)) && stress_ksm_unmerge_stop_seen(ctx, "data check"))
+			return 0;
+		off = stress_ksm_unmerge_page_check(ctx, i, page);
 		if (off >= 0) {
 			pr_fail("%s: data corrupted after unmerge: page %zu byte %zd is 0x%02x "
 				"(pattern %s)\n", ctx->args->name, i, off, page[off],
@@ -6038,19 +6149,48 @@ static void stress_ksm_unmerge_lat_add(stress_ksm_unmerge_lat_t *lat, const doub
 }
 
 /*
- *  stress_ksm_unmerge_timed_off()
- *	the measured call: merging off, timed with CLOCK_MONOTONIC; secs in *dt
+ *  stress_ksm_unmerge_timed_call()
+ *	one timed unmerge call (madvise of [off, off + len) or prctl), secs added to *dt
  */
-static int stress_ksm_unmerge_timed_off(stress_ksm_unmerge_ctx_t *ctx, const uint64_t sw, double *dt)
+static int stress_ksm_unmerge_timed_call(stress_ksm_unmerge_ctx_t *ctx, const uint64_t sw,
+	const size_t off, const size_t len, double *dt)
 {
 	struct timespec a, b;
 	int ret;
 
 	(void)clock_gettime(CLOCK_MONOTONIC, &a);
-	ret = stress_ksm_unmerge_signal_off(ctx, sw);
+	ret = stress_ksm_unmerge_signal_off(ctx, sw, off, len);
 	(void)clock_gettime(CLOCK_MONOTONIC, &b);
-	*dt = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1.0E-9;
+	*dt += (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1.0E-9;
+	ctx->st->unmerge_calls++;
 	return ret;
+}
+
+/*
+ *  stress_ksm_unmerge_timed_off()
+ *	the measured unmerge, only the calls timed (CLOCK_MONOTONIC), secs in *dt:
+ *	madvise in KSM_UNMERGE_CALL_BYTES calls with a stop check between them,
+ *	prctl (whole mm) in one call that the stop signal interrupts (EINTR)
+ */
+static int stress_ksm_unmerge_timed_off(stress_ksm_unmerge_ctx_t *ctx, const uint64_t sw, double *dt)
+{
+	size_t off;
+
+	*dt = 0.0;
+	ctx->st->unmerge_cycles++;
+	if (sw == KSM_UNMERGE_METHOD_PRCTL)
+		return stress_ksm_unmerge_timed_call(ctx, sw, 0, ctx->region_size, dt);
+	for (off = 0; off < ctx->region_size; off += KSM_UNMERGE_CALL_BYTES) {
+		const size_t len = STRESS_MINIMUM(KSM_UNMERGE_CALL_BYTES, ctx->region_size - off);
+
+		if (off && stress_ksm_unmerge_stop_seen(ctx, "unmerge")) {
+			errno = EINTR;
+			return -1;
+		}
+		if (stress_ksm_unmerge_timed_call(ctx, sw, off, len, dt) < 0)
+			return -1;
+	}
+	return 0;
 }
 
 /*
@@ -6084,12 +6224,15 @@ static int stress_ksm_unmerge_cycle(stress_ksm_unmerge_ctx_t *ctx, const uint64_
 	waited = stress_ksm_unmerge_merge_wait(ctx, bound, &merging, &zero);
 	st->merge_wait_secs += stress_time_now() - t0;
 	if (waited < 0) {
-		(void)stress_ksm_unmerge_switch(ctx, sw, false);
+		/* no unmerge of what did merge: exit unmaps it at once */
+		(void)stress_ksm_unmerge_stop_seen(ctx, "merge wait");
 		return 1;
 	}
 	stress_ksm_unmerge_phase_set(ctx, KSM_PHASE_MERGED);
 	if (stress_ksm_unmerge_verify_merge(ctx, waited, &ksm, &kzero) < 0)
 		rc = -1;
+	if (ctx->stopped && rc == 0)
+		return 1;	/* the merge scan was cut short by the end of the run */
 	if (stress_ksm_unmerge_zc_check(ctx, "after the merge") < 0)
 		rc = -1;
 	if (!ctx->have_pfns) {
@@ -6118,7 +6261,7 @@ static int stress_ksm_unmerge_cycle(stress_ksm_unmerge_ctx_t *ctx, const uint64_
 		const int err = errno;
 
 		stress_ksm_unmerge_phase_set(ctx, KSM_PHASE_IDLE);
-		if (err == EINTR && !stress_continue(args))
+		if (err == EINTR && stress_ksm_unmerge_stop_seen(ctx, "unmerge"))
 			return 1;
 		pr_fail("%s: %s unmerge failed, errno=%d (%s)\n", args->name,
 			stress_ksm_unmerge_switch_name(sw), err, strerror(err));
@@ -6131,7 +6274,7 @@ static int stress_ksm_unmerge_cycle(stress_ksm_unmerge_ctx_t *ctx, const uint64_
 	stress_ksm_unmerge_phase_set(ctx, KSM_PHASE_VERIFY);
 	if (!stress_ksm_unmerge_racers_quiesce(ctx))
 		rc = -1;
-	if (stress_ksm_unmerge_verify_unmerge(ctx, ksm,
+	if (!ctx->stopped && stress_ksm_unmerge_verify_unmerge(ctx, ksm,
 			(cow0 >= 0 && cow1 >= 0) ? cow1 - cow0 : -1) < 0)
 		rc = -1;
 	if (stress_ksm_unmerge_zc_check(ctx, "after the unmerge") < 0)
@@ -6151,6 +6294,8 @@ static int stress_ksm_unmerge_cycle(stress_ksm_unmerge_ctx_t *ctx, const uint64_
 		stress_ksm_unmerge_fail(ctx);
 		return -1;
 	}
+	if (ctx->stopped)
+		return 1;	/* verification cut short by the end of the run: not counted */
 	if (empty)
 		return 0;	/* unmerged nothing: not a bogo op */
 	st->cycles++;
@@ -6179,13 +6324,56 @@ static uint64_t stress_ksm_unmerge_zero_pfn(const int pagemap_fd, const size_t p
 }
 
 /*
+ *  stress_ksm_unmerge_avail()
+ *	MemAvailable as the parent read it before any instance filled its
+ *	region (every instance caps with the same figure)
+ */
+static uint64_t stress_ksm_unmerge_avail(void)
+{
+	const stress_ksm_unmerge_shared_t *sh = stress_ksm_unmerge_shared;
+
+	return (sh && sh->mem_avail) ? sh->mem_avail : stress_ksm_unmerge_meminfo_available();
+}
+
+/*
+ *  stress_ksm_unmerge_cap()
+ *	largest total region whose pages plus each instance's per-page state
+ *	(pfn array; uffd-wp, mprotect, dontneed racers) and fixed racer
+ *	memory (thp's THPs) fit in limit bytes
+ */
+static uint64_t stress_ksm_unmerge_cap(const uint64_t limit, stress_args_t *args)
+{
+	static const struct {
+		size_t idx, bytes;	/* racer, bytes it keeps per region page */
+	} per_page[] = {
+		{ KSM_RACER_IDX_UFFD_WP, 1 + sizeof(uint32_t) + sizeof(uint64_t) },
+		{ KSM_RACER_IDX_MPROTECT, 2 + 5 * sizeof(uint64_t) },
+		{ KSM_RACER_IDX_DONTNEED, 1 },
+	};
+	const stress_ksm_unmerge_shared_t *sh = stress_ksm_unmerge_shared;
+	const uint64_t methods = sh ? sh->methods : 0;
+	const uint64_t fixed = (methods & STRESS_BIT_ULL(KSM_UNMERGE_RACER_SHIFT + KSM_RACER_IDX_THP)) ?
+		(uint64_t)args->instances * (KSM_THP_MAX_BYTES / 4) : 0;	/* populated THPs */
+	uint64_t extra = sizeof(uint64_t);
+	size_t i;
+
+	for (i = 0; i < SIZEOF_ARRAY(per_page); i++)
+		if (methods & STRESS_BIT_ULL(KSM_UNMERGE_RACER_SHIFT + per_page[i].idx))
+			extra += per_page[i].bytes;
+	if (limit <= fixed)
+		return 0;
+	return (limit - fixed) / (args->page_size + extra) * args->page_size;
+}
+
+/*
  *  stress_ksm_unmerge_region_size()
  *	this instance's share of --ksm-unmerge-bytes, capped by MemAvailable
  */
 static size_t stress_ksm_unmerge_region_size(stress_args_t *args, size_t *total)
 {
 	size_t bytes = DEFAULT_KSM_UNMERGE_BYTES;
-	const uint64_t avail = stress_ksm_unmerge_meminfo_available();
+	const uint64_t avail = stress_ksm_unmerge_avail();
+	const uint64_t cap = stress_ksm_unmerge_cap(avail / 2, args);
 	size_t per;
 
 	if (!stress_setting_get("ksm-unmerge-bytes", &bytes)) {
@@ -6195,11 +6383,12 @@ static size_t stress_ksm_unmerge_region_size(stress_args_t *args, size_t *total)
 			bytes = MIN_KSM_UNMERGE_BYTES * args->instances;
 	}
 	/* leave headroom: racers and unmerged copies need memory too */
-	if (avail && bytes > avail / 2) {
+	if (avail && bytes > cap) {
 		if (stress_instance_zero(args))
-			pr_inf("%s: capping %zu bytes to half of MemAvailable (%" PRIu64 " bytes)\n",
-				args->name, bytes, avail / 2);
-		bytes = (size_t)(avail / 2);
+			pr_inf("%s: capping %zu bytes to half of MemAvailable (%" PRIu64 " bytes) less "
+				"the racers' and verification memory: %" PRIu64 " bytes\n",
+				args->name, bytes, avail / 2, cap);
+		bytes = (size_t)cap;
 	}
 	per = bytes / args->instances;
 	per &= ~(args->page_size - 1);
@@ -6280,6 +6469,7 @@ static int stress_ksm_unmerge_ctx_init(stress_ksm_unmerge_ctx_t *ctx, stress_arg
 	size_t total, i;
 
 	ctx->args = args;
+	ctx->t_start = stress_time_now();
 	ctx->page_size = args->page_size;
 	ctx->pagemap_fd = ctx->kpageflags_fd = ctx->ksm_stat_fd = -1;
 	ctx->merging_pages_fd = ctx->full_scans_fd = ctx->vmstat_fd = -1;
@@ -6292,6 +6482,8 @@ static int stress_ksm_unmerge_ctx_init(stress_ksm_unmerge_ctx_t *ctx, stress_arg
 	ctx->seed = ((uint64_t)getpid() << 32) ^ ((uint64_t)args->instance << 48) ^ stress_mwc64();
 	ctx->region_size = stress_ksm_unmerge_region_size(args, &total);
 	ctx->npages = ctx->region_size / ctx->page_size;
+	if (ctx->region_size > KSM_UNMERGE_TEARDOWN_FREE)
+		ctx->teardown_secs = (double)ctx->region_size / (double)KSM_UNMERGE_TEARDOWN_RATE;
 
 	ctx->region = mmap(NULL, ctx->region_size, PROT_READ | PROT_WRITE,
 		MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -6331,8 +6523,13 @@ static int stress_ksm_unmerge_ctx_init(stress_ksm_unmerge_ctx_t *ctx, stress_arg
 	}
 
 	stress_ksm_unmerge_templates_fill(ctx);
-	for (i = 0; i < ctx->npages; i++)
+	for (i = 0; i < ctx->npages; i++) {
+		/* gigabytes take seconds to fault in: stop on time */
+		if (!(i % KSM_UNMERGE_FILL_PAGES) && stress_ksm_unmerge_stop_seen(ctx, "region fill"))
+			break;
 		stress_ksm_unmerge_page_fill(ctx, i, ctx->region + i * ctx->page_size);
+	}
+	ctx->filled = i;
 	stress_ksm_unmerge_expect(ctx);
 	if (ctx->pagemap_fd >= 0 && ctx->kpageflags_fd >= 0) {
 		ctx->zero_pfn = stress_ksm_unmerge_zero_pfn(ctx->pagemap_fd, ctx->page_size);
@@ -6397,6 +6594,10 @@ static void stress_ksm_unmerge_metrics(stress_ksm_unmerge_ctx_t *ctx, const doub
 		stress_metrics_set(args, "pages unmerged per sec",
 			(double)st->pages_unmerged / st->unmerge_secs, STRESS_METRIC_HARMONIC_MEAN);
 	}
+	/* printed only where the madvise unmerge was split into calls */
+	if (st->unmerge_cycles && st->unmerge_calls > st->unmerge_cycles)
+		stress_metrics_set(args, "unmerge calls per cycle",
+			(double)st->unmerge_calls / (double)st->unmerge_cycles, STRESS_METRIC_GEOMETRIC_MEAN);
 	if (st->cycles) {
 		stress_metrics_set(args, "merge wait millisecs per cycle",
 			st->merge_wait_secs * 1000.0 / (double)st->cycles, STRESS_METRIC_GEOMETRIC_MEAN);
@@ -6421,6 +6622,32 @@ static void stress_ksm_unmerge_metrics(stress_ksm_unmerge_ctx_t *ctx, const doub
 }
 
 /*
+ *  stress_ksm_unmerge_log_sync()
+ *	instance, at its end: have the monitor retry the unwritten intervals
+ *	now, then fail if any is not in the file
+ */
+static int stress_ksm_unmerge_log_sync(stress_ksm_unmerge_ctx_t *ctx)
+{
+	stress_ksm_unmerge_shared_t *sh = stress_ksm_unmerge_shared;
+	const double deadline = stress_time_now() + 1.0;
+	uint32_t req, missing;
+
+	if (!sh->log_path[0] || sh->monitor_pid <= 0)
+		return 0;
+	req = __atomic_add_fetch(&sh->log_sync_req, 1, __ATOMIC_SEQ_CST);
+	while (sh->log_sync_done < req && stress_time_now() < deadline)
+		(void)shim_nanosleep_uint64(10000000);
+	missing = sh->log_pending + sh->log_lost;
+	if (!missing)
+		return 0;
+	pr_fail("%s: soak log %s: %" PRIu32 " of %" PRIu32 " intervals are not in the file "
+		"(%" PRIu32 " lost, %" PRIu32 " unwritten), last errno=%d (%s)\n", ctx->args->name,
+		sh->log_path, missing, sh->log_elapsed, sh->log_lost, sh->log_pending,
+		sh->log_errno, strerror(sh->log_errno));
+	return -1;
+}
+
+/*
  *  stress_ksm_unmerge_outcome()
  *	end-of-run checks: kernel log, degenerate runs; returns the exit code
  */
@@ -6442,6 +6669,8 @@ static int stress_ksm_unmerge_outcome(stress_ksm_unmerge_ctx_t *ctx, int rc)
 			args->name, stress_ksm_unmerge_klog_events());
 		rc = EXIT_FAILURE;
 	}
+	if (stress_ksm_unmerge_log_sync(ctx) < 0)
+		rc = EXIT_FAILURE;
 	for (i = 0; i < KSM_UNMERGE_RACERS; i++) {
 		const stress_ksm_unmerge_racer_stats_t *rs = &st->racer[i];
 
@@ -6468,8 +6697,12 @@ static int stress_ksm_unmerge_outcome(stress_ksm_unmerge_ctx_t *ctx, int rc)
 		return EXIT_FAILURE;
 	}
 	if (!st->cycles && want) {
-		pr_inf("%s: no merge/unmerge cycle completed before the end of the run "
-			"(ksmd needs longer to merge %zu pages)\n", args->name, ctx->npages);
+		pr_inf_skip("%s: no merge/unmerge cycle verified: the run ended during the %s, "
+			"%.1f s after the start (%zu of %zu pages filled; a %zu MB region needs "
+			"longer: raise --timeout or lower --ksm-unmerge-bytes)\n", args->name,
+			st->stop_step[0] ? st->stop_step : "first cycle",
+			stress_time_now() - ctx->t_start, ctx->filled, ctx->npages,
+			(size_t)(ctx->region_size / MB));
 		return EXIT_NO_RESOURCE;
 	}
 	if (!want && st->pages_merged) {
@@ -6478,6 +6711,18 @@ static int stress_ksm_unmerge_outcome(stress_ksm_unmerge_ctx_t *ctx, int rc)
 		return EXIT_FAILURE;
 	}
 	return EXIT_SUCCESS;
+}
+
+/*
+ *  stress_ksm_unmerge_teardown_wait()
+ *	a big region was freed ahead of the timeout: end with the run, not
+ *	before it (stress-ng warns about an instance that finished early)
+ */
+static void stress_ksm_unmerge_teardown_wait(const stress_ksm_unmerge_ctx_t *ctx)
+{
+	while (ctx->teardown_secs > 0.0 && stress_continue(ctx->args) &&
+	       stress_time_now() < ctx->args->time_end - 0.2)
+		(void)shim_nanosleep_uint64(50000000);
 }
 
 /*
@@ -6522,7 +6767,7 @@ static int stress_ksm_unmerge(stress_args_t *args)
 	t_start = stress_time_now();
 
 	rc = EXIT_SUCCESS;
-	while (stress_continue(args)) {
+	while (!stress_ksm_unmerge_ending(&ctx)) {
 		uint64_t sw = switches;
 		int ret;
 
@@ -6551,6 +6796,8 @@ static int stress_ksm_unmerge(stress_args_t *args)
 	stress_ksm_unmerge_metrics(&ctx, stress_time_now() - t_start);
 	rc = stress_ksm_unmerge_outcome(&ctx, rc);
 	stress_ksm_unmerge_ctx_free(&ctx);
+	ctx.st->stopped_at = stress_time_now();
+	stress_ksm_unmerge_teardown_wait(&ctx);
 	return rc;
 }
 
@@ -6833,10 +7080,10 @@ static void stress_ksm_unmerge_proc_text(const pid_t pid, const char *name, char
 }
 
 /*
- *  stress_ksm_unmerge_rss_kb()
- *	VmRSS of pid in KiB, 0 if unknown
+ *  stress_ksm_unmerge_status_kb()
+ *	a KiB field of /proc/pid/status ("VmRSS:", "VmHWM:"), 0 if unknown
  */
-static uint64_t stress_ksm_unmerge_rss_kb(const pid_t pid)
+static uint64_t stress_ksm_unmerge_status_kb(const pid_t pid, const char *field)
 {
 	char path[64], buf[2048];
 	const char *p;
@@ -6847,9 +7094,19 @@ static uint64_t stress_ksm_unmerge_rss_kb(const pid_t pid)
 	if (n <= 0)
 		return 0;
 	buf[n] = '\0';
-	p = strstr(buf, "VmRSS:");
-	return p ? strtoull(p + 6, NULL, 10) : 0;
+	p = strstr(buf, field);
+	return p ? strtoull(p + strlen(field), NULL, 10) : 0;
 }
+
+/* Soak log documents not yet in the file (monitor process) */
+typedef struct {
+	int fd;				/* the log, -1 if none */
+	char *buf;			/* unwritten documents, oldest first */
+	size_t len;			/* bytes of them */
+	uint32_t docs;			/* intervals among them */
+} stress_ksm_unmerge_log_t;
+
+#define KSM_UNMERGE_LOG_BACKLOG		(1 * MB)	/* unwritten documents kept for retries */
 
 /*
  *  stress_ksm_unmerge_log_open()
@@ -6863,21 +7120,76 @@ static int stress_ksm_unmerge_log_open(const stress_ksm_unmerge_shared_t *sh)
 		return -1;
 	fd = open(sh->log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0)
-		pr_err("ksm-unmerge: cannot open log %s, errno=%d (%s)\n",
-			sh->log_path, errno, strerror(errno));
+		pr_err("ksm-unmerge: cannot open soak log %s, errno=%d (%s); every interval "
+			"is lost and the run fails\n", sh->log_path, errno, strerror(errno));
 	return fd;
 }
 
 /*
- *  stress_ksm_unmerge_log_write()
- *	append one document and fsync it, so a crash keeps every interval
+ *  stress_ksm_unmerge_log_flush()
+ *	write and fsync every unwritten document; a failed attempt is cut
+ *	off the file again (no half document) and kept for the next retry
  */
-static void stress_ksm_unmerge_log_write(const int fd, const char *doc, const size_t len)
+static bool stress_ksm_unmerge_log_flush(stress_ksm_unmerge_shared_t *sh, stress_ksm_unmerge_log_t *lg)
 {
-	if (fd < 0)
+	off_t end;
+	ssize_t n;
+	int err;
+
+	if (!lg->docs)
+		return true;
+	if (lg->fd < 0) {
+		err = EBADF;
+	} else {
+		end = lseek(lg->fd, 0, SEEK_END);
+		n = write(lg->fd, lg->buf, lg->len);
+		/* special files (/dev/null) cannot be synced: EINVAL */
+		if (n == (ssize_t)lg->len && (fsync(lg->fd) == 0 || errno == EINVAL)) {
+			if (sh->log_errno)
+				pr_inf("ksm-unmerge: soak log %s: %" PRIu32 " delayed interval(s) written\n",
+					sh->log_path, lg->docs);
+			sh->log_written += lg->docs;
+			sh->log_pending = 0;
+			sh->log_errno = 0;
+			lg->docs = 0;
+			lg->len = 0;
+			return true;
+		}
+		err = (n >= 0 && n < (ssize_t)lg->len) ? ENOSPC : errno;
+		if (n > 0 && end >= 0)
+			(void)ftruncate(lg->fd, end);
+	}
+	if (sh->log_errno != err || sh->log_pending != lg->docs)
+		pr_err("ksm-unmerge: soak log %s: %" PRIu32 " interval(s) not written, errno=%d (%s); "
+			"retrying at the next interval\n", sh->log_path, lg->docs, err, strerror(err));
+	sh->log_errno = err;
+	sh->log_pending = lg->docs;
+	return false;
+}
+
+/*
+ *  stress_ksm_unmerge_log_write()
+ *	queue one document behind the unwritten ones and try to write them all
+ */
+static void stress_ksm_unmerge_log_write(stress_ksm_unmerge_shared_t *sh, stress_ksm_unmerge_log_t *lg,
+	const char *doc, const size_t len)
+{
+	if (!sh->log_path[0] || !lg->buf)
 		return;
-	if (write(fd, doc, len) != (ssize_t)len || fsync(fd) < 0)
-		pr_err("ksm-unmerge: soak log write failed, errno=%d (%s)\n", errno, strerror(errno));
+	if (lg->len + len > KSM_UNMERGE_LOG_BACKLOG) {
+		/* retries failed for too long: the oldest intervals are lost */
+		sh->log_lost += lg->docs;
+		lg->docs = 0;
+		lg->len = 0;
+	}
+	if (len > KSM_UNMERGE_LOG_BACKLOG) {
+		sh->log_lost++;
+		return;
+	}
+	(void)memcpy(lg->buf + lg->len, doc, len);
+	lg->len += len;
+	lg->docs++;
+	(void)stress_ksm_unmerge_log_flush(sh, lg);
 }
 
 /*
@@ -6917,6 +7229,28 @@ static double stress_ksm_unmerge_unmerge_rate(const stress_ksm_unmerge_shared_t 
 }
 
 /*
+ *  stress_ksm_unmerge_stop_latency()
+ *	timed runs whose instances all returned: secs from the timeout to the
+ *	last return (negative: big regions are freed ahead of it); false if none
+ */
+static bool stress_ksm_unmerge_stop_latency(const stress_ksm_unmerge_shared_t *sh, double *lat)
+{
+	double last = 0.0;
+	uint32_t i;
+
+	for (i = 0; i < sh->instances; i++) {
+		if (sh->inst[i].pid > 0 && sh->inst[i].stopped_at <= 0.0)
+			return false;
+		if (sh->inst[i].stopped_at > last)
+			last = sh->inst[i].stopped_at;
+	}
+	if (sh->end_time <= 0.0 || last <= 0.0 || last < sh->end_time - 2.0)
+		return false;	/* no timeout, nothing ran, or stopped early by a signal */
+	*lat = last - sh->end_time;
+	return true;
+}
+
+/*
  *  stress_ksm_unmerge_progress_doc()
  *	one soak log document: run figures now; final marks the last one
  */
@@ -6927,6 +7261,7 @@ static size_t stress_ksm_unmerge_progress_doc(const stress_ksm_unmerge_shared_t 
 	const double now = stress_time_now();
 	size_t off = 0, i;
 	uint32_t reached, active;
+	double lat;
 
 	if (!t)
 		return 0;
@@ -6937,11 +7272,16 @@ static size_t stress_ksm_unmerge_progress_doc(const stress_ksm_unmerge_shared_t 
 		"remaining-secs: %.0f\nfinal: %s\ncycles: %" PRIu64 "\npages-merged: %" PRIu64 "\n"
 		"pages-unmerged: %" PRIu64 "\nunmerge-mb-per-sec: %.3f\nmerge-timeouts: %" PRIu64 "\n"
 		"failures: %" PRIu64 "\nhangs: %" PRIu64 "\nkernel-warnings: %" PRIu32 "\n"
-		"racers-reached: %" PRIu32 "\nracers-active: %" PRIu32 "\ninstances:\n",
+		"racers-reached: %" PRIu32 "\nracers-active: %" PRIu32 "\nintervals-elapsed: %" PRIu32 "\n"
+		"intervals-logged: %" PRIu32 "\nintervals-lost: %" PRIu32 "\nrss-growth-max-kb: %" PRIu64 "\n",
 		now, now - sh->start_time, sh->end_time > now ? sh->end_time - now : 0.0,
 		final ? "true" : "false", t->cycles, t->pages_merged, t->pages_unmerged,
 		stress_ksm_unmerge_unmerge_rate(sh), t->merge_timeouts, t->failures, t->hangs,
-		stress_ksm_unmerge_klog_events(), reached, active);
+		stress_ksm_unmerge_klog_events(), reached, active, sh->log_elapsed,
+		sh->log_written, sh->log_lost, sh->rss_growth_kb);
+	if (stress_ksm_unmerge_stop_latency(sh, &lat))
+		off += (size_t)snprintf(buf + off, len - off, "stop-latency-secs: %.3f\n", lat);
+	off += (size_t)snprintf(buf + off, len - off, "instances:\n");
 	for (i = 0; i < sh->instances && off < len; i++) {
 		const stress_ksm_unmerge_instance_t *st = &sh->inst[i];
 
@@ -6949,7 +7289,7 @@ static size_t stress_ksm_unmerge_progress_doc(const stress_ksm_unmerge_shared_t 
 			"    - instance: %zu\n      pid: %d\n      cycles: %" PRIu64 "\n"
 			"      phase: %s\n      rss-kb: %" PRIu64 "\n", i, (int)st->pid, st->cycles,
 			stress_ksm_unmerge_phase_names[st->phase],
-			st->pid > 0 ? stress_ksm_unmerge_rss_kb(st->pid) : 0);
+			st->pid > 0 ? stress_ksm_unmerge_status_kb(st->pid, "VmRSS:") : 0);
 	}
 	free(t);
 	return off < len ? off : len - 1;
@@ -7143,6 +7483,42 @@ static void stress_ksm_unmerge_monitor_sig(int sig)
 }
 
 /*
+ *  stress_ksm_unmerge_rss_growth()
+ *	largest growth of an instance's peak RSS (VmHWM) since the previous
+ *	interval, counted from the first interval after its first verified
+ *	cycle (the region fill is not growth)
+ */
+static void stress_ksm_unmerge_rss_growth(stress_ksm_unmerge_shared_t *sh, uint64_t *prev)
+{
+	uint32_t i;
+
+	for (i = 0; i < sh->instances; i++) {
+		const stress_ksm_unmerge_instance_t *st = &sh->inst[i];
+		const uint64_t kb = (st->pid > 0 && st->cycles) ? stress_ksm_unmerge_status_kb(st->pid, "VmHWM:") : 0;
+
+		if (kb && prev[i] && kb > prev[i] && kb - prev[i] > sh->rss_growth_kb)
+			sh->rss_growth_kb = kb - prev[i];
+		prev[i] = kb;
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_monitor_final()
+ *	last document: final: true only when every interval before it is in the file
+ */
+static void stress_ksm_unmerge_monitor_final(stress_ksm_unmerge_shared_t *sh,
+	stress_ksm_unmerge_log_t *lg, char *doc, const size_t len)
+{
+	const bool all = stress_ksm_unmerge_log_flush(sh, lg) && !sh->log_lost;
+
+	stress_ksm_unmerge_log_write(sh, lg, doc, stress_ksm_unmerge_progress_doc(sh, doc, len, all));
+	if (sh->log_path[0] && (lg->docs || sh->log_lost))
+		pr_err("ksm-unmerge: soak log %s: %" PRIu32 " of %" PRIu32 " intervals%s are not in "
+			"the file\n", sh->log_path, sh->log_elapsed - STRESS_MINIMUM(sh->log_written, sh->log_elapsed),
+			sh->log_elapsed, lg->docs ? " and the final document" : "");
+}
+
+/*
  *  stress_ksm_unmerge_monitor()
  *	monitor process main loop
  */
@@ -7150,7 +7526,8 @@ static void NORETURN stress_ksm_unmerge_monitor(stress_ksm_unmerge_shared_t *sh)
 {
 	const size_t len = 65536;
 	char *doc = malloc(len);
-	const int fd = stress_ksm_unmerge_log_open(sh);
+	uint64_t *rss = calloc(sh->instances, sizeof(*rss));
+	stress_ksm_unmerge_log_t lg = { stress_ksm_unmerge_log_open(sh), malloc(KSM_UNMERGE_LOG_BACKLOG), 0, 0 };
 	double next = sh->start_time + (sh->progress ? sh->progress : 60);
 	bool evidence_kept = false;
 
@@ -7158,12 +7535,13 @@ static void NORETURN stress_ksm_unmerge_monitor(stress_ksm_unmerge_shared_t *sh)
 	(void)signal(SIGTERM, stress_ksm_unmerge_monitor_sig);
 	(void)signal(SIGINT, SIG_IGN);
 	(void)signal(SIGALRM, SIG_IGN);
-	while (!stress_ksm_unmerge_monitor_done && doc) {
+	while (!stress_ksm_unmerge_monitor_done && doc && rss) {
 		const bool hung = stress_ksm_unmerge_hang_check(sh);
 		const bool warned = stress_ksm_unmerge_klog_events() > 0;
+		const uint32_t req = sh->log_sync_req;
 
 		if ((hung || warned) && sh->stop_on_warn && !evidence_kept) {
-			stress_ksm_unmerge_log_write(fd, doc, stress_ksm_unmerge_evidence_doc(sh, doc, len,
+			stress_ksm_unmerge_log_write(sh, &lg, doc, stress_ksm_unmerge_evidence_doc(sh, doc, len,
 				hung ? "hang" : "kernel warning"));
 			evidence_kept = true;
 			pr_inf("ksm-unmerge: stopping the run at the first %s (--ksm-unmerge-stop-on-warn)\n",
@@ -7173,15 +7551,23 @@ static void NORETURN stress_ksm_unmerge_monitor(stress_ksm_unmerge_shared_t *sh)
 		if (stress_time_now() >= next) {
 			if (sh->progress)
 				stress_ksm_unmerge_progress_line(sh);
-			stress_ksm_unmerge_log_write(fd, doc, stress_ksm_unmerge_progress_doc(sh, doc, len, false));
+			stress_ksm_unmerge_rss_growth(sh, rss);
+			sh->log_elapsed++;
+			stress_ksm_unmerge_log_write(sh, &lg, doc, stress_ksm_unmerge_progress_doc(sh, doc, len, false));
 			next += sh->progress ? sh->progress : 60;
+		}
+		if (req != sh->log_sync_done) {
+			(void)stress_ksm_unmerge_log_flush(sh, &lg);
+			sh->log_sync_done = req;
 		}
 		(void)shim_nanosleep_uint64(250000000);
 	}
 	if (doc)
-		stress_ksm_unmerge_log_write(fd, doc, stress_ksm_unmerge_progress_doc(sh, doc, len, true));
-	if (fd >= 0)
-		(void)close(fd);
+		stress_ksm_unmerge_monitor_final(sh, &lg, doc, len);
+	if (lg.fd >= 0)
+		(void)close(lg.fd);
+	free(lg.buf);
+	free(rss);
 	free(doc);
 	_exit(0);
 }
@@ -7237,7 +7623,7 @@ static void stress_ksm_unmerge_settings(stress_ksm_unmerge_shared_t *sh)
 	(void)stress_setting_get("ksm-unmerge-method", &methods);
 	(void)stress_setting_get("ksm-unmerge-hang-timeout", &hang_timeout);
 	(void)stress_setting_get("ksm-unmerge-stop-on-warn", &stop_on_warn);
-	(void)stress_setting_get("ksm-unmerge-log", &log_path);
+	log_path = (char *)stress_ksm_unmerge_log_arg;
 	(void)stress_setting_get("ksm-unmerge-proc", &proc_root);
 	if (proc_root)
 		(void)shim_strscpy(sh->proc_root, proc_root, sizeof(sh->proc_root));
@@ -7278,6 +7664,7 @@ static void stress_ksm_unmerge_init(const uint32_t instances)
 	stress_ksm_unmerge_shared = sh;
 	sh->instances = instances;
 	sh->start_time = stress_time_now();
+	sh->mem_avail = stress_ksm_unmerge_meminfo_available();
 	stress_ksm_unmerge_settings(sh);
 	(void)stress_setting_get("ksm-unmerge-no-klog", &no_klog);
 
@@ -7378,6 +7765,26 @@ out:
 #endif
 
 /*
+ *  stress_ksm_unmerge_soak_report()
+ *	soak figures: intervals logged / elapsed, largest RSS growth between
+ *	two intervals, stop latency
+ */
+static void stress_ksm_unmerge_soak_report(const stress_ksm_unmerge_shared_t *sh)
+{
+	char lat_str[48] = "";
+	double lat;
+
+	if (!sh->log_path[0] && !sh->progress)
+		return;
+	if (stress_ksm_unmerge_stop_latency(sh, &lat))
+		(void)snprintf(lat_str, sizeof(lat_str), ",stop-latency-secs=%.3f", lat);
+	stress_ksm_unmerge_pr_report("soak: intervals-logged=%" PRIu32 "/%" PRIu32 ",intervals-lost=%" PRIu32
+		",rss-growth-max-kb=%" PRIu64 "%s", STRESS_MINIMUM(sh->log_written, sh->log_elapsed),
+		sh->log_elapsed, sh->log_elapsed - STRESS_MINIMUM(sh->log_written, sh->log_elapsed),
+		sh->rss_growth_kb, lat_str);
+}
+
+/*
  *  stress_ksm_unmerge_deinit()
  *	parent: racer report, latency spread, watcher off, knobs restored
  */
@@ -7390,6 +7797,7 @@ static void stress_ksm_unmerge_deinit(void)
 	stress_ksm_unmerge_monitor_stop(sh);
 	stress_ksm_unmerge_klog_stop();
 	stress_ksm_unmerge_report(sh);
+	stress_ksm_unmerge_soak_report(sh);
 #if defined(STRESS_KSM_STANDALONE)
 	stress_ksm_unmerge_yaml(sh);
 #endif

@@ -255,6 +255,32 @@ static int stress_child_run(stress_stats_t *stats, const uint32_t instance,
 }
 
 /*
+ *  stress_killed_status()
+ *	an instance killed by SIGKILL did not finish its run: the
+ *	OOM killer's victim is skipped (no resources), any other kill failed
+ *	(stress-ng itself counts both as passed, even with 0 bogo ops)
+ */
+static int stress_killed_status(const stress_stats_t *stats)
+{
+	const pid_t pid = stats->pid;
+	const uint64_t ops = stats->args.bogo.count.counter;
+
+	if (stress_process_oomed(pid)) {
+		pr_inf("%s: [%" PRIdMAX "] killed by the OOM killer after %" PRIu64
+			" bogo ops: not a pass\n", STRESSOR_NAME, (intmax_t)pid, ops);
+		return EXIT_NO_RESOURCE;
+	}
+	if (stats->signalled)
+		pr_err("%s: [%" PRIdMAX "] did not stop within %.0f secs of the stop "
+			"request and was killed, after %" PRIu64 " bogo ops\n", STRESSOR_NAME,
+			(intmax_t)pid, STRESS_SHIM_KILL_GRACE, ops);
+	else
+		pr_err("%s: [%" PRIdMAX "] killed from outside the run (not by the OOM "
+			"killer) after %" PRIu64 " bogo ops\n", STRESSOR_NAME, (intmax_t)pid, ops);
+	return EXIT_NOT_SUCCESS;
+}
+
+/*
  *  stress_wait_status()
  *	classify a reaped instance like stress-ng's stress_wait_status()
  */
@@ -270,12 +296,9 @@ static void stress_wait_status(stress_stats_t *stats, stress_run_result_t *res)
 		if (sig != SIGALRM)
 			pr_inf("%s: [%" PRIdMAX "] terminated on %s\n",
 				STRESSOR_NAME, (intmax_t)pid, stress_signal_str(sig));
-		if (stress_process_oomed(pid)) {
-			pr_dbg("%s: [%" PRIdMAX "] killed by the OOM killer\n",
-				STRESSOR_NAME, (intmax_t)pid);
-		} else if (sig == SIGKILL) {
-			pr_dbg("%s: [%" PRIdMAX "] possibly killed by the OOM killer\n",
-				STRESSOR_NAME, (intmax_t)pid);
+		if (sig == SIGKILL) {
+			/* a killed instance is never a pass: say why it is not */
+			wexit = stress_killed_status(stats);
 		} else if (sig != SIGALRM) {
 			res->success = false;
 			wexit = EXIT_SIGNALED;

@@ -2,7 +2,7 @@
 # tests/it-cli-signals.sh: SIGTERM / SIGINT to the parent mid-run stop all
 # instances, print the full summary and run deinit() exactly once, within
 # 2 s; an instance that ignores SIGALRM is SIGKILLed after 2 s, reported,
-# and not counted as a failure.  Uses tests/build/dummy-runner.
+# and counted as a failure (exit 2).  Uses tests/build/dummy-runner.
 
 cd "$(dirname "$0")/.." || exit 1
 R=tests/build/dummy-runner
@@ -18,7 +18,8 @@ fail() {
 
 # stop_run SIG MODE MAXSECS: start a 60 s run, send SIG after 1 s, check
 stop_run() {
-	local sig=$1 mode=$2 max=$3 pid t0 t1 rc ms
+	local sig=$1 mode=$2 max=$3 pid t0 t1 rc ms want=0
+	[ "$mode" = hang ] && want=2
 	: >"$tmp/trace"
 	DUMMY_MODE=$mode DUMMY_TRACE="$tmp/trace" "$R" --ksm-unmerge 2 -t 60 \
 		--metrics-brief >"$tmp/out" 2>&1 &
@@ -30,15 +31,22 @@ stop_run() {
 	rc=$?
 	t1=$(date +%s%N)
 	ms=$(( (t1 - t0) / 1000000 ))
-	[ "$rc" -eq 0 ] || fail "$sig/$mode: exit $rc"
+	[ "$rc" -eq "$want" ] || fail "$sig/$mode: exit $rc, expected $want"
 	[ "$ms" -le $((max * 1000)) ] || fail "$sig/$mode: took ${ms} ms (> ${max} s)"
 	grep -q '\] stopping 2 stressors$' "$tmp/out" || fail "$sig/$mode: no stopping line"
 	# brief mode omits a row with 0 ops that did not run OK (hang)
 	if [ "$mode" = ok ]; then
 		grep -Eq '\] ksm-unmerge +[1-9][0-9]* ' "$tmp/out" || fail "$sig/$mode: no metrics row"
 	fi
-	grep -q '\] passed: 2: ksm-unmerge (2)$' "$tmp/out" || fail "$sig/$mode: no passed line"
-	grep -q '\] successful run completed in' "$tmp/out" || fail "$sig/$mode: no final line"
+	if [ "$mode" = hang ]; then
+		grep -q '\] failed: 2: ksm-unmerge (2)$' "$tmp/out" || fail "$sig/$mode: no failed line"
+		grep -q 'did not stop within 2 secs of the stop request and was killed' "$tmp/out" ||
+			fail "$sig/$mode: no reason for the failure"
+		grep -q '\] unsuccessful run completed in' "$tmp/out" || fail "$sig/$mode: no final line"
+	else
+		grep -q '\] passed: 2: ksm-unmerge (2)$' "$tmp/out" || fail "$sig/$mode: no passed line"
+		grep -q '\] successful run completed in' "$tmp/out" || fail "$sig/$mode: no final line"
+	fi
 	grep -q 'finished prematurely' "$tmp/out" && fail "$sig/$mode: premature warning after stop"
 	[ "$(grep -c '^deinit' "$tmp/trace")" = 1 ] || fail "$sig/$mode: deinit not called once"
 	echo "$sig/$mode: stopped in ${ms} ms"

@@ -38,6 +38,7 @@ static t_env_t *t_env_new(const int pattern, const size_t n)
 		return NULL;
 	e->args.name = "ksm-unmerge";
 	e->args.page_size = T_PAGE;
+	e->args.bogo.max_ops = NEVER_END_OPS;	/* a running instance: stop checks pass */
 	e->ctx.args = &e->args;
 	e->ctx.st = &e->st;
 	e->ctx.page_size = T_PAGE;

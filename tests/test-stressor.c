@@ -443,6 +443,54 @@ static void t_map_shared_page(uint8_t *addr, const int fd)
 }
 
 /*
+ *  test_stop_cuts_check()
+ *	at the end of the run the data check gives up at once: not a failure,
+ *	the step is named and the cycle is marked stopped
+ */
+static void test_stop_cuts_check(void **state)
+{
+	t_env_t *e = t_env(KSM_UNMERGE_PATTERN_SAME, 64);
+
+	(void)state;
+	e->ctx.verify = true;
+	e->ctx.region[37 * T_PAGE + 100] ^= 1;
+	e->args.bogo.max_ops = 0;		/* stopped */
+	assert_int_equal(stress_ksm_unmerge_verify_data(&e->ctx), 0);
+	assert_true(e->ctx.stopped);
+	assert_string_equal(e->st.stop_step, "data check");
+	e->args.bogo.max_ops = NEVER_END_OPS;
+	e->ctx.stopped = false;
+	assert_int_equal(stress_ksm_unmerge_verify_data(&e->ctx), -1);
+	t_env_free(e);
+}
+
+/*
+ *  test_cap()
+ *	the region cap leaves room for 8 bytes of pfns per page, each racer's
+ *	per-page state and the thp racer's THPs
+ */
+static void test_cap(void **state)
+{
+	static stress_ksm_unmerge_shared_t sh;
+	stress_args_t args = { .name = "ksm-unmerge", .page_size = T_PAGE, .instances = 2 };
+	const uint64_t limit = 1ULL << 30;
+	uint64_t plain, racers;
+
+	(void)state;
+	stress_ksm_unmerge_shared = &sh;
+	sh.methods = KSM_UNMERGE_METHOD_MADVISE;
+	plain = stress_ksm_unmerge_cap(limit, &args);
+	assert_int_equal(plain, limit / (T_PAGE + 8) * T_PAGE);
+	sh.methods = KSM_UNMERGE_METHOD_ALL;
+	racers = stress_ksm_unmerge_cap(limit, &args);
+	assert_true(racers + 2 * 5 * 2 * MB <= limit);
+	assert_true(racers < plain);
+	assert_int_equal(racers % T_PAGE, 0);
+	assert_int_equal(stress_ksm_unmerge_cap(2 * 5 * 2 * MB, &args), 0);
+	stress_ksm_unmerge_shared = NULL;
+}
+
+/*
  *  test_verify_pfns()
  *	the after-unmerge pfn checks on the real pagemap: distinct private
  *	pages pass; a KSM zero page fails; two pages mapping one shmem page
@@ -450,7 +498,8 @@ static void t_map_shared_page(uint8_t *addr, const int fd)
  */
 static void test_verify_pfns(void **state)
 {
-	stress_args_t args = { .name = "ksm-unmerge", .page_size = T_PAGE };
+	stress_args_t args = { .name = "ksm-unmerge", .page_size = T_PAGE,
+		.bogo.max_ops = NEVER_END_OPS };
 	stress_ksm_unmerge_instance_t st;
 	stress_ksm_unmerge_ctx_t ctx;
 	size_t first, second;
@@ -571,6 +620,8 @@ int main(void)
 		cmocka_unit_test(test_counter_source),
 		cmocka_unit_test(test_pfn_sort),
 		cmocka_unit_test(test_verify_pfns),
+		cmocka_unit_test(test_stop_cuts_check),
+		cmocka_unit_test(test_cap),
 		cmocka_unit_test(test_verify_merge_bounds),
 		cmocka_unit_test_setup_teardown(test_knobs_save_set_restore, t_knobs_setup, t_knobs_teardown),
 		cmocka_unit_test_setup_teardown(test_state_repair, t_knobs_setup, t_knobs_teardown),
