@@ -60,7 +60,7 @@ static const stress_help_t help[] = {
 	{ NULL,	"ksm-unmerge-bytes N",	"memory to merge/unmerge in total (K, M, G or % of available)" },
 	{ NULL,	"ksm-unmerge-hang-timeout S", "report an unmerge or racer step stuck longer than S seconds (default 60)" },
 	{ NULL,	"ksm-unmerge-log F",	"append a YAML document with progress figures to file F every interval" },
-	{ NULL,	"ksm-unmerge-method M",	"[ all | madvise | prctl | vmsplice | gup | uffd-wp | mrelease | fork | mprotect | dontneed | sparse | thp ] merge switches and racers, a comma list (default all)" },
+	{ NULL,	"ksm-unmerge-method M",	"[ all | madvise | prctl | vmsplice | gup | uffd-wp | mrelease | fork | mprotect | dontneed | sparse | thp ] merge switches and racers to run, a comma list (default all)" },
 	{ NULL,	"ksm-unmerge-no-klog",	"do not watch the kernel log for warnings" },
 	{ NULL,	"ksm-unmerge-ops N",	"stop after N verified merge/unmerge cycles" },
 	{ NULL,	"ksm-unmerge-pattern P", "page contents: same, few, zero, mixed or unique" },
