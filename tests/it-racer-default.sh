@@ -19,17 +19,8 @@ rc=$?
 if ! grep -q "method prctl skipped:" "$log"; then
 	[ "$(total "$log" prctl-cycles)" -gt 0 ] 2>/dev/null || { cat "$log"; fail "no prctl cycle"; }
 fi
-n=0
-for r in vmsplice gup uffd-wp mrelease fork mprotect dontneed sparse thp; do
-	if grep -q "racer $r skipped: ." "$log"; then
-		echo "note: $(grep -o "racer $r skipped:.*" "$log")"
-		continue
-	fi
-	grep -q "racer $r reached: ops=[1-9][0-9]* [a-z-]*=[1-9]" "$log" ||
-		{ grep "racer" "$log"; fail "racer $r neither reached nor skipped with a reason"; }
-	n=$((n + 1))
-done
-[ "$n" -gt 0 ] || fail "no racer ran by default"
+racers_check "$log"
+[ "$RACERS_REACHED" -gt 0 ] || fail "no racer ran by default"
 [ "$(knobs)" = "$before" ] || fail "knobs '$(knobs)' != '$before'"
 grep -E "racer .* reached|totals:" "$log" | sed 's/.*ksm-unmerge: /ok /'
 exit 0
