@@ -829,9 +829,7 @@ static void stress_global_opt_handle(const stress_global_opt_t *g,
 	case OPT_G_log_file:
 		if (!arg || !*arg)
 			stress_shim_parse_error("empty file name");
-		if (pr_log_file_open(arg) < 0)
-			stress_shim_parse_error("cannot open, errno=%d (%s)",
-				errno, strerror(errno));
+		cfg->log_filename = arg;	/* opened after parsing: see main() */
 		(void)stress_setting_set("global", g->name, TYPE_ID_STR, arg);
 		break;
 	case OPT_G_temp_path:

@@ -642,6 +642,14 @@ int main(int argc, char **argv, char **envp)
 		stress_settings_free();
 		return EXIT_SUCCESS;
 	}
+	/* the parse only checks input; the log file is created for a run */
+	if (cfg.log_filename && (pr_log_file_open(cfg.log_filename) < 0)) {
+		(void)fprintf(stderr, "%s: error: option --log-file: invalid value '%.128s': "
+			"cannot open, errno=%d (%s)\n", program_invocation_short_name,
+			cfg.log_filename, errno, strerror(errno));
+		stress_settings_free();
+		return EXIT_FAILURE;
+	}
 	ret = stress_run(&cfg);
 	stress_settings_free();
 	return ret;

@@ -164,6 +164,7 @@ typedef struct {
 	bool help;			/* -h given, usage printed */
 	const char *yaml_filename;	/* -Y FILE */
 	uint32_t status;		/* --status S, 0 = no status lines */
+	const char *log_filename;	/* -L/--log-file F */
 } stress_shim_config_t;
 
 extern int stress_shim_opts_parse(int argc, char **argv,
