@@ -64,7 +64,7 @@ static const stress_help_t help[] = {
 	{ NULL,	"ksm-unmerge-bytes N",	"memory to merge/unmerge in total (K, M, G or % of available)" },
 	{ NULL,	"ksm-unmerge-hang-timeout S", "report an unmerge or racer step stuck longer than S seconds (default 60)" },
 	{ NULL,	"ksm-unmerge-log F",	"append a YAML document with progress figures to file F every interval" },
-	{ NULL,	"ksm-unmerge-method M",	"merge switch and racers: madvise, prctl, vmsplice, gup, uffd-wp, mrelease, fork, mprotect, dontneed, sparse, thp, signal, mremap, uffd-minor, prctl-exec or all (comma list)" },
+	{ NULL,	"ksm-unmerge-method M",	"[ all | madvise | prctl | vmsplice | gup | uffd-wp | mrelease | fork | mprotect | dontneed | sparse | thp | signal | mremap | uffd-minor | prctl-exec ] merge switches and racers to run, a comma list (default all)" },
 	{ NULL,	"ksm-unmerge-no-klog",	"do not watch the kernel log for warnings" },
 	{ NULL,	"ksm-unmerge-ops N",	"stop after N verified merge/unmerge cycles" },
 	{ NULL,	"ksm-unmerge-pattern P", "page contents: same, few, zero, mixed or unique" },
@@ -7614,7 +7614,7 @@ static void stress_ksm_unmerge_monitor_stop(stress_ksm_unmerge_shared_t *sh)
 static void stress_ksm_unmerge_settings(stress_ksm_unmerge_shared_t *sh)
 {
 	size_t pattern = KSM_UNMERGE_PATTERN_SAME;
-	uint64_t methods = KSM_UNMERGE_METHOD_MADVISE;
+	uint64_t methods = KSM_UNMERGE_METHOD_ALL;	/* default: the whole job */
 	uint32_t hang_timeout = 60, progress = 0;
 	char *log_path = NULL, *proc_root = NULL;
 	bool stop_on_warn = false;

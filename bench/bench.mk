@@ -1,4 +1,5 @@
-# bench/bench.mk: `make bench` -- reference vs stressor unmerge throughput,
+# bench/bench.mk: `make bench` -- reference vs stressor unmerge throughput
+# (stressor runs use --ksm-unmerge-method madvise: plain cycles, no racer),
 # noise, merge wait, CPU split and memory (see docs/bench.md).
 # Not part of `make` or `make test`: the benchmark needs a quiet machine.
 UNMERGE_REF := bench/unmerge-ref

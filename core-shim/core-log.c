@@ -24,6 +24,7 @@ static bool pr_abort_emitted;		/* abort note printed */
 static pid_t pr_block_pid = -1;		/* process owning the block buffer */
 static char *pr_block_buf;		/* buffered block text */
 static size_t pr_block_len;		/* bytes in pr_block_buf */
+static int pr_log_fd = -1;		/* --log-file, -1 if none */
 
 /*
  *  pr_fd()
@@ -49,12 +50,11 @@ void pr_fail_count_reset(void)
 }
 
 /*
- *  pr_write_fd()
- *	write all of buf to the log descriptor, one write per line block
+ *  pr_write_all()
+ *	write all of buf to fd, retrying short writes and EINTR
  */
-static void pr_write_fd(const char *buf, const size_t len)
+static void pr_write_all(const int fd, const char *buf, const size_t len)
 {
-	const int fd = pr_fd();
 	size_t done = 0;
 
 	while (done < len) {
@@ -67,6 +67,35 @@ static void pr_write_fd(const char *buf, const size_t len)
 		}
 		done += (size_t)ret;
 	}
+}
+
+/*
+ *  pr_write_fd()
+ *	write buf to stdout (or stderr) and to the --log-file, if any
+ */
+static void pr_write_fd(const char *buf, const size_t len)
+{
+	if (pr_log_fd >= 0)
+		pr_write_all(pr_log_fd, buf, len);
+	pr_write_all(pr_fd(), buf, len);
+}
+
+/*
+ *  pr_log_file_open()
+ *	--log-file: messages also go to filename (appended, so instances
+ *	share it); returns -1 with errno set if it cannot be opened
+ */
+int pr_log_file_open(const char *filename)
+{
+	const int fd = open(filename, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+		S_IRUSR | S_IWUSR);
+
+	if (fd < 0)
+		return -1;
+	if (pr_log_fd >= 0)
+		(void)close(pr_log_fd);
+	pr_log_fd = fd;
+	return 0;
 }
 
 /*

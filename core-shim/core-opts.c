@@ -55,11 +55,13 @@ enum {
 	OPT_G_timeout = 't',
 	OPT_G_verbose = 'v',
 	OPT_G_yaml = 'Y',
+	OPT_G_log_file = 'L',
+	OPT_G_metrics = 'M',
 	OPT_G_log_brief = 0x100,
-	OPT_G_metrics,
 	OPT_G_metrics_brief,
 	OPT_G_no_rand_seed,
 	OPT_G_skip_silent,
+	OPT_G_status,
 	OPT_G_stderr,
 	OPT_G_temp_path,
 	OPT_G_times,
@@ -86,7 +88,9 @@ static const stress_global_opt_t global_opts[] = {
 	  "check kernel log for errors and fail on them", OPT_FLAGS_KLOG_CHECK, 0 },
 	{ OPT_G_log_brief, "log-brief", no_argument, NULL,
 	  "less verbose log messages", 0, PR_LOG_FLAGS_BRIEF },
-	{ OPT_G_metrics, "metrics", no_argument, NULL,
+	{ OPT_G_log_file, "log-file", required_argument, "L",
+	  "log messages to a log file too", 0, 0 },
+	{ OPT_G_metrics, "metrics", no_argument, "M",
 	  "print pseudo metrics of activity", OPT_FLAGS_METRICS, PR_LOG_FLAGS_METRICS },
 	{ OPT_G_metrics_brief, "metrics-brief", no_argument, NULL,
 	  "enable metrics and only show non-zero results",
@@ -97,6 +101,8 @@ static const stress_global_opt_t global_opts[] = {
 	{ OPT_G_skip_silent, "skip-silent", no_argument, NULL,
 	  "silently skip unimplemented stressors", OPT_FLAGS_SKIP_SILENT,
 	  PR_LOG_FLAGS_SKIP_SILENT },
+	{ OPT_G_status, "status", required_argument, NULL,
+	  "show stress-ng progress status every S seconds", 0, 0 },
 	{ OPT_G_stderr, "stderr", no_argument, NULL,
 	  "output messages to stderr", 0, PR_LOG_FLAGS_STDERR },
 	{ OPT_G_temp_path, "temp-path", required_argument, NULL,
@@ -112,6 +118,43 @@ static const stress_global_opt_t global_opts[] = {
 	  PR_LOG_FLAGS_FAIL },
 	{ OPT_G_yaml, "yaml", required_argument, "Y",
 	  "output results to YAML formatted file", 0, 0 },
+};
+
+/*
+ *  stress-ng 0.22 global options (stress-ng.c help_generic[]) that this
+ *  standalone build does not implement: refused by name, never ignored
+ */
+static const struct {
+	const char *name;	/* long name */
+	int opt_s;		/* short option letter, 0 if none */
+} stress_unimplemented_opts[] = {
+	{ "abort", 0 }, { "aggressive", 0 }, { "all", 'a' }, { "autogroup", 0 },
+	{ "backoff", 'b' }, { "buddystat", 0 }, { "buildinfo", 0 },
+	{ "c-states", 0 }, { "change-cpu", 0 }, { "class", 0 },
+	{ "compact-memory", 0 }, { "config", 0 }, { "dentrystat", 0 },
+	{ "dry-run", 'n' }, { "exclude", 'x' }, { "exercise-feature", 0 },
+	{ "exercise-library", 0 }, { "exercise-syscall", 0 }, { "exercised", 0 },
+	{ "ftrace", 0 }, { "ignite-cpu", 0 }, { "interrupts", 0 },
+	{ "ionice-class", 0 }, { "ionice-level", 0 }, { "ios", 0 },
+	{ "iostat", 'I' }, { "job", 'j' }, { "keep-files", 0 },
+	{ "keep-name", 'k' }, { "ksm", 0 }, { "limit-as", 0 },
+	{ "limit-data", 0 }, { "limit-stack", 0 }, { "log-lockless", 0 },
+	{ "make-it-fail", 0 }, { "max-fd", 0 }, { "maximize", 0 },
+	{ "mbind", 0 }, { "minimize", 0 }, { "no-madvise", 0 },
+	{ "no-madvise-opts", 0 }, { "no-oom-adjust", 0 }, { "oom-avoid", 0 },
+	{ "oom-avoid-bytes", 0 }, { "oom-no-child", 0 }, { "oomable", 0 },
+	{ "page-in", 0 }, { "parallel", 0 }, { "pathological", 0 },
+	{ "pause", 0 }, { "perf", 0 }, { "permute", 0 }, { "progress", 0 },
+	{ "random", 'r' }, { "randprocname", 0 }, { "rapl", 0 },
+	{ "raplstat", 0 }, { "resctrl", 0 }, { "sched", 0 },
+	{ "sched-deadline", 0 }, { "sched-period", 0 }, { "sched-prio", 0 },
+	{ "sched-reclaim", 0 }, { "sched-runtime", 0 }, { "seed", 0 },
+	{ "sequential", 0 }, { "settings", 0 }, { "smart", 0 }, { "sn", 0 },
+	{ "stdout", 0 }, { "stressor-time", 0 }, { "stressors", 0 },
+	{ "syslog", 0 }, { "taskset", 0 }, { "thermalstat", 0 },
+	{ "thrash", 0 }, { "timer-slack", 0 }, { "timestamp", 0 }, { "tz", 0 },
+	{ "verifiable", 0 }, { "version", 'V' }, { "vmstat", 0 },
+	{ "vmstat-units", 0 }, { "with", 'w' },
 };
 
 static const char *parse_opt_name;	/* option being parsed */
@@ -658,7 +701,9 @@ void stress_shim_usage(const stressor_info_t *info, const char *name)
 			(void)snprintf(opt_s, sizeof(opt_s), "-%s,", global_opts[i].opt_s);
 		(void)snprintf(opt_l, sizeof(opt_l), "%s%s", global_opts[i].name,
 			(global_opts[i].has_arg == required_argument) ?
-			((global_opts[i].id == OPT_G_timeout) ? " T" : " ARG") : "");
+			((global_opts[i].id == OPT_G_timeout) ? " T" :
+			 (global_opts[i].id == OPT_G_status) ? " S" :
+			 (global_opts[i].id == OPT_G_log_file) ? " F" : " ARG") : "");
 		(void)printf("%-6s--%-22s%s\n", opt_s, opt_l, global_opts[i].help);
 	}
 	(void)printf("\nstressor specific options:\n");
@@ -777,6 +822,16 @@ static void stress_global_opt_handle(const stress_global_opt_t *g,
 		cfg->yaml_filename = arg;
 		(void)stress_setting_set("global", g->name, TYPE_ID_STR, arg);
 		break;
+	case OPT_G_status:
+		cfg->status = (uint32_t)stress_get_uint64(arg);
+		stress_check_range(g->name, cfg->status, 1, 3600);
+		break;
+	case OPT_G_log_file:
+		if (!arg || !*arg)
+			stress_shim_parse_error("empty file name");
+		cfg->log_filename = arg;	/* opened after parsing: see main() */
+		(void)stress_setting_set("global", g->name, TYPE_ID_STR, arg);
+		break;
 	case OPT_G_temp_path:
 		stress_temp_path_check(arg);
 		(void)stress_setting_set("global", g->name, TYPE_ID_STR, arg);
@@ -791,6 +846,32 @@ static void stress_global_opt_handle(const stress_global_opt_t *g,
 }
 
 /*
+ *  stress_unimplemented_opt()
+ *	stress-ng's name for arg ("--name[=value]", or "-c" with optopt c)
+ *	if it is a stress-ng option the shim does not implement, else NULL
+ */
+static const char *stress_unimplemented_opt(const char *arg, const int opt_c)
+{
+	size_t i, len;
+
+	if (!strncmp(arg, "--", 2)) {
+		arg += 2;
+		len = strcspn(arg, "=");
+		for (i = 0; i < SIZEOF_ARRAY(stress_unimplemented_opts); i++) {
+			if ((strlen(stress_unimplemented_opts[i].name) == len) &&
+			    !strncmp(stress_unimplemented_opts[i].name, arg, len))
+				return stress_unimplemented_opts[i].name;
+		}
+		return NULL;
+	}
+	for (i = 0; opt_c && (i < SIZEOF_ARRAY(stress_unimplemented_opts)); i++) {
+		if (stress_unimplemented_opts[i].opt_s == opt_c)
+			return stress_unimplemented_opts[i].name;
+	}
+	return NULL;
+}
+
+/*
  *  stress_getopt_error()
  *	one line for a getopt failure: unknown option or missing value
  */
@@ -798,6 +879,7 @@ static void stress_getopt_error(const int c, char **argv,
 	const struct option *lopts)
 {
 	const char *arg = argv[optind - 1];
+	const char *name;
 	size_t i;
 
 	stress_shim_parse_context_set(NULL, NULL);
@@ -814,7 +896,16 @@ static void stress_getopt_error(const int c, char **argv,
 			program_invocation_short_name, optopt);
 		goto out;
 	}
-	if (optopt && (optopt < 0x100) && (strncmp(arg, "--", 2) != 0))
+	if ((name = stress_unimplemented_opt(arg, optopt)) != NULL) {
+		char opt_s[8] = "";
+
+		if (strncmp(arg, "--", 2) != 0)
+			(void)snprintf(opt_s, sizeof(opt_s), "-%c (", optopt);
+		(void)fprintf(stderr, "%s: error: option %s--%s%s is a stress-ng option "
+			"this standalone build does not implement (run it in stress-ng)\n",
+			program_invocation_short_name, opt_s, name, *opt_s ? ")" : "");
+	}
+	else if (optopt && (optopt < 0x100) && (strncmp(arg, "--", 2) != 0))
 		(void)fprintf(stderr, "%s: error: unrecognized option '-%c'\n",
 			program_invocation_short_name, optopt);
 	else
@@ -848,7 +939,7 @@ int stress_shim_opts_parse(int argc, char **argv, const stressor_info_t *info,
 	opterr = 0;
 	for (;;) {
 		const stress_global_opt_t *g;
-		const int c = getopt_long(argc, argv, ":t:Y:vqKh", lopts, NULL);
+		const int c = getopt_long(argc, argv, ":t:Y:L:vqKMh", lopts, NULL);
 
 		if (c == -1)
 			break;

@@ -429,16 +429,33 @@ static void stress_alarm_next(const double now, const double d1, const double d2
 }
 
 /*
+ *  stress_status_log()
+ *	--status: stress-ng's "status: N run, N exit, N reap, N fail,
+ *	N SIGALRM, <run time>" line; exit and reap are one event here
+ */
+static void stress_status_log(const uint32_t started, const uint32_t remaining,
+	const uint32_t alarmed, const stress_run_result_t *res, const double time_start)
+{
+	pr_inf("status: %" PRIu32 " run, %" PRIu32 " exit, %" PRIu32 " reap, %" PRIu32
+		" fail, %" PRIu32 " SIGALRM, %s\n", started, started - remaining,
+		started - remaining, res->counts.failed, alarmed,
+		stress_time_duration_to_str(round(stress_time_now() - time_start), false, true));
+}
+
+/*
  *  stress_instances_wait()
  *	reap all instances; after a stop request or a hang past the
- *	timeout escalate SIGALRM -> SIGKILL after STRESS_SHIM_KILL_GRACE
+ *	timeout escalate SIGALRM -> SIGKILL after STRESS_SHIM_KILL_GRACE;
+ *	a status line every status seconds (0 = none)
  */
-static void stress_instances_wait(uint32_t remaining, const double time_start,
-	stress_run_result_t *res)
+static void stress_instances_wait(const uint32_t started, const double time_start,
+	const uint32_t status_secs, stress_run_result_t *res)
 {
 	double kill_deadline = 0.0;
 	const double hang_deadline = g_opt_timeout ?
 		time_start + (double)g_opt_timeout + STRESS_SHIM_HANG_GRACE : 0.0;
+	double status_next = status_secs ? time_start + (double)status_secs : 0.0;
+	uint32_t remaining = started, alarmed = 0;
 	bool stop_seen = false;
 
 	while (remaining > 0) {
@@ -447,7 +464,13 @@ static void stress_instances_wait(uint32_t remaining, const double time_start,
 		pid_t pid;
 		double now = stress_time_now();
 
-		stress_alarm_next(now, kill_deadline, kill_deadline > 0.0 ? 0.0 : hang_deadline);
+		if ((status_next > 0.0) && (now >= status_next)) {
+			stress_status_log(started, remaining, alarmed, res, time_start);
+			while (status_next <= now)
+				status_next += (double)status_secs;
+		}
+		stress_alarm_next(now, kill_deadline > 0.0 ? kill_deadline : hang_deadline,
+			status_next);
 		pid = wait4(-1, &status, 0, &ru);
 		now = stress_time_now();
 		if (pid > 0) {
@@ -488,6 +511,7 @@ static void stress_instances_wait(uint32_t remaining, const double time_start,
 				remaining, remaining == 1 ? "" : "s", STRESS_SHIM_HANG_GRACE);
 			stress_bogo_max_ops_zero();
 			stress_instances_signal(SIGALRM);
+			alarmed += remaining;
 			kill_deadline = now + STRESS_SHIM_KILL_GRACE;
 		}
 	}
@@ -605,7 +629,7 @@ static int stress_run(const stress_shim_config_t *cfg)
 
 	time_start = stress_time_now();
 	started = stress_instances_fork(cfg, instances);
-	stress_instances_wait(started, time_start, &res);
+	stress_instances_wait(started, time_start, cfg->status, &res);
 	duration = stress_time_now() - time_start;
 	if (started < instances)
 		res.success = res.success && stop_requested;
@@ -640,6 +664,14 @@ int main(int argc, char **argv, char **envp)
 	if (stress_shim_opts_parse(argc, argv, info, STRESSOR_NAME, &cfg) == 1) {
 		stress_settings_free();
 		return EXIT_SUCCESS;
+	}
+	/* the parse only checks input; the log file is created for a run */
+	if (cfg.log_filename && (pr_log_file_open(cfg.log_filename) < 0)) {
+		(void)fprintf(stderr, "%s: error: option --log-file: invalid value '%.128s': "
+			"cannot open, errno=%d (%s)\n", program_invocation_short_name,
+			cfg.log_filename, errno, strerror(errno));
+		stress_settings_free();
+		return EXIT_FAILURE;
 	}
 	ret = stress_run(&cfg);
 	stress_settings_free();

@@ -52,6 +52,7 @@ extern void stress_yaml_extra_add(const char *name, const char *yaml_body);
 
 extern uint32_t g_pr_log_flags;
 extern int pr_fd(void);
+extern int pr_log_file_open(const char *filename);
 extern void pr_fail_count_reset(void);
 
 /* Per-instance state, lives in shared memory (core-metrics.c) */
@@ -162,6 +163,8 @@ typedef struct {
 	bool timeout_set;
 	bool help;			/* -h given, usage printed */
 	const char *yaml_filename;	/* -Y FILE */
+	uint32_t status;		/* --status S, 0 = no status lines */
+	const char *log_filename;	/* -L/--log-file F */
 } stress_shim_config_t;
 
 extern int stress_shim_opts_parse(int argc, char **argv,

@@ -86,5 +86,26 @@ done
 [ -s "$tmp/out" ] && fail "--stderr still wrote stdout"
 grep -q 'successful run completed' "$tmp/err" || fail "--stderr: no summary on stderr"
 
+# --status S: stress-ng's status line every S seconds; --log-file F: every
+# message also in F (appended)
+echo "line before the run" >"$tmp/log"
+"$R" --ksm-unmerge 2 -t 3 --status 1 --log-file "$tmp/log" >"$tmp/out" 2>&1 ||
+	fail "status/log-file exit $?"
+n=$(grep -cE '\] status: 2 run, 0 exit, 0 reap, 0 fail, 0 SIGALRM, [0-9]+ secs?$' "$tmp/out")
+[ "$n" -ge 2 ] || fail "--status 1 in a 3 s run: $n status lines"
+[ "$(head -1 "$tmp/log")" = "line before the run" ] || fail "--log-file truncated the file"
+[ "$(tail -n +2 "$tmp/log")" = "$(cat "$tmp/out")" ] || fail "--log-file content differs from stdout"
+
+# a stress-ng option the shim does not implement is refused by name
+for o in "--sequential 2" "--ksm" "-x cpu" "--timestamp" "--job=f"; do
+	# shellcheck disable=SC2086 # o is an option and its value
+	"$R" --ksm-unmerge 1 -t 1 $o >"$tmp/out" 2>&1
+	rc=$?
+	name=$(echo "$o" | sed 's/^-x.*/-x (--exclude)/; s/^\(--[a-z]*\)[ =].*/\1/')
+	[ "$rc" = 1 ] || fail "$o: exit $rc"
+	[ "$(wc -l <"$tmp/out")" = 1 ] && grep -q "option $name is a stress-ng option this standalone build does not implement" "$tmp/out" ||
+		fail "$o: $(cat "$tmp/out")"
+done
+
 [ "$errors" -eq 0 ] || { echo "$errors check(s) failed"; exit 1; }
 echo "runner exit codes and summaries OK"

@@ -8,7 +8,7 @@ require_ksm
 
 run() {	# run <root> <pattern> <expected source>
 	local log=$TMPD/run.log
-	"$STRESSOR" --ksm-unmerge 1 -t 3 --metrics --verify --ksm-unmerge-bytes 8M \
+	"$STRESSOR" --ksm-unmerge 1 -t 3 --metrics --verify --ksm-unmerge-bytes 8M --ksm-unmerge-method madvise \
 		--ksm-unmerge-proc "$1" --ksm-unmerge-pattern "$2" > "$log" 2>&1
 	local rc=$?
 	[ $rc = 0 ] || { cat "$log"; fail "proc root $1 pattern $2: exit $rc"; }

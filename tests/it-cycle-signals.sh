@@ -21,7 +21,7 @@ wait_started() {
 before=$(knobs)
 for sig in TERM INT; do
 	log=$TMPD/$sig.log
-	"$STRESSOR" --ksm-unmerge 2 -t 60 --metrics --ksm-unmerge-bytes 32M > "$log" 2>&1 &
+	"$STRESSOR" --ksm-unmerge 2 -t 60 --metrics --ksm-unmerge-bytes 32M --ksm-unmerge-method madvise > "$log" 2>&1 &
 	pid=$!
 	wait_started "$log" || fail "SIG$sig: run did not start"
 	t0=$(date +%s.%N)
@@ -41,7 +41,7 @@ done
 
 # SIGKILL of one instance: reported, the rest go on, knobs restored
 log=$TMPD/kill-instance.log
-"$STRESSOR" --ksm-unmerge 2 -t 6 --metrics --ksm-unmerge-bytes 32M > "$log" 2>&1 &
+"$STRESSOR" --ksm-unmerge 2 -t 6 --metrics --ksm-unmerge-bytes 32M --ksm-unmerge-method madvise > "$log" 2>&1 &
 pid=$!
 wait_started "$log" || fail "instance kill: run did not start"
 # an instance, not the kernel-log watcher or the monitor the parent also forks
@@ -60,7 +60,7 @@ grep -q "\] failed: 1: ksm-unmerge (1)$" "$log" || { cat "$log"; fail "instance 
 
 # SIGKILL of the parent: knobs stay changed, state file kept; next run repairs
 log=$TMPD/kill-parent.log
-"$STRESSOR" --ksm-unmerge 1 -t 30 --ksm-unmerge-bytes 16M > "$log" 2>&1 &
+"$STRESSOR" --ksm-unmerge 1 -t 30 --ksm-unmerge-bytes 16M --ksm-unmerge-method madvise > "$log" 2>&1 &
 pid=$!
 wait_started "$log" || fail "parent kill: run did not start"
 kill -KILL $pid
@@ -70,7 +70,7 @@ for i in $(seq 1 30); do [ -z "$(ours)" ] && break; sleep 0.1; done
 [ -e /run/stress-ksm-unmerge.state ] || fail "parent kill: no state file to repair from"
 [ "$(cat $KSM/run)" = 1 ] || echo "note: run is $(cat $KSM/run) after SIGKILL"
 log2=$TMPD/repair.log
-"$STRESSOR" --ksm-unmerge 1 -t 2 --ksm-unmerge-bytes 1M > "$log2" 2>&1
+"$STRESSOR" --ksm-unmerge 1 -t 2 --ksm-unmerge-bytes 1M --ksm-unmerge-method madvise > "$log2" 2>&1
 grep -q "restoring KSM knobs left by killed run" "$log2" || { cat "$log2"; fail "next run did not repair"; }
 [ "$(knobs)" = "$before" ] || fail "after repair: knobs '$(knobs)' != '$before'"
 [ ! -e /run/stress-ksm-unmerge.state ] || fail "state file left after repair"

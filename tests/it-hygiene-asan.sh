@@ -2,7 +2,7 @@
 # tests/it-hygiene-asan.sh: ASan+UBSan+LSan build ("make asan", build/asan/)
 # of the stressor and of every cmocka unit test; runs the unit tests, then
 # two short real runs under /tmp/ksm-dev.lock:
-#   1. --ksm-unmerge 1 -t 5 --verify --metrics --ksm-unmerge-bytes 8M
+#   1. --ksm-unmerge 1 -t 5 --verify --metrics --ksm-unmerge-bytes 8M --ksm-unmerge-method madvise
 #      (must also succeed: exit 0, "successful run completed")
 #   2. --ksm-unmerge-method all --ksm-unmerge 2 -t 8 --ksm-unmerge-bytes 8M
 #      (every racer; exit 0 or 2 -- racer verdicts are the racer tests' job)
@@ -133,7 +133,7 @@ canary
 unit_tests
 require_ksm
 [ -x "$ASAN/stress-ksm-unmerge" ] || fail "asan stressor not built"
-real_run verify 0 --ksm-unmerge 1 -t 5 --verify --metrics --ksm-unmerge-bytes 8M
+real_run verify 0 --ksm-unmerge 1 -t 5 --verify --metrics --ksm-unmerge-bytes 8M --ksm-unmerge-method madvise
 grep -q "passed: 1" "$TMPD/verify.out" || { echo "FAIL: verify: instance did not pass"; errors=$((errors + 1)); }
 if [ -z "$ASAN_HYG_FAST" ]; then
 	real_run all "0 2" --ksm-unmerge-method all --ksm-unmerge 2 -t 8 --ksm-unmerge-bytes 8M --metrics

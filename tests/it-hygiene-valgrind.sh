@@ -2,7 +2,7 @@
 # tests/it-hygiene-valgrind.sh: valgrind memcheck of a short real run of
 # the stressor (parent, instance and every forked child; valgrind follows
 # fork() and checks leaks at _exit too):
-#   --ksm-unmerge 1 -t 4 --ksm-unmerge-bytes 4M --verify --metrics
+#   --ksm-unmerge 1 -t 4 --ksm-unmerge-bytes 4M --verify --metrics --ksm-unmerge-method madvise
 # under /tmp/ksm-dev.lock (held by the whole script).  Fails on any memcheck error or definite leak in
 # any process (--error-exitcode=99, and every per-pid log's "ERROR SUMMARY"
 # must be 0), or if the run itself does not succeed.  A canary first
@@ -66,7 +66,7 @@ require_ksm
 before=$(knobs)
 start=$SECONDS
 timeout --kill-after=10 90 "${VG[@]}" --log-file="$TMPD/vg.%p" \
-	"$STRESSOR" --ksm-unmerge 1 -t 4 --ksm-unmerge-bytes 4M --verify --metrics \
+	"$STRESSOR" --ksm-unmerge 1 -t 4 --ksm-unmerge-bytes 4M --verify --metrics --ksm-unmerge-method madvise \
 	>"$TMPD/out" 2>&1
 rc=$?
 secs=$((SECONDS - start))

@@ -39,7 +39,7 @@ kmsg() {
 run_bg() {
 	local out=$1 yaml=$2
 	shift 2
-	"$STRESSOR" --ksm-unmerge 1 -t "$RUN_T" -Y "$yaml" "$@" >"$out" 2>&1 &
+	"$STRESSOR" --ksm-unmerge 1 -t "$RUN_T" -Y "$yaml" --ksm-unmerge-method madvise "$@" >"$out" 2>&1 &
 	RUN_PID=$!
 }
 

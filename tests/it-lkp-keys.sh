@@ -155,8 +155,19 @@ if [ ! -x "$BIN" ] && ! make -C "$ROOT" -s stress-ksm-unmerge >/dev/null 2>&1; t
 elif [ ! -w /sys/kernel/mm/ksm/run ]; then
 	echo "note: real-output part skipped: KSM not available (/sys/kernel/mm/ksm/run)"
 else
+	# lkp's programs/stress-ng/run: --<test>-method all only when --help
+	# has a line matching its own expression (the old "..., thp or all
+	# (comma list)" form did not, so lkp ran no racer)
+	"$BIN" --help >"$TMP/help.txt" 2>&1
+	method_opt=""
+	if grep -Eq "^ +--ksm-unmerge-method .*(\[.*all|all,)" "$TMP/help.txt"; then
+		method_opt="--ksm-unmerge-method all"
+	fi
+	check "lkp detects the all method in --help" [ -n "$method_opt" ]
+	check "lkp's expression rejects the old help form" bash -c "! echo '      --ksm-unmerge-method M  merge switch and racers: madvise, prctl, sparse, thp or all (comma list)' | grep -Eq '^ +--ksm-unmerge-method .*(\[.*all|all,)'"
+	# shellcheck disable=SC2086 # method_opt is two words or none, as in lkp
 	locked timeout 50 "$BIN" --timeout 5 --times --verify --metrics --no-rand-seed \
-		--ksm-unmerge 1 >"$TMP/real.txt" 2>&1
+		$method_opt --ksm-unmerge 1 >"$TMP/real.txt" 2>&1
 	rc=$?
 	check "real run exit 0 (got $rc)" [ "$rc" -eq 0 ]
 	python3 "$TMP/lkp-parse.py" "$TMP/real.txt" >"$TMP/real.keys"

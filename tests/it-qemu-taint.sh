@@ -12,7 +12,7 @@ command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86 not installed"
 
 log=$TMPD/qemu.log
 "$TOP/tools/ksm-qemu" --kernel "$KERNEL" --out "$TMPD/out" --init-cmd \
-	'mkdir -p /run; (sleep 8; echo 64 > /proc/sys/kernel/tainted) & /stress-ksm-unmerge --ksm-unmerge 1 -t 15 --ksm-unmerge-bytes 8M --metrics-brief; echo "stressor exit $?"' \
+	'mkdir -p /run; (sleep 8; echo 64 > /proc/sys/kernel/tainted) & /stress-ksm-unmerge --ksm-unmerge 1 -t 15 --ksm-unmerge-bytes 8M --ksm-unmerge-method madvise --metrics-brief; echo "stressor exit $?"' \
 	> "$log" 2>&1 || { cat "$log"; fail "ksm-qemu failed"; }
 grep -q "kernel taint: U (0x40) set during the run" "$log" || { cat "$log"; fail "taint not reported"; }
 grep -q "stressor exit 2" "$log" || { cat "$log"; fail "run did not fail with exit 2"; }

@@ -26,14 +26,7 @@ log=$TMPD/all.log
 rc=$?
 [ $rc = 0 ] || { cat "$log"; fail "exit $rc"; }
 grep -q "fail:" "$log" && { grep "fail:" "$log"; fail "fail: lines"; }
-for r in vmsplice gup uffd-wp mrelease fork mprotect dontneed sparse thp; do
-	if grep -q "racer $r skipped:" "$log"; then
-		echo "note: $(grep -o "racer $r skipped:.*" "$log")"
-		continue
-	fi
-	grep -q "racer $r reached: ops=[1-9][0-9]* [a-z-]*=[1-9]" "$log" ||
-		{ grep "racer" "$log"; fail "racer $r not reached"; }
-done
+racers_check "$log"
 for i in $(seq 1 20); do [ -z "$(ours)" ] && break; sleep 0.1; done
 [ -z "$(ours)" ] || fail "processes left: $(ours)"
 [ "$(listing)" = "$files_before" ] || fail "files left: $(comm -13 <(echo "$files_before") <(listing))"

@@ -50,8 +50,17 @@ check "warning key on new side only in fail table" has \
 	"           :5           40%           2:5     dmesg.WARNING:at_mm/ksm.c:#break_ksm"
 check "misc metric key uses LKP normalised description" has "stress-ng.ksm-unmerge.uffd-wp_ops_per_sec"
 check "svg is well formed" xmllint --noout "$TMP/r.svg"
-check "svg has a panel per headline metric" \
-	bash -c "[ \$(grep -c '<rect ' '$TMP/r.svg') -ge 3 ] && grep -q 'MB_per_sec_unmerge_rate' '$TMP/r.svg'"
+check "svg: regressions drawn, ops_per_sec among them" \
+	bash -c "grep -q '>Regressions<' '$TMP/r.svg' && grep -q '>stress-ng.ksm-unmerge.ops_per_sec<' '$TMP/r.svg'"
+check "svg: unchanged MB rate left out by default" bash -c "! grep -q 'MB_per_sec_unmerge_rate' '$TMP/r.svg'"
+check "svg: each side labelled once" \
+	bash -c "[ \$(grep -c '>base: ' '$TMP/r.svg') = 1 ] && [ \$(grep -c '>new: ' '$TMP/r.svg') = 1 ]"
+# axis tick labels: few significant digits, k/M/G scaled, evenly spaced
+check "svg: round tick labels" bash -c "! grep -o 'text-anchor=\"end\">[^<]*<' '$TMP/r.svg' | sed 's/.*>\\(.*\\)</\\1/' | grep -Evq '^-?[0-9]{1,4}(\\.[0-9]{1,2})?[kMG]?\$|^[+-][0-9.]+%\$'"
+"$KR" compare "$F/regress5" "$F/base" --svg "$TMP/i.svg" --svg-all >/dev/null 2>&1
+check "svg --svg-all: improvements, then changed, then unchanged (MB rate)" bash -c \
+	"grep -o '>Regressions<\\|>Improvements<\\|>Changed[^<]*<\\|>Unchanged<' '$TMP/i.svg' | tr -d '<>' | tr '\\n' / | grep -qx 'Improvements/Changed (no better direction)/Unchanged/' && grep -q 'MB_per_sec_unmerge_rate' '$TMP/i.svg'"
+check "svg --svg-all is well formed" xmllint --noout "$TMP/i.svg"
 
 # 2. -0.8% tight shift: not flagged, exit 0
 cmp_run "$F/base" "$F/shift08"

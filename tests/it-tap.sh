@@ -94,7 +94,7 @@ check "missing stressor: exit 1 not ok" bash -c "[ $rc -eq 1 ] && grep -q '^not 
 # real short run
 BIN=${KSM_STRESSOR:-$ROOT/stress-ksm-unmerge}
 if [ -x "$BIN" ] && [ -w /sys/kernel/mm/ksm/run ]; then
-	locked env KSM_TAP_STRESSOR="$BIN" "$TAP" --ksm-unmerge 1 -t 3 --verify --metrics >"$TMP/out" 2>&1
+	locked env KSM_TAP_STRESSOR="$BIN" "$TAP" --ksm-unmerge 1 -t 3 --verify --metrics --ksm-unmerge-method madvise >"$TMP/out" 2>&1
 	rc=$?
 	tail -3 "$TMP/out"
 	check "real run: exit 0 and ok" bash -c "[ $rc -eq 0 ] && grep -q '^ok 1 ksm-unmerge --ksm-unmerge 1 -t 3' '$TMP/out'"

@@ -77,3 +77,19 @@ fd_growth() {
 	done
 	echo $max
 }
+
+# racers_check LOG: every racer "reached" with evidence in LOG, or "skipped:"
+# with a reason (printed as a note); fails otherwise.  Sets RACERS_REACHED.
+racers_check() {
+	local r
+	RACERS_REACHED=0
+	for r in vmsplice gup uffd-wp mrelease fork mprotect dontneed sparse thp; do
+		if grep -q "racer $r skipped: ." "$1"; then
+			echo "note: $(grep -o "racer $r skipped:.*" "$1")"
+			continue
+		fi
+		grep -q "racer $r reached: ops=[1-9][0-9]* [a-z-]*=[1-9]" "$1" ||
+			{ grep "racer" "$1"; fail "racer $r not reached"; }
+		RACERS_REACHED=$((RACERS_REACHED + 1))
+	done
+}

@@ -276,6 +276,43 @@ static void test_format_fail_row(void **state)
 	assert_string_equal(line, "          1:4          -25%            :4     dmesg.RIP:break_ksm");
 }
 
+/*
+ *  test_nice_ticks()
+ *	axis ticks: a 1/2/5 x 10^k step, ends on multiples of it, covering
+ *	the range with at most 5 intervals
+ */
+static void test_nice_ticks(void **state)
+{
+	static const double ranges[][2] = {
+		{ 16.2, 33.1 }, { 949.5, 1000.8 }, { 583680.0, 614400.0 },
+		{ 0.0012, 0.0019 }, { 42.0, 42.0 }, { -3.5, 7.25 },
+	};
+	double first, last, step, m;
+	char buf[32];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++) {
+		kr_nice_ticks(ranges[i][0], ranges[i][1], 5, &first, &last, &step);
+		m = step / pow(10.0, floor(log10(step) + 1e-9));
+		assert_true(fabs(m - 1.0) < 1e-9 || fabs(m - 2.0) < 1e-9 || fabs(m - 5.0) < 1e-9);
+		assert_true(first <= ranges[i][0] + step * 1e-6 && last >= ranges[i][1] - step * 1e-6);
+		assert_true(fabs(first / step - round(first / step)) < 1e-6);
+		assert_true((last - first) / step <= 5.0 + 1e-9);
+	}
+	kr_nice_ticks(16.2, 33.1, 5, &first, &last, &step);
+	assert_true(first == 15.0 && last == 35.0 && step == 5.0);
+	kr_fmt_tick(buf, sizeof(buf), 25.0, 5.0, 35.0);
+	assert_string_equal(buf, "25");
+	kr_fmt_tick(buf, sizeof(buf), 590000.0, 10000.0, 620000.0);
+	assert_string_equal(buf, "590k");
+	kr_fmt_tick(buf, sizeof(buf), 9800.0, 200.0, 10200.0);
+	assert_string_equal(buf, "9.8k");
+	kr_fmt_tick(buf, sizeof(buf), 0.0015, 0.0002, 0.002);
+	assert_string_equal(buf, "0.0015");
+	kr_fmt_tick(buf, sizeof(buf), 1.2e6, 2e5, 1.4e6);
+	assert_string_equal(buf, "1.2M");
+}
+
 /* number parsing rejects junk, inf and nan */
 static void test_number(void **state)
 {
@@ -308,6 +345,7 @@ int main(void)
 		cmocka_unit_test(test_format_rows),
 		cmocka_unit_test(test_format_fail_row),
 		cmocka_unit_test(test_number),
+		cmocka_unit_test(test_nice_ticks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

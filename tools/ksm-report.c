@@ -1587,23 +1587,103 @@ static void kr_xml_escape(FILE *fp, const char *s)
 	}
 }
 
+/* SVG plot geometry */
+#define KR_SVG_W		(640.0)
+#define KR_SVG_LEFT		(80.0)
+#define KR_SVG_PLOT_W		(300.0)
+#define KR_SVG_PLOT_H		(120.0)
+#define KR_SVG_PANEL_H		(175.0)
+#define KR_SVG_TICKS		(5)
+
+/* SVG groups, in drawing order */
+enum { KR_SVG_REGRESSION, KR_SVG_IMPROVEMENT, KR_SVG_CHANGED, KR_SVG_UNCHANGED };
+
+static const char *const kr_svg_group_title[] = {
+	"Regressions", "Improvements", "Changed (no better direction)", "Unchanged",
+};
+static const char *const kr_svg_group_colour[] = { "#c00000", "#007000", "#555555", "#555555" };
+
 /*
- *  kr_svg_is_headline()
- *	metrics plotted in the SVG: ops_per_sec and every *_per_sec key
+ *  kr_svg_group()
+ *	which SVG group a row belongs to
  */
-static bool kr_svg_is_headline(const char *key)
+int kr_svg_group(const kr_row_t *row)
 {
-	return kr_stat_direction(key) > 0 && !strncmp(key, "stress-ng.", 10);
+	if (!row->significant)
+		return KR_SVG_UNCHANGED;
+	if (row->direction == 0)
+		return KR_SVG_CHANGED;
+	return row->regression ? KR_SVG_REGRESSION : KR_SVG_IMPROVEMENT;
+}
+
+/*
+ *  kr_nice_ticks()
+ *	round axis ticks covering [lo, hi]: a step of 1, 2 or 5 x 10^k giving
+ *	at most max_ticks intervals; *first and *last are multiples of *step
+ */
+void kr_nice_ticks(double lo, double hi, int max_ticks, double *first, double *last, double *step)
+{
+	double range, mag, f;
+
+	if (!(hi > lo)) {
+		const double d = fabs(lo) > 0.0 ? fabs(lo) * 0.05 : 1.0;
+
+		lo -= d;
+		hi += d;
+	}
+	range = hi - lo;
+	mag = pow(10.0, floor(log10(range / (double)max_ticks)));
+	f = range / (double)max_ticks / mag;
+	f = f <= 1.0 ? 1.0 : f <= 2.0 ? 2.0 : f <= 5.0 ? 5.0 : 10.0;
+	for (;;) {
+		*step = mag * f;
+		*first = floor(lo / *step + 1e-9) * *step;
+		*last = ceil(hi / *step - 1e-9) * *step;
+		if (*last <= *first)
+			*last = *first + *step;
+		if ((*last - *first) / *step <= (double)max_ticks + 1e-9)
+			break;
+		/* rounding out the ends added an interval: next 1, 2, 5 step */
+		f = (f == 1.0) ? 2.0 : (f == 2.0) ? 5.0 : 10.0;
+		if (f == 10.0) {
+			mag *= 10.0;
+			f = 1.0;
+		}
+	}
+}
+
+/*
+ *  kr_fmt_tick()
+ *	a tick label with no more digits than the step needs, k/M/G scaled
+ */
+void kr_fmt_tick(char *buf, size_t len, double v, double step, double top)
+{
+	static const char *const sfx[] = { "", "k", "M", "G" };
+	static const double from[] = { 1e4, 1e6, 1e9 };	/* where k, M, G start */
+	size_t i = 0;
+	double scale = 1.0;
+	int decimals;
+
+	while (i < 3 && fabs(top) >= from[i]) {
+		scale *= 1000.0;
+		i++;
+	}
+	decimals = (int)ceil(-log10(step / scale) - 1e-9);
+	if (decimals < 0)
+		decimals = 0;
+	if (fabs(v) < step * 1e-6)
+		v = 0.0;
+	snprintf(buf, len, "%.*f%s", decimals, v / scale, sfx[i]);
 }
 
 /*
  *  kr_svg_side()
  *	draw one side of a panel: run points, mean tick and ±stddev bar
  */
-static void kr_svg_side(FILE *fp, const kr_samples_t *s, double x, double y0, double h,
+static void kr_svg_side(FILE *fp, const kr_samples_t *s, double x, double y0,
 			double lo, double hi, const char *colour)
 {
-	const double span = hi - lo;
+	const double span = hi - lo, h = KR_SVG_PLOT_H;
 	double ym, yt, yb;
 
 #define KR_Y(v)	(y0 + h - ((v) - lo) / span * h)
@@ -1617,96 +1697,177 @@ static void kr_svg_side(FILE *fp, const kr_samples_t *s, double x, double y0, do
 	yt = KR_Y(s->mean + s->stddev);
 	yb = KR_Y(s->mean - s->stddev);
 #undef KR_Y
-	fprintf(fp, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\" stroke-width=\"1.5\"/>\n",
-		x + 40, yt, x + 40, yb);
-	fprintf(fp, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n",
-		x + 35, yt, x + 45, yt);
-	fprintf(fp, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n",
-		x + 35, yb, x + 45, yb);
+	fprintf(fp, "<path d=\"M%.1f %.1fV%.1fM%.1f %.1fH%.1fM%.1f %.1fH%.1f\" stroke=\"black\"/>\n",
+		x + 40, yt, yb, x + 35, yt, x + 45, x + 35, yb, x + 45);
 	fprintf(fp, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"3\">"
 		"<title>mean %g, stddev %g</title></line>\n", x + 30, ym, x + 50, ym, colour, s->mean, s->stddev);
 }
 
 /*
- *  kr_svg_panel()
- *	one panel: a headline metric, base and new runs side by side
+ *  kr_svg_axis()
+ *	the panel frame, round ticks with grid lines; range in *lo, *hi
  */
-static void kr_svg_panel(FILE *fp, const kr_row_t *row, double y0, const char *lb, const char *ln)
+static void kr_svg_axis(FILE *fp, const kr_row_t *row, double y0, double *lo, double *hi)
 {
-	const double h = 160.0, left = 90.0;
-	double lo = row->base.mean - row->base.stddev, hi = row->base.mean + row->base.stddev;
 	const kr_samples_t *sides[2] = { &row->base, &row->new };
+	double first, last, step;
 
+	*lo = row->base.mean - row->base.stddev;
+	*hi = row->base.mean + row->base.stddev;
 	for (size_t s = 0; s < 2; s++) {
 		for (size_t i = 0; i < sides[s]->n; i++) {
-			lo = fmin(lo, sides[s]->v[i]);
-			hi = fmax(hi, sides[s]->v[i]);
+			*lo = fmin(*lo, sides[s]->v[i]);
+			*hi = fmax(*hi, sides[s]->v[i]);
 		}
-		lo = fmin(lo, sides[s]->mean - sides[s]->stddev);
-		hi = fmax(hi, sides[s]->mean + sides[s]->stddev);
+		*lo = fmin(*lo, sides[s]->mean - sides[s]->stddev);
+		*hi = fmax(*hi, sides[s]->mean + sides[s]->stddev);
 	}
-	if (hi - lo <= fabs(hi) * 1e-9 || hi - lo <= 0.0) {
-		lo -= fabs(lo) * 0.05 + 1.0;
-		hi += fabs(hi) * 0.05 + 1.0;
-	} else {
-		const double pad = (hi - lo) * 0.08;
+	kr_nice_ticks(*lo, *hi, KR_SVG_TICKS, &first, &last, &step);
+	*lo = first;
+	*hi = last;
+	fprintf(fp, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#999\"/>\n",
+		KR_SVG_LEFT, y0, KR_SVG_PLOT_W, KR_SVG_PLOT_H);
+	for (double t = first; t <= last + step * 0.5; t += step) {
+		const double y = y0 + KR_SVG_PLOT_H - (t - first) / (last - first) * KR_SVG_PLOT_H;
+		char label[32];
 
-		lo -= pad;
-		hi += pad;
+		kr_fmt_tick(label, sizeof(label), t, step, fmax(fabs(first), fabs(last)));
+		fprintf(fp, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n",
+			KR_SVG_LEFT, y, KR_SVG_LEFT + KR_SVG_PLOT_W, y);
+		fprintf(fp, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" text-anchor=\"end\">%s</text>\n",
+			KR_SVG_LEFT - 4, y + 3.5, label);
 	}
-	fprintf(fp, "<g>\n<text x=\"10\" y=\"%.1f\" font-size=\"13\" font-weight=\"bold\">", y0 - 8);
+}
+
+/*
+ *  kr_svg_panel()
+ *	one panel: a metric, base and new runs side by side on round ticks
+ */
+static void kr_svg_panel(FILE *fp, const kr_row_t *row, double y0)
+{
+	const int g = kr_svg_group(row);
+	double lo, hi;
+
+	fprintf(fp, "<g>\n<text x=\"10\" y=\"%.1f\" font-size=\"12\" font-weight=\"bold\">", y0 - 8);
 	kr_xml_escape(fp, row->key);
-	fprintf(fp, " (%+.1f%%%s)</text>\n", row->change, row->significant ? ", significant" : "");
-	fprintf(fp, "<rect x=\"%.1f\" y=\"%.1f\" width=\"330\" height=\"%.1f\" fill=\"none\" stroke=\"#999\"/>\n",
-		left, y0, h);
-	fprintf(fp, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" text-anchor=\"end\">%.6g</text>\n",
-		left - 4, y0 + 10, hi);
-	fprintf(fp, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" text-anchor=\"end\">%.6g</text>\n",
-		left - 4, y0 + h, lo);
-	kr_svg_side(fp, &row->base, left + 70, y0, h, lo, hi, "#1f77b4");
-	kr_svg_side(fp, &row->new, left + 220, y0, h, lo, hi, "#d62728");
-	fprintf(fp, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"middle\">base ", left + 90, y0 + h + 14);
+	fprintf(fp, "</text>\n<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" fill=\"%s\" text-anchor=\"end\">"
+		"%+.1f%%</text>\n", KR_SVG_W - 10, y0 - 8, kr_svg_group_colour[g], row->change);
+	kr_svg_axis(fp, row, y0, &lo, &hi);
+	kr_svg_side(fp, &row->base, KR_SVG_LEFT + 50, y0, lo, hi, "#1f77b4");
+	kr_svg_side(fp, &row->new, KR_SVG_LEFT + 180, y0, lo, hi, "#d62728");
+	fprintf(fp, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"#444\">mean %g → %g</text>\n",
+		KR_SVG_LEFT + KR_SVG_PLOT_W + 12, y0 + KR_SVG_PLOT_H / 2, row->base.mean, row->new.mean);
+	fprintf(fp, "</g>\n");
+}
+
+/*
+ *  kr_svg_order()
+ *	rows to draw: regressions, improvements, other changes, then (all)
+ *	the unchanged ones; each group by size of change.  Returns the count.
+ */
+static size_t kr_svg_order(const kr_compare_t *cmp, bool all, const kr_row_t **out)
+{
+	size_t n = 0;
+
+	for (int g = KR_SVG_REGRESSION; g <= KR_SVG_UNCHANGED; g++) {
+		const size_t first = n;
+
+		if (g == KR_SVG_UNCHANGED && !all)
+			break;
+		for (size_t i = 0; i < cmp->n_rows; i++) {
+			if (kr_svg_group(&cmp->rows[i]) == g)
+				out[n++] = &cmp->rows[i];
+		}
+		for (size_t i = first + 1; i < n; i++) {	/* insertion sort by |change| */
+			const kr_row_t *r = out[i];
+			size_t j = i;
+
+			for (; j > first && fabs(out[j - 1]->change) < fabs(r->change); j--)
+				out[j] = out[j - 1];
+			out[j] = r;
+		}
+	}
+	return n;
+}
+
+/*
+ *  kr_svg_legend()
+ *	each side labelled once, at the top
+ */
+static void kr_svg_legend(FILE *fp, const kr_side_t *base, const kr_side_t *new, size_t shown,
+			  size_t total)
+{
+	char lb[64], ln[64];
+
+	kr_side_label(base->path, lb, 40);
+	kr_side_label(new->path, ln, 40);
+	fprintf(fp, "<circle cx=\"16\" cy=\"18\" r=\"5\" fill=\"#1f77b4\"/>"
+		"<text x=\"26\" y=\"22\" font-size=\"12\">base: ");
 	kr_xml_escape(fp, lb);
-	fprintf(fp, " (%zu)</text>\n", row->base.n);
-	fprintf(fp, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"middle\">new ", left + 240, y0 + h + 14);
+	fprintf(fp, " (%zu runs)</text>\n<circle cx=\"336\" cy=\"18\" r=\"5\" fill=\"#d62728\"/>"
+		"<text x=\"346\" y=\"22\" font-size=\"12\">new: ", base->n_runs);
 	kr_xml_escape(fp, ln);
-	fprintf(fp, " (%zu)</text>\n</g>\n", row->new.n);
+	fprintf(fp, " (%zu runs)</text>\n", new->n_runs);
+	fprintf(fp, "<text x=\"10\" y=\"40\" font-size=\"11\" fill=\"#444\">%zu of %zu metrics drawn%s; "
+		"dots: runs, bar: mean ± stddev</text>\n", shown, total,
+		shown < total ? " (unchanged ones left out, --svg-all draws them)" : "");
+}
+
+/*
+ *  kr_svg_panels()
+ *	draw the rows under their group headings from y; returns the end y
+ */
+static double kr_svg_panels(FILE *fp, const kr_row_t **rows, size_t n, double y)
+{
+	int group = -1;
+
+	for (size_t i = 0; i < n; i++) {
+		const int g = kr_svg_group(rows[i]);
+
+		if (g != group) {
+			group = g;
+			if (fp)
+				fprintf(fp, "<text x=\"10\" y=\"%.1f\" font-size=\"15\" font-weight=\"bold\" "
+					"fill=\"%s\">%s</text>\n", y + 12.0, kr_svg_group_colour[g],
+					kr_svg_group_title[g]);
+			y += 26.0;
+		}
+		if (fp)
+			kr_svg_panel(fp, rows[i], y + 30.0);
+		y += KR_SVG_PANEL_H;
+	}
+	return y;
 }
 
 /*
  *  kr_write_svg()
- *	write the headline metrics plot; -1 on error
+ *	write the comparison plot (all: unchanged metrics too); -1 on error
  */
-int kr_write_svg(const char *path, const kr_side_t *base, const kr_side_t *new, const kr_compare_t *cmp)
+int kr_write_svg(const char *path, const kr_side_t *base, const kr_side_t *new,
+		 const kr_compare_t *cmp, bool all)
 {
-	const double panel_h = 215.0;
-	char lb[64], ln[64];
-	size_t n = 0, k = 0;
+	const kr_row_t **rows = kr_xmalloc((cmp->n_rows + 1) * sizeof(*rows));
+	const size_t n = kr_svg_order(cmp, all, rows);
+	const double height = kr_svg_panels(NULL, rows, n, 60.0) + (n ? 0.0 : 30.0);
 	FILE *fp;
 
-	for (size_t i = 0; i < cmp->n_rows; i++)
-		n += kr_svg_is_headline(cmp->rows[i].key);
 	fp = fopen(path, "w");
 	if (!fp) {
 		fprintf(stderr, "ksm-report: %s: cannot create SVG: errno=%d (%s)\n",
 			path, errno, strerror(errno));
+		free(rows);
 		return -1;
 	}
-	kr_side_label(base->path, lb, 30);
-	kr_side_label(new->path, ln, 30);
-	fprintf(fp, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-	fprintf(fp, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"560\" height=\"%.0f\" "
-		"font-family=\"sans-serif\">\n", 30.0 + panel_h * (double)(n ? n : 1));
-	fprintf(fp, "<title>ksm-report compare</title>\n");
+	fprintf(fp, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+		"font-family=\"sans-serif\">\n<title>ksm-report compare</title>\n"
+		"<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", KR_SVG_W, height);
+	kr_svg_legend(fp, base, new, n, cmp->n_rows);
 	if (!n)
-		fprintf(fp, "<text x=\"10\" y=\"30\">no *_per_sec metric present on both sides</text>\n");
-	for (size_t i = 0; i < cmp->n_rows; i++) {
-		if (!kr_svg_is_headline(cmp->rows[i].key))
-			continue;
-		kr_svg_panel(fp, &cmp->rows[i], 40.0 + panel_h * (double)k, lb, ln);
-		k++;
-	}
+		fprintf(fp, "<text x=\"10\" y=\"72\">no significant change</text>\n");
+	(void)kr_svg_panels(fp, rows, n, 60.0);
 	fprintf(fp, "</svg>\n");
+	free(rows);
 	if (fclose(fp) == EOF) {
 		fprintf(stderr, "ksm-report: %s: error writing SVG: errno=%d (%s)\n",
 			path, errno, strerror(errno));
@@ -1724,14 +1885,16 @@ static void kr_usage(FILE *fp)
 {
 	fprintf(fp,
 		"usage: ksm-report run --runs N --out DIR [--stressor PATH] -- <stressor args>\n"
-		"       ksm-report compare BASE NEW [--svg FILE] [--strict]\n"
+		"       ksm-report compare BASE NEW [--svg FILE [--svg-all]] [--strict]\n"
 		"\n"
 		"run      run the stressor N times (default 5), keeping run-<i>.yaml, .txt, .env\n"
 		"compare  LKP-style fail:runs and %%stddev/%%change tables of two series of\n"
 		"         runs (directories of YAML files, or single files)\n"
 		"         exit 0: no significant regression; 1: significant regression of a\n"
 		"         *_per_sec metric (--strict: also latencies and new kernel-log keys);\n"
-		"         2: bad input\n");
+		"         2: bad input.  --svg: significant changes drawn, regressions\n"
+		"         first; --svg-all: the unchanged metrics too\n"
+		);
 }
 
 /*
@@ -1743,7 +1906,7 @@ static int kr_cmd_compare(int argc, char **argv)
 	const char *paths[2] = { NULL, NULL }, *svg = NULL;
 	kr_side_t base, new;
 	kr_compare_t cmp;
-	bool strict = false;
+	bool strict = false, svg_all = false;
 	size_t np = 0;
 	int status;
 
@@ -1752,6 +1915,8 @@ static int kr_cmd_compare(int argc, char **argv)
 			svg = argv[++i];
 		} else if (!strncmp(argv[i], "--svg=", 6)) {
 			svg = argv[i] + 6;
+		} else if (!strcmp(argv[i], "--svg-all")) {
+			svg_all = true;
 		} else if (!strcmp(argv[i], "--strict")) {
 			strict = true;
 		} else if (argv[i][0] == '-' && argv[i][1]) {
@@ -1787,7 +1952,10 @@ static int kr_cmd_compare(int argc, char **argv)
 	}
 	kr_compare_build(&base, &new, &cmp);
 	status = kr_print_compare(stdout, &base, &new, &cmp, strict);
-	if (svg && kr_write_svg(svg, &base, &new, &cmp) < 0)
+	if (svg_all && !svg) {
+		fprintf(stderr, "ksm-report: compare: --svg-all needs --svg FILE\n");
+		status = 2;
+	} else if (svg && kr_write_svg(svg, &base, &new, &cmp, svg_all) < 0)
 		status = 2;
 	kr_compare_free(&cmp);
 	kr_side_free(&base);
