@@ -24,7 +24,7 @@ STRESSOR := stress-ksm-unmerge
 ALL_TARGETS  := $(STRESSOR)
 TEST_TARGETS :=
 
-.PHONY: all clean test static deps run
+.PHONY: all clean test static deps run print-unit-tests
 
 all: build-all
 
@@ -55,6 +55,11 @@ run: $(STRESSOR)
 
 test: build-all $(TEST_TARGETS)
 	./tests/run-tests
+
+# the cmocka unit binaries of TEST_TARGETS (tests/run-tests runs them all
+# and fails the ones that are missing)
+print-unit-tests:
+	@echo $(filter tests/build/test-%,$(TEST_TARGETS))
 
 clean:
 	rm -f $(STRESSOR) $(STRESSOR)-static *.o core-shim/*.o core-shim/libshim.a

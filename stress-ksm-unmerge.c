@@ -7660,6 +7660,24 @@ static const stress_ksm_unmerge_racer_t stress_ksm_unmerge_racers[KSM_UNMERGE_RA
 };
 
 /*
+ *  stress_ksm_unmerge_racer_start_failed()
+ *	mark a racer whose start() failed as skipped, its reason prefixed
+ *	"start failed" (tests tell it from a supported() refusal by that)
+ */
+static void stress_ksm_unmerge_racer_start_failed(stress_ksm_unmerge_racer_stats_t *rs)
+{
+	char why[sizeof(rs->reason)];
+
+	(void)strlcpy(why, "start failed", sizeof(why));
+	if (rs->reason[0]) {
+		(void)strlcat(why, ": ", sizeof(why));
+		(void)strlcat(why, rs->reason, sizeof(why));
+	}
+	(void)strlcpy(rs->reason, why, sizeof(rs->reason));
+	rs->skipped = true;
+}
+
+/*
  *  stress_ksm_unmerge_racers_start()
  *	start every requested racer this kernel supports; skip the others
  */
@@ -7680,10 +7698,9 @@ static int stress_ksm_unmerge_racers_start(stress_ksm_unmerge_ctx_t *ctx)
 			continue;
 		}
 		if (r->start(ctx, i) < 0) {
-			rs->skipped = true;
+			stress_ksm_unmerge_racer_start_failed(rs);
 			if (stress_instance_zero(ctx->args))
-				pr_inf_skip("%s: racer %s skipped: %s\n", ctx->args->name, r->name,
-					rs->reason[0] ? rs->reason : "start failed");
+				pr_inf_skip("%s: racer %s skipped: %s\n", ctx->args->name, r->name, rs->reason);
 			continue;
 		}
 		rs->active = true;

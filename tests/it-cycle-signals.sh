@@ -29,12 +29,12 @@ for sig in TERM INT; do
 	t1=$(date +%s.%N)
 	secs=$(echo "$t1 - $t0" | bc)
 	echo "SIG$sig: exit $rc after ${secs}s"
-	[ "$(echo "$secs < 2.5" | bc)" = 1 ] || fail "SIG$sig took ${secs}s to stop"
-	grep -q "run completed" "$log" || { cat "$log"; fail "SIG$sig: no summary"; }
-	grep -q "ksm-unmerge: totals:" "$log" || fail "SIG$sig: deinit did not run"
-	[ "$(knobs)" = "$before" ] || fail "SIG$sig: knobs '$(knobs)' != '$before'"
-	[ -z "$(leftovers)" ] || fail "SIG$sig: processes left: $(leftovers)"
-	[ ! -e /run/stress-ksm-unmerge.state ] || fail "SIG$sig: state file left"
+	checked; [ "$(echo "$secs < 2.5" | bc)" = 1 ] || fail "SIG$sig took ${secs}s to stop"
+	check grep -q "run completed" "$log" || { cat "$log"; fail "SIG$sig: no summary"; }
+	check grep -q "ksm-unmerge: totals:" "$log" || fail "SIG$sig: deinit did not run"
+	check [ "$(knobs)" = "$before" ] || fail "SIG$sig: knobs '$(knobs)' != '$before'"
+	check [ -z "$(leftovers)" ] || fail "SIG$sig: processes left: $(leftovers)"
+	check [ ! -e /run/stress-ksm-unmerge.state ] || fail "SIG$sig: state file left"
 done
 
 # SIGKILL of one instance: reported, the rest go on, knobs restored
@@ -44,14 +44,14 @@ pid=$!
 wait_started "$log" || fail "instance kill: run did not start"
 # an instance, not the kernel-log watcher or the monitor the parent also forks
 child=$(for c in $(pgrep -P $pid); do grep -q '\[run\]' /proc/$c/cmdline 2>/dev/null && echo $c; done | head -1)
-[ -n "$child" ] || fail "no instance process found"
+check [ -n "$child" ] || fail "no instance process found"
 kill -KILL "$child"
 wait $pid
 rc=$?
 echo "SIGKILL of instance $child: run exit $rc"
-grep -q "\[$child\] terminated on signal 9" "$log" || { cat "$log"; fail "killed instance $child not reported"; }
-[ "$(knobs)" = "$before" ] || fail "instance kill: knobs '$(knobs)' != '$before'"
-[ -z "$(leftovers)" ] || fail "instance kill: processes left: $(leftovers)"
+check grep -q "\[$child\] terminated on signal 9" "$log" || { cat "$log"; fail "killed instance $child not reported"; }
+check [ "$(knobs)" = "$before" ] || fail "instance kill: knobs '$(knobs)' != '$before'"
+check [ -z "$(leftovers)" ] || fail "instance kill: processes left: $(leftovers)"
 
 # SIGKILL of the parent: knobs stay changed, state file kept; next run repairs
 log=$TMPD/kill-parent.log
@@ -61,13 +61,14 @@ wait_started "$log" || fail "parent kill: run did not start"
 kill -KILL $pid
 wait $pid 2>/dev/null
 for i in $(seq 1 30); do [ -z "$(leftovers)" ] && break; sleep 0.1; done
-[ -z "$(leftovers)" ] || fail "parent kill: instances outlived the parent: $(leftovers)"
-[ -e /run/stress-ksm-unmerge.state ] || fail "parent kill: no state file to repair from"
+check [ -z "$(leftovers)" ] || fail "parent kill: instances outlived the parent: $(leftovers)"
+check [ -e /run/stress-ksm-unmerge.state ] || fail "parent kill: no state file to repair from"
 [ "$(cat $KSM/run)" = 1 ] || echo "note: run is $(cat $KSM/run) after SIGKILL"
 log2=$TMPD/repair.log
 "$STRESSOR" --ksm-unmerge 1 -t 2 --ksm-unmerge-bytes 1M > "$log2" 2>&1
-grep -q "restoring KSM knobs left by killed run" "$log2" || { cat "$log2"; fail "next run did not repair"; }
-[ "$(knobs)" = "$before" ] || fail "after repair: knobs '$(knobs)' != '$before'"
-[ ! -e /run/stress-ksm-unmerge.state ] || fail "state file left after repair"
+check grep -q "restoring KSM knobs left by killed run" "$log2" || { cat "$log2"; fail "next run did not repair"; }
+check [ "$(knobs)" = "$before" ] || fail "after repair: knobs '$(knobs)' != '$before'"
+check [ ! -e /run/stress-ksm-unmerge.state ] || fail "state file left after repair"
 echo "ok: SIGTERM, SIGINT, instance SIGKILL, parent SIGKILL + repair"
+checks_done
 exit 0

@@ -2,6 +2,7 @@
 # Exit codes: 0 pass, 77 skip (reason on stdout), anything else fail.
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
 STRESSOR=${STRESSOR:-$TOP/stress-ksm-unmerge}
 KSM=/sys/kernel/mm/ksm
 KNOBS="run pages_to_scan sleep_millisecs use_zero_pages max_page_sharing merge_across_nodes smart_scan"
@@ -76,4 +77,51 @@ fd_growth() {
 		[ -n "$m" ] && [ $((n - m)) -gt $max ] && max=$((n - m))
 	done
 	echo $max
+}
+
+# kernel_at_least MAJ MIN: the running kernel's version is >= MAJ.MIN
+kernel_at_least() {
+	local v maj min
+	v=$(uname -r)
+	maj=${v%%.*}
+	min=${v#*.}
+	min=${min%%[!0-9]*}
+	[ "$maj" -gt "$1" ] || { [ "$maj" -eq "$1" ] && [ "$min" -ge "$2" ]; }
+}
+
+# racer_interface RACER: succeed when this kernel has what racer RACER
+# needs (so a skip of it is a defect); else print what is missing and fail
+racer_interface() {
+	local thp=/sys/kernel/mm/transparent_hugepage/enabled
+	case $1 in
+	thp)
+		[ -r $thp ] || { echo "no transparent huge pages ($thp missing)"; return 1; }
+		! grep -q '\[never\]' $thp || { echo "transparent huge pages are [never]"; return 1; }
+		;;
+	uffd-wp)
+		[ -e /proc/sys/vm/unprivileged_userfaultfd ] ||
+			{ echo "no userfaultfd (CONFIG_USERFAULTFD off)"; return 1; }
+		kernel_at_least 5 7 || { echo "no anonymous uffd-wp before Linux 5.7"; return 1; }
+		;;
+	mrelease)
+		kernel_at_least 5 15 || { echo "no process_mrelease before Linux 5.15"; return 1; }
+		;;
+	esac
+	return 0
+}
+
+# racer_skip_ok LINE RACER: succeed when LINE ("racer R skipped: ...") is a
+# skip a test may accept: a supported() refusal (not "start failed") on a
+# kernel that lacks the racer's interface; else print why it is a failure
+racer_skip_ok() {
+	local why
+	case $1 in
+	*"skipped: start failed"*) echo "a start() failure is a failure, not a skip"; return 1;;
+	esac
+	if why=$(racer_interface "$2"); then
+		echo "this kernel has what racer $2 needs, so the skip is a failure"
+		return 1
+	fi
+	echo "$why"
+	return 0
 }
