@@ -282,6 +282,7 @@ static const char * const stress_ksm_unmerge_knob_names[] = {
 	"max_page_sharing",
 	"merge_across_nodes",
 	"smart_scan",
+	"advisor_mode",		/* last: restored after pages_to_scan (6.8+) */
 };
 
 #define KSM_KNOBS	(SIZEOF_ARRAY(stress_ksm_unmerge_knob_names))
@@ -439,6 +440,23 @@ static void stress_ksm_unmerge_knob_path(char *path, const size_t len, const cha
 }
 
 /*
+ *  stress_ksm_unmerge_knob_selected()
+ *	a choice knob ("[none] scan-time") reads as its selected word ("none")
+ */
+static void stress_ksm_unmerge_knob_selected(char *buf)
+{
+	char *open = strchr(buf, '['), *close;
+
+	if (!open)
+		return;
+	close = strchr(open, ']');
+	if (!close)
+		return;
+	*close = '\0';
+	(void)memmove(buf, open + 1, (size_t)(close - open));
+}
+
+/*
  *  stress_ksm_unmerge_knob_read()
  *	read a KSM knob into buf (newline stripped), -1 on error
  */
@@ -456,6 +474,7 @@ static int stress_ksm_unmerge_knob_read(const char *knob, char *buf, const size_
 	nl = strchr(buf, '\n');
 	if (nl)
 		*nl = '\0';
+	stress_ksm_unmerge_knob_selected(buf);
 	return 0;
 }
 
@@ -711,6 +730,8 @@ static int stress_ksm_unmerge_knobs_set(const int pattern, char *err, const size
 		const char *value;
 		bool optional;
 	} sets[] = {
+		/* first: in scan-time mode pages_to_scan writes are refused */
+		{ "advisor_mode",	"none",		true },
 		{ "pages_to_scan",	"10000",	false },
 		{ "sleep_millisecs",	"0",		false },
 		{ "smart_scan",		"0",		true },
@@ -7571,6 +7592,59 @@ static size_t stress_ksm_unmerge_sparse_bytes(const size_t page_size)
 }
 
 /*
+ *  stress_ksm_unmerge_commit_room()
+ *	CommitLimit - Committed_AS in bytes when vm.overcommit_memory is 2
+ *	(strict: MAP_NORESERVE is ignored, a private writable map is charged
+ *	in full); false in the heuristic and always-overcommit modes
+ */
+static bool stress_ksm_unmerge_commit_room(uint64_t *room)
+{
+	char buf[4096];
+	const char *lim, *used;
+	uint64_t limit, committed;
+	ssize_t n;
+
+	n = stress_fs_file_read("/proc/sys/vm/overcommit_memory", buf, sizeof(buf) - 1);
+	if (n <= 0 || buf[0] != '2')
+		return false;
+	n = stress_fs_file_read("/proc/meminfo", buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	lim = strstr(buf, "CommitLimit:");
+	used = strstr(buf, "Committed_AS:");
+	if (!lim || !used)
+		return false;
+	limit = strtoull(lim + 12, NULL, 10) * KB;
+	committed = strtoull(used + 13, NULL, 10) * KB;
+	*room = (limit > committed) ? limit - committed : 0;
+	return true;
+}
+
+/*
+ *  stress_ksm_unmerge_sparse_fit()
+ *	under strict overcommit shrink the sparse range to a quarter of the
+ *	commit room left, shared by the instances, and say so
+ */
+static void stress_ksm_unmerge_sparse_fit(stress_ksm_unmerge_ctx_t *ctx, size_t *size)
+{
+	uint64_t room, fit;
+
+	if (!stress_ksm_unmerge_commit_room(&room))
+		return;
+	fit = (room / 4 / ctx->args->instances) & ~((uint64_t)ctx->page_size - 1);
+	if (fit < 2 * ctx->page_size)
+		fit = 2 * ctx->page_size;
+	if (*size <= fit)
+		return;
+	if (stress_instance_zero(ctx->args))
+		pr_inf("%s: sparse racer: vm.overcommit_memory=2 charges the whole range (MAP_NORESERVE "
+			"is ignored): shrinking it from %zu to %" PRIu64 " bytes per instance, a quarter "
+			"of CommitLimit - Committed_AS (%" PRIu64 " bytes)\n", ctx->args->name, *size, fit, room);
+	*size = (size_t)fit;
+}
+
+/*
  *  stress_ksm_unmerge_sparse_map()
  *	reserve the range, populate one page per stride with the "same" template
  */
@@ -7579,6 +7653,7 @@ static int stress_ksm_unmerge_sparse_map(stress_ksm_unmerge_ctx_t *ctx, stress_k
 	size_t k;
 
 	s->size = stress_ksm_unmerge_sparse_bytes(ctx->page_size);
+	stress_ksm_unmerge_sparse_fit(ctx, &s->size);
 	s->stride = (s->size >= 2 * KSM_SPARSE_STRIDE) ? (size_t)KSM_SPARSE_STRIDE :
 		(s->size / 2) & ~(ctx->page_size - 1);
 	s->populated = s->size / s->stride;
@@ -7957,13 +8032,97 @@ static uint64_t stress_ksm_unmerge_zero_pfn(const int pagemap_fd, const size_t p
 }
 
 /*
- *  stress_ksm_unmerge_region_size()
- *	this instance's share of --ksm-unmerge-bytes, capped by MemAvailable
+ *  stress_ksm_unmerge_cgroup_max()
+ *	room left under memory.max of cgroup v2 directory dir (bytes, in
+ *	*room); false if it has no limit or cannot be read
  */
-static size_t stress_ksm_unmerge_region_size(stress_args_t *args, size_t *total)
+static bool stress_ksm_unmerge_cgroup_max(const char *dir, uint64_t *room)
+{
+	char path[PATH_MAX + 32], val[32];
+	uint64_t max, cur;
+	ssize_t n;
+
+	(void)snprintf(path, sizeof(path), "/sys/fs/cgroup%s/memory.max", dir);
+	n = stress_fs_file_read(path, val, sizeof(val) - 1);
+	if (n <= 0)
+		return false;
+	val[n] = '\0';
+	if (val[0] < '0' || val[0] > '9')	/* "max": no limit */
+		return false;
+	max = strtoull(val, NULL, 10);
+	(void)snprintf(path, sizeof(path), "/sys/fs/cgroup%s/memory.current", dir);
+	n = stress_fs_file_read(path, val, sizeof(val) - 1);
+	val[n > 0 ? n : 0] = '\0';
+	cur = (n > 0) ? strtoull(val, NULL, 10) : 0;
+	*room = (max > cur) ? max - cur : 0;
+	return true;
+}
+
+/*
+ *  stress_ksm_unmerge_cgroup_room()
+ *	bytes this process's cgroup v2 and its ancestors can still charge
+ *	before the tightest memory.max; false if none is limited (or no v2)
+ */
+static bool stress_ksm_unmerge_cgroup_room(uint64_t *room)
+{
+	char buf[4096], dir[PATH_MAX];
+	char *p, *slash;
+	uint64_t r, best = 0;
+	bool found = false;
+	ssize_t n;
+
+	n = stress_fs_file_read("/proc/self/cgroup", buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	p = strncmp(buf, "0::", 3) ? strstr(buf, "\n0::") : buf - 1;
+	if (!p)
+		return false;
+	(void)strlcpy(dir, p + 4, sizeof(dir));
+	dir[strcspn(dir, "\n")] = '\0';
+	for (;;) {
+		if (stress_ksm_unmerge_cgroup_max(dir, &r) && (!found || r < best)) {
+			best = r;
+			found = true;
+		}
+		slash = strrchr(dir, '/');
+		if (!slash || slash == dir)
+			break;
+		*slash = '\0';
+	}
+	*room = best;
+	return found;
+}
+
+/*
+ *  stress_ksm_unmerge_racer_bytes()
+ *	memory one instance's racers use besides the region: the mrelease
+ *	victim's private copy of the region counts as a second region (in
+ *	*copies), the thp racer maps 5 PMDs, the others a few MB each
+ */
+static uint64_t stress_ksm_unmerge_racer_bytes(const uint64_t methods, uint64_t *copies)
+{
+	uint64_t bytes = 0;
+	size_t i;
+
+	*copies = (methods & STRESS_BIT_ULL(KSM_UNMERGE_RACER_SHIFT + KSM_RACER_IDX_MRELEASE)) ? 2 : 1;
+	for (i = 0; i < KSM_UNMERGE_RACERS; i++)
+		if (methods & STRESS_BIT_ULL(KSM_UNMERGE_RACER_SHIFT + i))
+			bytes += (i == KSM_RACER_IDX_THP) ? 5 * 2 * MB : 4 * MB;
+	return bytes;
+}
+
+/*
+ *  stress_ksm_unmerge_region_size()
+ *	this instance's share of --ksm-unmerge-bytes, capped so region, copies
+ *	and racers fit in half of MemAvailable or of the cgroup's memory.max room
+ */
+static size_t stress_ksm_unmerge_region_size(stress_args_t *args, const uint64_t methods, size_t *total)
 {
 	size_t bytes = DEFAULT_KSM_UNMERGE_BYTES;
-	const uint64_t avail = stress_ksm_unmerge_meminfo_available();
+	uint64_t avail = stress_ksm_unmerge_meminfo_available();
+	uint64_t room = 0, copies, racers, cap;
+	const char *what = "MemAvailable";
 	size_t per;
 
 	if (!stress_setting_get("ksm-unmerge-bytes", &bytes)) {
@@ -7972,12 +8131,19 @@ static size_t stress_ksm_unmerge_region_size(stress_args_t *args, size_t *total)
 		if (g_opt_flags & OPT_FLAGS_MINIMIZE)
 			bytes = MIN_KSM_UNMERGE_BYTES * args->instances;
 	}
+	if (stress_ksm_unmerge_cgroup_room(&room) && (!avail || room < avail)) {
+		avail = room;
+		what = "the cgroup's memory.max room";
+	}
 	/* leave headroom: racers and unmerged copies need memory too */
-	if (avail && bytes > avail / 2) {
+	racers = stress_ksm_unmerge_racer_bytes(methods, &copies) * args->instances;
+	cap = (avail / 2 > racers) ? (avail / 2 - racers) / copies : 0;
+	if (avail && bytes > cap) {
 		if (stress_instance_zero(args))
-			pr_inf("%s: capping %zu bytes to half of MemAvailable (%" PRIu64 " bytes)\n",
-				args->name, bytes, avail / 2);
-		bytes = (size_t)(avail / 2);
+			pr_inf("%s: capping %zu bytes to %" PRIu64 " bytes: half of %s (%" PRIu64
+				" bytes) less %" PRIu64 " bytes for racers%s\n", args->name, bytes, cap,
+				what, avail, racers, copies > 1 ? ", halved for the mrelease victims' copies" : "");
+		bytes = (size_t)cap;
 	}
 	per = bytes / args->instances;
 	per &= ~(args->page_size - 1);
@@ -8068,7 +8234,7 @@ static int stress_ksm_unmerge_ctx_init(stress_ksm_unmerge_ctx_t *ctx, stress_arg
 	ctx->verify = !!(g_opt_flags & OPT_FLAGS_VERIFY);
 	ctx->ksm_zero = stress_ksm_unmerge_pattern_zero(ctx->pattern);
 	ctx->seed = ((uint64_t)getpid() << 32) ^ ((uint64_t)args->instance << 48) ^ stress_mwc64();
-	ctx->region_size = stress_ksm_unmerge_region_size(args, &total);
+	ctx->region_size = stress_ksm_unmerge_region_size(args, ctx->methods, &total);
 	ctx->npages = ctx->region_size / ctx->page_size;
 
 	ctx->region = mmap(NULL, ctx->region_size, PROT_READ | PROT_WRITE,
