@@ -8,7 +8,8 @@
 # 6.10..fix): both runs pass and the kpageflags bug is named by an
 # "interface kpageflags-ksm: unreliable" line.
 # 6.1.192: the plain run passes with partial-merges=0, kpageflags is not
-# called unreliable, and the 0-day line passes or fails only through the
+# called unreliable, a 1G run in a 256M cgroup v2 is capped by its
+# memory.max and passes, and the 0-day line passes or fails only through the
 # known pre-6.2 unmerge bug (MADV_UNMERGEABLE leaves KSM pages in
 # PROT_NONE/PROT_READ and uffd-wp protected PTEs: mprotect / uffd-wp racer
 # lines and the shared pfns they leave; README "Other kernels").
@@ -23,6 +24,9 @@ command -v qemu-system-x86_64 >/dev/null || fail "qemu-system-x86 not installed 
 ZERO_DAY="--timeout 60 --times --verify --metrics --no-rand-seed --ksm-unmerge-method all --ksm-unmerge 2"
 PLAIN="--ksm-unmerge 1 -t 15 --verify --metrics"
 KPF_BUG="interface kpageflags-ksm: unreliable"
+MEMCG='G=/sys/fs/cgroup/t; mount -t cgroup2 none /sys/fs/cgroup && echo +memory > /sys/fs/cgroup/cgroup.subtree_control &&
+	mkdir $G && echo 256M > $G/memory.max && echo $$ > $G/cgroup.procs &&
+	/stress-ksm-unmerge --ksm-unmerge 1 -t 10 --verify --ksm-unmerge-bytes 1G --ksm-unmerge-method madvise,sparse,mrelease'
 # fail: lines the pre-6.2 unmerge bug explains on 6.1 (see the header)
 KNOWN_61='mprotect racer: |uffd-wp racer: |racer (mprotect|uffd-wp): [0-9]+ verification failure|still shares pfn|failures reached, aborting'
 errors=0
@@ -40,8 +44,9 @@ expect() {
 	fi
 }
 
-# guest VER NAME ARGS...: run the static stressor with ARGS on kernel VER;
-# output in $TMPD/VER-NAME/, stressor output in $OUT, status in $RC
+# guest VER NAME HARNESS-ARGS...: tools/ksm-qemu on kernel VER with
+# HARNESS-ARGS ("-- stressor args" or "--init-cmd CMD"); output in
+# $TMPD/VER-NAME/, the guest's output in $OUT, its status in $RC
 guest() {
 	local ver=$1 name=$2 kernel
 	shift 2
@@ -49,7 +54,7 @@ guest() {
 	[ -n "$kernel" ] || fail "no $ver kernel in build/kernels: run 'make kernel-$ver'"
 	D=$TMPD/$ver-$name
 	"$TOP/tools/ksm-qemu" --kernel "$kernel" --stressor "$STATIC" --out "$D" --timeout 600 \
-		-- "$@" > "$D.log" 2>&1
+		"$@" > "$D.log" 2>&1
 	RC=$?
 	OUT=$D/stress.txt
 	echo "     $ver $name: $(grep '^ksm-qemu: result:' "$D.log") ($(grep -o 'total [0-9.]*s, [a-z]*' "$D.log"))"
@@ -73,7 +78,7 @@ known_61_only() {
 }
 
 for ver in ${QEMU_KERNELS:-6.1 6.12}; do
-	guest "$ver" plain $PLAIN
+	guest "$ver" plain -- $PLAIN
 	expect "$ver plain: exit 0, no fail: line, cycles verified" passed
 	expect "$ver plain: partial-merges=0" [ "$(total "$OUT" partial-merges)" = 0 ]
 	case $ver in
@@ -81,7 +86,7 @@ for ver in ${QEMU_KERNELS:-6.1 6.12}; do
 	6.1) expect "$ver plain: kpageflags is not called unreliable" eval '! grep -q "$KPF_BUG" "$OUT"';;
 	esac
 	# shellcheck disable=SC2086
-	guest "$ver" 0-day $ZERO_DAY
+	guest "$ver" 0-day -- $ZERO_DAY
 	case $ver in
 	6.12)
 		expect "$ver 0-day: exit 0, no fail: line" passed
@@ -90,6 +95,11 @@ for ver in ${QEMU_KERNELS:-6.1 6.12}; do
 	6.1)
 		expect "$ver 0-day: passes or fails only through the pre-6.2 unmerge bug" known_61_only
 		expect "$ver 0-day: kpageflags is not called unreliable" eval '! grep -q "$KPF_BUG" "$OUT"'
+		# 1G asked for in a 256M cgroup v2: the region is capped by memory.max
+		guest "$ver" memcg --init-cmd "$MEMCG"
+		expect "$ver memcg: exit 0, no fail: line, cycles verified" passed
+		expect "$ver memcg: the region is capped by the cgroup's memory.max" \
+			grep -q "capping .* the cgroup's memory.max room" "$OUT"
 		;;
 	esac
 done
