@@ -26,7 +26,7 @@ PLAIN="--ksm-unmerge 1 -t 15 --verify --metrics"
 KPF_BUG="interface kpageflags-ksm: unreliable"
 MEMCG='G=/sys/fs/cgroup/t; mount -t cgroup2 none /sys/fs/cgroup && echo +memory > /sys/fs/cgroup/cgroup.subtree_control &&
 	mkdir $G && echo 256M > $G/memory.max && echo $$ > $G/cgroup.procs &&
-	/stress-ksm-unmerge --ksm-unmerge 1 -t 10 --verify --ksm-unmerge-bytes 1G --ksm-unmerge-method madvise,sparse,mrelease'
+	/stress-ksm-unmerge --ksm-unmerge 1 -t 20 --verify --ksm-unmerge-bytes 1G --ksm-unmerge-method madvise,sparse,mrelease'
 # fail: lines the pre-6.2 unmerge bug explains on 6.1 (see the header)
 KNOWN_61='mprotect racer: |uffd-wp racer: |racer (mprotect|uffd-wp): [0-9]+ verification failure|still shares pfn|failures reached, aborting'
 errors=0
