@@ -8075,10 +8075,15 @@ static bool stress_ksm_unmerge_cgroup_room(uint64_t *room)
 	if (n <= 0)
 		return false;
 	buf[n] = '\0';
-	p = strncmp(buf, "0::", 3) ? strstr(buf, "\n0::") : buf - 1;
-	if (!p)
-		return false;
-	(void)strlcpy(dir, p + 4, sizeof(dir));
+	if (!strncmp(buf, "0::", 3)) {
+		p = buf + 3;
+	} else {
+		p = strstr(buf, "\n0::");
+		if (!p)
+			return false;
+		p += 4;
+	}
+	(void)strlcpy(dir, p, sizeof(dir));
 	dir[strcspn(dir, "\n")] = '\0';
 	for (;;) {
 		if (stress_ksm_unmerge_cgroup_max(dir, &r) && (!found || r < best)) {
