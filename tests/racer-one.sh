@@ -87,7 +87,7 @@ for n in ${RACER_IT_INSTANCES:-2}; do
 		why=$(racer_skip_ok "$line" "$RACER") || { cat "$log"; fail "$line: $why"; }
 		skip "$line ($why)";;
 	esac
-	check ! grep -q " fail: " "$log" || { cat "$log"; fail "$RACER, $pat, $n instance(s): fail: lines"; }
+	checked; ! grep -q " fail: " "$log" || { cat "$log"; fail "$RACER, $pat, $n instance(s): fail: lines"; }
 	ev=$(echo "$line" | sed -n "s/.* reached: ops=[0-9]* $EVIDENCE=\([0-9]*\).*/\1/p")
 	check [ -n "$ev" ] && [ "$ev" -gt 0 ] || { cat "$log"; fail "$RACER, $n instance(s): '$line'"; }
 	cycles=$(total "$log" cycles)
