@@ -27,7 +27,7 @@ STRESSOR_HDR := $(wildcard $(STRESSOR)-*.h)
 ALL_TARGETS  := $(STRESSOR)
 TEST_TARGETS :=
 
-.PHONY: all clean test static deps run
+.PHONY: all clean test static deps run print-unit-tests
 
 all: build-all
 
@@ -58,6 +58,11 @@ run: $(STRESSOR)
 
 test: build-all $(TEST_TARGETS)
 	./tests/run-tests
+
+# the cmocka unit binaries of TEST_TARGETS (tests/run-tests runs them all
+# and fails the ones that are missing)
+print-unit-tests:
+	@echo $(filter tests/build/test-%,$(TEST_TARGETS))
 
 clean:
 	rm -f $(STRESSOR) $(STRESSOR)-static *.o core-shim/*.o core-shim/libshim.a

@@ -341,6 +341,7 @@ static const char * const stress_ksm_unmerge_knob_names[] = {
 	"max_page_sharing",
 	"merge_across_nodes",
 	"smart_scan",
+	"advisor_mode",		/* last: restored after pages_to_scan (6.8+) */
 };
 
 #define KSM_KNOBS	(SIZEOF_ARRAY(stress_ksm_unmerge_knob_names))
@@ -518,6 +519,23 @@ static void stress_ksm_unmerge_knob_path(char *path, const size_t len, const cha
 }
 
 /*
+ *  stress_ksm_unmerge_knob_selected()
+ *	a choice knob ("[none] scan-time") reads as its selected word ("none")
+ */
+static void stress_ksm_unmerge_knob_selected(char *buf)
+{
+	char *open = strchr(buf, '['), *close;
+
+	if (!open)
+		return;
+	close = strchr(open, ']');
+	if (!close)
+		return;
+	*close = '\0';
+	(void)memmove(buf, open + 1, (size_t)(close - open));
+}
+
+/*
  *  stress_ksm_unmerge_knob_read()
  *	read a KSM knob into buf (newline stripped), -1 on error
  */
@@ -535,6 +553,7 @@ static int stress_ksm_unmerge_knob_read(const char *knob, char *buf, const size_
 	nl = strchr(buf, '\n');
 	if (nl)
 		*nl = '\0';
+	stress_ksm_unmerge_knob_selected(buf);
 	return 0;
 }
 
@@ -790,6 +809,8 @@ static int stress_ksm_unmerge_knobs_set(const int pattern, char *err, const size
 		const char *value;
 		bool optional;
 	} sets[] = {
+		/* first: in scan-time mode pages_to_scan writes are refused */
+		{ "advisor_mode",	"none",		true },
 		{ "pages_to_scan",	"10000",	false },
 		{ "sleep_millisecs",	"0",		false },
 		{ "smart_scan",		"0",		true },
@@ -5892,6 +5913,59 @@ static size_t stress_ksm_unmerge_sparse_bytes(const size_t page_size)
 }
 
 /*
+ *  stress_ksm_unmerge_commit_room()
+ *	CommitLimit - Committed_AS in bytes when vm.overcommit_memory is 2
+ *	(strict: MAP_NORESERVE is ignored, a private writable map is charged
+ *	in full); false in the heuristic and always-overcommit modes
+ */
+static bool stress_ksm_unmerge_commit_room(uint64_t *room)
+{
+	char buf[4096];
+	const char *lim, *used;
+	uint64_t limit, committed;
+	ssize_t n;
+
+	n = stress_fs_file_read("/proc/sys/vm/overcommit_memory", buf, sizeof(buf) - 1);
+	if (n <= 0 || buf[0] != '2')
+		return false;
+	n = stress_fs_file_read("/proc/meminfo", buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	lim = strstr(buf, "CommitLimit:");
+	used = strstr(buf, "Committed_AS:");
+	if (!lim || !used)
+		return false;
+	limit = strtoull(lim + 12, NULL, 10) * KB;
+	committed = strtoull(used + 13, NULL, 10) * KB;
+	*room = (limit > committed) ? limit - committed : 0;
+	return true;
+}
+
+/*
+ *  stress_ksm_unmerge_sparse_fit()
+ *	under strict overcommit shrink the sparse range to a quarter of the
+ *	commit room left, shared by the instances, and say so
+ */
+static void stress_ksm_unmerge_sparse_fit(stress_ksm_unmerge_ctx_t *ctx, size_t *size)
+{
+	uint64_t room, fit;
+
+	if (!stress_ksm_unmerge_commit_room(&room))
+		return;
+	fit = (room / 4 / ctx->args->instances) & ~((uint64_t)ctx->page_size - 1);
+	if (fit < 2 * ctx->page_size)
+		fit = 2 * ctx->page_size;
+	if (*size <= fit)
+		return;
+	if (stress_instance_zero(ctx->args))
+		pr_inf("%s: sparse racer: vm.overcommit_memory=2 charges the whole range (MAP_NORESERVE "
+			"is ignored): shrinking it from %zu to %" PRIu64 " bytes per instance, a quarter "
+			"of CommitLimit - Committed_AS (%" PRIu64 " bytes)\n", ctx->args->name, *size, fit, room);
+	*size = (size_t)fit;
+}
+
+/*
  *  stress_ksm_unmerge_sparse_map()
  *	reserve the range, populate one page per stride with the "same" template
  */
@@ -5900,6 +5974,7 @@ static int stress_ksm_unmerge_sparse_map(stress_ksm_unmerge_ctx_t *ctx, stress_k
 	size_t k;
 
 	s->size = stress_ksm_unmerge_sparse_bytes(ctx->page_size);
+	stress_ksm_unmerge_sparse_fit(ctx, &s->size);
 	s->stride = (s->size >= 2 * KSM_SPARSE_STRIDE) ? (size_t)KSM_SPARSE_STRIDE :
 		(s->size / 2) & ~(ctx->page_size - 1);
 	s->populated = s->size / s->stride;
@@ -6006,6 +6081,24 @@ static const char * const stress_ksm_unmerge_racer_details[KSM_UNMERGE_RACERS][K
 };
 
 /*
+ *  stress_ksm_unmerge_racer_start_failed()
+ *	mark a racer whose start() failed as skipped, its reason prefixed
+ *	"start failed" (tests tell it from a supported() refusal by that)
+ */
+static void stress_ksm_unmerge_racer_start_failed(stress_ksm_unmerge_racer_stats_t *rs)
+{
+	char why[sizeof(rs->reason)];
+
+	(void)strlcpy(why, "start failed", sizeof(why));
+	if (rs->reason[0]) {
+		(void)strlcat(why, ": ", sizeof(why));
+		(void)strlcat(why, rs->reason, sizeof(why));
+	}
+	(void)strlcpy(rs->reason, why, sizeof(rs->reason));
+	rs->skipped = true;
+}
+
+/*
  *  stress_ksm_unmerge_racers_start()
  *	start every requested racer this kernel supports; skip the others
  */
@@ -6026,10 +6119,9 @@ static int stress_ksm_unmerge_racers_start(stress_ksm_unmerge_ctx_t *ctx)
 			continue;
 		}
 		if (r->start(ctx, i) < 0) {
-			rs->skipped = true;
+			stress_ksm_unmerge_racer_start_failed(rs);
 			if (stress_instance_zero(ctx->args))
-				pr_inf_skip("%s: racer %s skipped: %s\n", ctx->args->name, r->name,
-					rs->reason[0] ? rs->reason : "start failed");
+				pr_inf_skip("%s: racer %s skipped: %s\n", ctx->args->name, r->name, rs->reason);
 			continue;
 		}
 		rs->active = true;
@@ -6336,12 +6428,81 @@ static uint64_t stress_ksm_unmerge_avail(void)
 }
 
 /*
- *  stress_ksm_unmerge_cap()
- *	largest total region whose pages plus each instance's per-page state
- *	(pfn array; uffd-wp, mprotect, dontneed racers) and fixed racer
- *	memory (thp's THPs) fit in limit bytes
+ *  stress_ksm_unmerge_cgroup_max()
+ *	room left under memory.max of cgroup v2 directory dir (bytes, in
+ *	*room); false if it has no limit or cannot be read
  */
-static uint64_t stress_ksm_unmerge_cap(const uint64_t limit, stress_args_t *args)
+static bool stress_ksm_unmerge_cgroup_max(const char *dir, uint64_t *room)
+{
+	char path[PATH_MAX + 32], val[32];
+	uint64_t max, cur;
+	ssize_t n;
+
+	(void)snprintf(path, sizeof(path), "/sys/fs/cgroup%s/memory.max", dir);
+	n = stress_fs_file_read(path, val, sizeof(val) - 1);
+	if (n <= 0)
+		return false;
+	val[n] = '\0';
+	if (val[0] < '0' || val[0] > '9')	/* "max": no limit */
+		return false;
+	max = strtoull(val, NULL, 10);
+	(void)snprintf(path, sizeof(path), "/sys/fs/cgroup%s/memory.current", dir);
+	n = stress_fs_file_read(path, val, sizeof(val) - 1);
+	val[n > 0 ? n : 0] = '\0';
+	cur = (n > 0) ? strtoull(val, NULL, 10) : 0;
+	*room = (max > cur) ? max - cur : 0;
+	return true;
+}
+
+/*
+ *  stress_ksm_unmerge_cgroup_room()
+ *	bytes this process's cgroup v2 and its ancestors can still charge
+ *	before the tightest memory.max; false if none is limited (or no v2)
+ */
+static bool stress_ksm_unmerge_cgroup_room(uint64_t *room)
+{
+	char buf[4096], dir[PATH_MAX];
+	char *p, *slash;
+	uint64_t r, best = 0;
+	bool found = false;
+	ssize_t n;
+
+	n = stress_fs_file_read("/proc/self/cgroup", buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	if (!strncmp(buf, "0::", 3)) {
+		p = buf + 3;
+	} else {
+		p = strstr(buf, "\n0::");
+		if (!p)
+			return false;
+		p += 4;
+	}
+	(void)strlcpy(dir, p, sizeof(dir));
+	dir[strcspn(dir, "\n")] = '\0';
+	for (;;) {
+		if (stress_ksm_unmerge_cgroup_max(dir, &r) && (!found || r < best)) {
+			best = r;
+			found = true;
+		}
+		slash = strrchr(dir, '/');
+		if (!slash || slash == dir)
+			break;
+		*slash = '\0';
+	}
+	*room = best;
+	return found;
+}
+
+/*
+ *  stress_ksm_unmerge_cap()
+ *	largest total region that fits in limit bytes with what each instance
+ *	keeps besides it: per region page the pfn array and the uffd-wp,
+ *	mprotect and dontneed racers' state, a second copy of every page for
+ *	the mrelease victims, and a few MB per racer (thp: its THPs)
+ */
+static uint64_t stress_ksm_unmerge_cap(const uint64_t limit, stress_args_t *args, const uint64_t methods)
 {
 	static const struct {
 		size_t idx, bytes;	/* racer, bytes it keeps per region page */
@@ -6350,30 +6511,33 @@ static uint64_t stress_ksm_unmerge_cap(const uint64_t limit, stress_args_t *args
 		{ KSM_RACER_IDX_MPROTECT, 2 + 5 * sizeof(uint64_t) },
 		{ KSM_RACER_IDX_DONTNEED, 1 },
 	};
-	const stress_ksm_unmerge_shared_t *sh = stress_ksm_unmerge_shared;
-	const uint64_t methods = sh ? sh->methods : 0;
-	const uint64_t fixed = (methods & STRESS_BIT_ULL(KSM_UNMERGE_RACER_SHIFT + KSM_RACER_IDX_THP)) ?
-		(uint64_t)args->instances * (KSM_THP_MAX_BYTES / 4) : 0;	/* populated THPs */
-	uint64_t extra = sizeof(uint64_t);
+	const uint64_t copies = (methods & STRESS_BIT_ULL(KSM_UNMERGE_RACER_SHIFT + KSM_RACER_IDX_MRELEASE)) ? 2 : 1;
+	uint64_t extra = sizeof(uint64_t), fixed = 0;
 	size_t i;
 
+	for (i = 0; i < KSM_UNMERGE_RACERS; i++)
+		if (methods & STRESS_BIT_ULL(KSM_UNMERGE_RACER_SHIFT + i))
+			fixed += (i == KSM_RACER_IDX_THP) ? KSM_THP_MAX_BYTES / 4 + 2 * MB : 4 * MB;
+	fixed *= args->instances;
 	for (i = 0; i < SIZEOF_ARRAY(per_page); i++)
 		if (methods & STRESS_BIT_ULL(KSM_UNMERGE_RACER_SHIFT + per_page[i].idx))
 			extra += per_page[i].bytes;
 	if (limit <= fixed)
 		return 0;
-	return (limit - fixed) / (args->page_size + extra) * args->page_size;
+	return (limit - fixed) / (copies * args->page_size + extra) * args->page_size;
 }
 
 /*
  *  stress_ksm_unmerge_region_size()
- *	this instance's share of --ksm-unmerge-bytes, capped by MemAvailable
+ *	this instance's share of --ksm-unmerge-bytes, capped so region, copies
+ *	and racers fit in half of MemAvailable or of the cgroup's memory.max room
  */
-static size_t stress_ksm_unmerge_region_size(stress_args_t *args, size_t *total)
+static size_t stress_ksm_unmerge_region_size(stress_args_t *args, const uint64_t methods, size_t *total)
 {
 	size_t bytes = DEFAULT_KSM_UNMERGE_BYTES;
-	const uint64_t avail = stress_ksm_unmerge_avail();
-	const uint64_t cap = stress_ksm_unmerge_cap(avail / 2, args);
+	uint64_t avail = stress_ksm_unmerge_avail();
+	uint64_t room = 0, cap;
+	const char *what = "MemAvailable";
 	size_t per;
 
 	if (!stress_setting_get("ksm-unmerge-bytes", &bytes)) {
@@ -6382,12 +6546,18 @@ static size_t stress_ksm_unmerge_region_size(stress_args_t *args, size_t *total)
 		if (g_opt_flags & OPT_FLAGS_MINIMIZE)
 			bytes = MIN_KSM_UNMERGE_BYTES * args->instances;
 	}
+	if (stress_ksm_unmerge_cgroup_room(&room) && (!avail || room < avail)) {
+		avail = room;
+		what = "the cgroup's memory.max room";
+	}
 	/* leave headroom: racers and unmerged copies need memory too */
+	cap = stress_ksm_unmerge_cap(avail / 2, args, methods);
 	if (avail && bytes > cap) {
 		if (stress_instance_zero(args))
-			pr_inf("%s: capping %zu bytes to half of MemAvailable (%" PRIu64 " bytes) less "
-				"the racers' and verification memory: %" PRIu64 " bytes\n",
-				args->name, bytes, avail / 2, cap);
+			pr_inf("%s: capping %zu bytes to %" PRIu64 " bytes: half of %s (%" PRIu64
+				" bytes) less the racers' and verification memory%s\n", args->name, bytes, cap,
+				what, avail, (methods & STRESS_BIT_ULL(KSM_UNMERGE_RACER_SHIFT + KSM_RACER_IDX_MRELEASE)) ?
+				", halved for the mrelease victims' copies" : "");
 		bytes = (size_t)cap;
 	}
 	per = bytes / args->instances;
@@ -6480,7 +6650,7 @@ static int stress_ksm_unmerge_ctx_init(stress_ksm_unmerge_ctx_t *ctx, stress_arg
 	ctx->verify = !!(g_opt_flags & OPT_FLAGS_VERIFY);
 	ctx->ksm_zero = stress_ksm_unmerge_pattern_zero(ctx->pattern);
 	ctx->seed = ((uint64_t)getpid() << 32) ^ ((uint64_t)args->instance << 48) ^ stress_mwc64();
-	ctx->region_size = stress_ksm_unmerge_region_size(args, &total);
+	ctx->region_size = stress_ksm_unmerge_region_size(args, ctx->methods, &total);
 	ctx->npages = ctx->region_size / ctx->page_size;
 	if (ctx->region_size > KSM_UNMERGE_TEARDOWN_FREE)
 		ctx->teardown_secs = (double)ctx->region_size / (double)KSM_UNMERGE_TEARDOWN_RATE;

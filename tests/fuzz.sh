@@ -1,6 +1,7 @@
 # tests/fuzz.sh: shared steps of the libFuzzer scripts (it-fuzz-opts.sh,
 # it-klog-fuzz.sh).  Source it from the top of the tree; it sets CC_FUZZ
 # (FUZZ_CC, default clang) and FUZZ_TMP (removed on exit).
+. tests/checks.sh
 CC_FUZZ=${FUZZ_CC:-clang}
 FUZZ_TMP=$(mktemp -d /tmp/fuzz.XXXXXX)
 trap 'rm -rf "$FUZZ_TMP"' EXIT
@@ -32,5 +33,7 @@ fuzz_run() {
 	units=$(sed -n 's/^stat::new_units_added: *//p' "$log")
 	cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1)
 	[ -n "$runs" ] && [ "$runs" -gt 1000 ] || { tail -5 "$log"; echo "FAIL: $target ran only '${runs}' inputs"; exit 1; }
+	# two checks: no finding, enough inputs
+	checked 2
 	echo "$target: $runs inputs in ${secs}s ($rate/s), ${cov:-cov: ?}, $units new units, no crash ($(( $(date +%s) - start ))s incl. build)"
 }

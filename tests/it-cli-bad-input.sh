@@ -7,6 +7,7 @@
 # BIN=<binary> overrides; default ./stress-ksm-unmerge, else the dummy runner.
 
 cd "$(dirname "$0")/.." || exit 1
+. tests/checks.sh
 TSV=${BAD_INPUT_TSV:-tests/bad-input.tsv}
 DUMMY=tests/build/dummy-runner
 if [ -n "$BIN" ]; then :;
@@ -66,5 +67,8 @@ if [ "$bad" -ne 0 ]; then
 	echo "$bad of $n bad command lines misbehaved ($BIN)"
 	exit 1
 fi
+# each command line was one check, the knob comparison one more
+checked $((n + 1))
 echo "all $n bad command lines rejected cleanly by $BIN"
+checks_done
 exit 0

@@ -5,6 +5,7 @@
 # default timeout line, help, and the 0-day command line.
 
 cd "$(dirname "$0")/.." || exit 1
+. tests/checks.sh
 R=tests/build/dummy-runner
 [ -x "$R" ] || { echo "$R not built"; exit 1; }
 tmp=$(mktemp -d /tmp/it-exit.XXXXXX)
@@ -25,15 +26,15 @@ expect() {
 	DUMMY_MODE=$mode DUMMY_INSTANCE=0 DUMMY_TRACE="$tmp/trace" \
 		timeout 30 "$R" --ksm-unmerge 2 -t 1 "$@" >"$tmp/out" 2>&1
 	rc=$?
-	[ "$rc" -eq "$want" ] || fail "$mode: exit $rc, expected $want"
-	grep -Eq -- "$re" "$tmp/out" || fail "$mode: no line matching '$re'"
+	check [ "$rc" -eq "$want" ] || fail "$mode: exit $rc, expected $want"
+	check grep -Eq -- "$re" "$tmp/out" || fail "$mode: no line matching '$re'"
 	if [ "$mode" = skip ]; then
-		[ -s "$tmp/trace" ] && fail "skip: init or run called"
+		check [ -s "$tmp/trace" ] && fail "skip: init or run called"
 	else
-		[ "$(grep -c '^init 2$' "$tmp/trace")" = 1 ] || fail "$mode: init not called once"
-		[ "$(grep -c '^deinit' "$tmp/trace")" = 1 ] || fail "$mode: deinit not called once"
+		check [ "$(grep -c '^init 2$' "$tmp/trace")" = 1 ] || fail "$mode: init not called once"
+		check [ "$(grep -c '^deinit' "$tmp/trace")" = 1 ] || fail "$mode: deinit not called once"
 	fi
-	grep -Eq "(successful|unsuccessful) run completed in" "$tmp/out" || fail "$mode: no final line"
+	checked; grep -Eq "(successful|unsuccessful) run completed in" "$tmp/out" || fail "$mode: no final line"
 }
 
 expect ok 0 '\] passed: 2: ksm-unmerge \(2\)$'
@@ -59,32 +60,32 @@ expect ok 0 '^stress-ng: info:  \[[0-9]+\] dispatching hogs: 2 ksm-unmerge$'
 # ops: totals split exactly across instances, no timeout: default 1 day
 DUMMY_SLEEP_US=100 timeout 30 "$R" --ksm-unmerge 3 --ksm-unmerge-ops 100 \
 	--metrics-brief -Y "$tmp/ops.yaml" >"$tmp/out" 2>&1 || fail "ops run exit $?"
-grep -q '\] defaulting to a 1 day run per stressor$' "$tmp/out" || fail "no default timeout line"
+check grep -q '\] defaulting to a 1 day run per stressor$' "$tmp/out" || fail "no default timeout line"
 row=$(grep -E '\] ksm-unmerge +[0-9]+ ' "$tmp/out")
-[ "$(echo "$row" | awk '{print $5}')" = 100 ] || fail "ops total not 100: $row"
-grep -q 'finished prematurely' "$tmp/out" && fail "ops run warned about premature finish"
+checked; [ "$(echo "$row" | awk '{print $5}')" = 100 ] || fail "ops total not 100: $row"
+check grep -q 'finished prematurely' "$tmp/out" && fail "ops run warned about premature finish"
 ops=$(python3 -c 'import sys,yaml; d=yaml.load(open(sys.argv[1]), Loader=yaml.CSafeLoader); print(sorted(i["bogo-ops"] for i in d["metrics"][0]["instances"]))' "$tmp/ops.yaml")
-[ "$ops" = "[33, 33, 34]" ] || fail "per-instance ops $ops, expected [33, 33, 34]"
+check [ "$ops" = "[33, 33, 34]" ] || fail "per-instance ops $ops, expected [33, 33, 34]"
 
 # the lkp/0-day command line (with an ops limit so it ends quickly)
 DUMMY_SLEEP_US=100 timeout 30 "$R" --timeout 60 --times --verify --metrics --no-rand-seed \
 	--ksm-unmerge-method all --ksm-unmerge 2 --ksm-unmerge-ops 20 >"$tmp/out" 2>&1 ||
 	fail "0-day line exit $?"
-grep -q '\] setting to a 1 min run per stressor$' "$tmp/out" || fail "0-day: no setting line"
-grep -q '\] for a [0-9.]*s run time:$' "$tmp/out" || fail "0-day: no --times block"
+check grep -q '\] setting to a 1 min run per stressor$' "$tmp/out" || fail "0-day: no setting line"
+check grep -q '\] for a [0-9.]*s run time:$' "$tmp/out" || fail "0-day: no --times block"
 
 # help
 "$R" -h >"$tmp/out" 2>&1 || fail "help exit $?"
 for o in --timeout --metrics-brief --yaml --klog-check --ksm-unmerge-ops --ksm-unmerge-method; do
-	grep -q -- "$o" "$tmp/out" || fail "help lacks $o"
+	check grep -q -- "$o" "$tmp/out" || fail "help lacks $o"
 done
 
 # --quiet: nothing on stdout for a good run; --stderr moves log lines
 "$R" --ksm-unmerge 1 -t 1 -q >"$tmp/out" 2>&1 || fail "quiet exit $?"
-[ -s "$tmp/out" ] && fail "--quiet printed: $(head -1 "$tmp/out")"
+check [ -s "$tmp/out" ] && fail "--quiet printed: $(head -1 "$tmp/out")"
 "$R" --ksm-unmerge 1 -t 1 --stderr >"$tmp/out" 2>"$tmp/err" || fail "stderr exit $?"
-[ -s "$tmp/out" ] && fail "--stderr still wrote stdout"
-grep -q 'successful run completed' "$tmp/err" || fail "--stderr: no summary on stderr"
+check [ -s "$tmp/out" ] && fail "--stderr still wrote stdout"
+check grep -q 'successful run completed' "$tmp/err" || fail "--stderr: no summary on stderr"
 
 # --status S: stress-ng's status line every S seconds; --log-file F: every
 # message also in F (appended)
@@ -109,3 +110,4 @@ done
 
 [ "$errors" -eq 0 ] || { echo "$errors check(s) failed"; exit 1; }
 echo "runner exit codes and summaries OK"
+checks_done

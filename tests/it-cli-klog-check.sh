@@ -6,6 +6,7 @@
 # the same error does not fail the run.  Needs root, /dev/kmsg, losetup.
 
 cd "$(dirname "$0")/.." || exit 1
+. tests/checks.sh
 R=tests/build/dummy-runner
 [ -x "$R" ] || { echo "$R not built"; exit 1; }
 [ "$(id -u)" = 0 ] || { echo "needs root"; exit 77; }
@@ -54,24 +55,25 @@ user_record() {
 
 run_with user_record -K
 rc=$?
-[ "$rc" -eq 0 ] || fail "user <3> record: exit $rc, expected 0"
-grep -q 'klog-check: error' "$tmp/out" && fail "user <3> record reported as kernel error"
+check [ "$rc" -eq 0 ] || fail "user <3> record: exit $rc, expected 0"
+check grep -q 'klog-check: error' "$tmp/out" && fail "user <3> record reported as kernel error"
 
 run_with kernel_error -K
 rc=$?
-[ "$rc" -eq 2 ] || fail "kernel error: exit $rc, expected 2"
-grep -q "klog-check: error: \[[0-9]*\.[0-9]\{6\}\] 'EXT4-fs (loop[0-9]*): VFS: Can't find ext4 filesystem'" "$tmp/out" ||
+check [ "$rc" -eq 2 ] || fail "kernel error: exit $rc, expected 2"
+check grep -q "klog-check: error: \[[0-9]*\.[0-9]\{6\}\] 'EXT4-fs (loop[0-9]*): VFS: Can't find ext4 filesystem'" "$tmp/out" ||
 	fail "kernel error line missing"
-grep -q 'klog-check: kernel cmdline:' "$tmp/out" || fail "no kernel cmdline line"
+check grep -q 'klog-check: kernel cmdline:' "$tmp/out" || fail "no kernel cmdline line"
 last=$(tail -n 1 "$tmp/out")
-echo "$last" | grep -q '\] klog-check: detected 1 kernel error messages$' ||
+checked; echo "$last" | grep -q '\] klog-check: detected 1 kernel error messages$' ||
 	fail "verdict is not the last line: $last"
-tail -n 2 "$tmp/out" | head -n 1 | grep -q 'successful run completed' ||
+checked; tail -n 2 "$tmp/out" | head -n 1 | grep -q 'successful run completed' ||
 	fail "verdict does not follow the final run line"
 
 run_with kernel_error
 rc=$?
-[ "$rc" -eq 0 ] || fail "kernel error without -K: exit $rc, expected 0"
+check [ "$rc" -eq 0 ] || fail "kernel error without -K: exit $rc, expected 0"
 
 [ "$errors" -eq 0 ] || { cat "$tmp/out"; echo "$errors check(s) failed"; exit 1; }
 echo "klog-check semantics OK"
+checks_done

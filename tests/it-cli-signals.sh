@@ -5,6 +5,7 @@
 # and counted as a failure (exit 2).  Uses tests/build/dummy-runner.
 
 cd "$(dirname "$0")/.." || exit 1
+. tests/checks.sh
 R=tests/build/dummy-runner
 [ -x "$R" ] || { echo "$R not built"; exit 1; }
 tmp=$(mktemp -d /tmp/it-signals.XXXXXX)
@@ -31,37 +32,38 @@ stop_run() {
 	rc=$?
 	t1=$(date +%s%N)
 	ms=$(( (t1 - t0) / 1000000 ))
-	[ "$rc" -eq "$want" ] || fail "$sig/$mode: exit $rc, expected $want"
-	[ "$ms" -le $((max * 1000)) ] || fail "$sig/$mode: took ${ms} ms (> ${max} s)"
-	grep -q '\] stopping 2 stressors$' "$tmp/out" || fail "$sig/$mode: no stopping line"
+	check [ "$rc" -eq "$want" ] || fail "$sig/$mode: exit $rc, expected $want"
+	check [ "$ms" -le $((max * 1000)) ] || fail "$sig/$mode: took ${ms} ms (> ${max} s)"
+	check grep -q '\] stopping 2 stressors$' "$tmp/out" || fail "$sig/$mode: no stopping line"
 	# brief mode omits a row with 0 ops that did not run OK (hang)
 	if [ "$mode" = ok ]; then
-		grep -Eq '\] ksm-unmerge +[1-9][0-9]* ' "$tmp/out" || fail "$sig/$mode: no metrics row"
+		check grep -Eq '\] ksm-unmerge +[1-9][0-9]* ' "$tmp/out" || fail "$sig/$mode: no metrics row"
 	fi
 	if [ "$mode" = hang ]; then
-		grep -q '\] failed: 2: ksm-unmerge (2)$' "$tmp/out" || fail "$sig/$mode: no failed line"
-		grep -q 'did not stop within 2 secs of the stop request and was killed' "$tmp/out" ||
+		check grep -q '\] failed: 2: ksm-unmerge (2)$' "$tmp/out" || fail "$sig/$mode: no failed line"
+		check grep -q 'did not stop within 2 secs of the stop request and was killed' "$tmp/out" ||
 			fail "$sig/$mode: no reason for the failure"
-		grep -q '\] unsuccessful run completed in' "$tmp/out" || fail "$sig/$mode: no final line"
+		check grep -q '\] unsuccessful run completed in' "$tmp/out" || fail "$sig/$mode: no final line"
 	else
-		grep -q '\] passed: 2: ksm-unmerge (2)$' "$tmp/out" || fail "$sig/$mode: no passed line"
-		grep -q '\] successful run completed in' "$tmp/out" || fail "$sig/$mode: no final line"
+		check grep -q '\] passed: 2: ksm-unmerge (2)$' "$tmp/out" || fail "$sig/$mode: no passed line"
+		check grep -q '\] successful run completed in' "$tmp/out" || fail "$sig/$mode: no final line"
 	fi
-	grep -q 'finished prematurely' "$tmp/out" && fail "$sig/$mode: premature warning after stop"
-	[ "$(grep -c '^deinit' "$tmp/trace")" = 1 ] || fail "$sig/$mode: deinit not called once"
+	check grep -q 'finished prematurely' "$tmp/out" && fail "$sig/$mode: premature warning after stop"
+	check [ "$(grep -c '^deinit' "$tmp/trace")" = 1 ] || fail "$sig/$mode: deinit not called once"
 	echo "$sig/$mode: stopped in ${ms} ms"
 }
 
 stop_run TERM ok 2
 stop_run INT ok 2
 stop_run TERM hang 3
-grep -q "terminated on signal 9 'SIGKILL'" "$tmp/out" || fail "hang: SIGKILL not reported"
-grep -q 'still running, sending SIGKILL' "$tmp/out" || fail "hang: no escalation line"
+check grep -q "terminated on signal 9 'SIGKILL'" "$tmp/out" || fail "hang: SIGKILL not reported"
+check grep -q 'still running, sending SIGKILL' "$tmp/out" || fail "hang: no escalation line"
 sleep 0.2
 exe=$(readlink -f "$R")
 for p in /proc/[0-9]*; do
-	[ "$(readlink "$p/exe" 2>/dev/null)" = "$exe" ] && fail "instance ${p#/proc/} left running"
+	check [ "$(readlink "$p/exe" 2>/dev/null)" = "$exe" ] && fail "instance ${p#/proc/} left running"
 done
 
 [ "$errors" -eq 0 ] || { echo "$errors check(s) failed"; exit 1; }
 echo "signal handling OK"
+checks_done

@@ -5,6 +5,7 @@
 # and a bad command line.
 
 cd "$(dirname "$0")/.." || exit 1
+. tests/checks.sh
 R=tests/build/dummy-runner
 [ -x "$R" ] || { echo "$R not built"; exit 1; }
 command -v valgrind >/dev/null || { echo "valgrind not installed"; exit 77; }
@@ -18,6 +19,7 @@ VG="valgrind -q --tool=memcheck --trace-children=yes --child-silent-after-fork=n
 vg() {
 	local name=$1 want=$2 rc
 	shift 2
+	checked
 	$VG --log-file="$tmp/vg-$name.%p" "$R" "$@" >"$tmp/out-$name" 2>&1
 	rc=$?
 	if [ "$rc" -ne "$want" ]; then
@@ -47,6 +49,7 @@ sleep 3
 kill -TERM "$pid"
 wait "$pid"
 rc=$?
+checked
 if [ "$rc" -ne 0 ] || grep -q '==[0-9]*==' "$tmp"/vg-term.* 2>/dev/null; then
 	echo "FAIL: term: exit $rc"; cat "$tmp"/vg-term.* | head -40
 	errors=$((errors + 1))
@@ -56,3 +59,4 @@ fi
 
 [ "$errors" -eq 0 ] || { echo "$errors valgrind run(s) failed"; exit 1; }
 echo "no memcheck errors"
+checks_done

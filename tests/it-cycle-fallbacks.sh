@@ -11,14 +11,14 @@ run() {	# run <root> <pattern> <expected source>
 	"$STRESSOR" --ksm-unmerge 1 -t 3 --metrics --verify --ksm-unmerge-bytes 8M --ksm-unmerge-method madvise \
 		--ksm-unmerge-proc "$1" --ksm-unmerge-pattern "$2" > "$log" 2>&1
 	local rc=$?
-	[ $rc = 0 ] || { cat "$log"; fail "proc root $1 pattern $2: exit $rc"; }
+	check [ $rc = 0 ] || { cat "$log"; fail "proc root $1 pattern $2: exit $rc"; }
 	if [ "$3" = ksm_stat ]; then
-		grep -q "merge waits read" "$log" && { cat "$log"; fail "$2: fell back with full counters"; }
+		check grep -q "merge waits read" "$log" && { cat "$log"; fail "$2: fell back with full counters"; }
 	else
-		grep -q "merge waits read $3" "$log" || { cat "$log"; fail "$2: expected source $3"; }
+		check grep -q "merge waits read $3" "$log" || { cat "$log"; fail "$2: expected source $3"; }
 	fi
 	merged=$(total "$log" pages-merged)
-	[ "$merged" -gt 0 ] || fail "proc root $1 pattern $2: nothing merged"
+	check [ "$merged" -gt 0 ] || fail "proc root $1 pattern $2: nothing merged"
 	echo "ok root=$1 pattern=$2 source=$3 merged=$merged"
 }
 
@@ -35,5 +35,6 @@ run "$empty" zero pagemap
 run "$partial" same ksm_merging_pages
 run "$partial" mixed pagemap
 run "$full" mixed ksm_stat
-[ "$(knobs)" = "$before" ] || fail "knobs changed"
+check [ "$(knobs)" = "$before" ] || fail "knobs changed"
+checks_done
 exit 0

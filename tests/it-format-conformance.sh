@@ -8,6 +8,7 @@
 # BIN=<binary> overrides; default ./stress-ksm-unmerge, else the dummy.
 
 cd "$(dirname "$0")/.." || exit 1
+. tests/checks.sh
 if [ -n "$BIN" ]; then :;
 elif [ -x ./stress-ksm-unmerge ]; then BIN=./stress-ksm-unmerge;
 else BIN=tests/build/dummy-runner; fi
@@ -25,7 +26,7 @@ for mode in metrics-brief metrics; do
 	[ "$rc" -eq 0 ] || { echo "$BIN --$mode exit $rc: $(tail -1 "$tmp/our-$mode")"; exit 1; }
 done
 
-python3 - "$tmp" <<'PYEOF'
+check python3 - "$tmp" <<'PYEOF' || exit 1
 import re, sys
 tmp = sys.argv[1]
 errors = []
@@ -86,3 +87,4 @@ if errors:
     sys.exit(1)
 print('metrics table format matches stress-ng (10/12 fields, same columns)')
 PYEOF
+checks_done

@@ -6,6 +6,7 @@
 # BIN=<binary> overrides; default ./stress-ksm-unmerge, else the dummy.
 
 cd "$(dirname "$0")/.." || exit 1
+. tests/checks.sh
 if [ -n "$BIN" ]; then :;
 elif [ -x ./stress-ksm-unmerge ]; then BIN=./stress-ksm-unmerge;
 else BIN=tests/build/dummy-runner; fi
@@ -18,7 +19,7 @@ trap 'rm -rf "$tmp"' EXIT
 DUMMY_METRICS=1 timeout 60 "$BIN" --ksm-unmerge 2 -t 2 --metrics --times \
 	-Y "$tmp/out.yaml" >"$tmp/out" 2>&1 || { echo "run failed: $(tail -1 "$tmp/out")"; exit 1; }
 
-python3 - "$tmp/out.yaml" "$BIN" <<'PYEOF'
+check python3 - "$tmp/out.yaml" "$BIN" <<'PYEOF' || exit 1
 import re, sys, yaml
 path, binary = sys.argv[1], sys.argv[2]
 text = open(path).read()
@@ -62,3 +63,4 @@ if errors:
     sys.exit(1)
 print('YAML loads with libyaml, keys %s' % keys)
 PYEOF
+checks_done

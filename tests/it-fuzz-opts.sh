@@ -61,4 +61,5 @@ TIME=${FUZZ_OPTS_TIME:-10}
 . tests/fuzz.sh
 fuzz_require
 fuzz_run fuzz-opts "$TIME" FUZZ_OPTS_TIME="$TIME"
+checks_done
 exit 0

@@ -97,7 +97,7 @@ unit_tests() {
 		fi
 		rm -f "$LOG".*
 	done
-	[ "$n" -gt 0 ] || fail "no asan unit tests were built"
+	check [ "$n" -gt 0 ] || fail "no asan unit tests were built"
 	echo "asan unit tests: $n run"
 }
 
@@ -132,7 +132,7 @@ echo "asan build: $((SECONDS - start)) s"
 canary
 unit_tests
 require_ksm
-[ -x "$ASAN/stress-ksm-unmerge" ] || fail "asan stressor not built"
+check [ -x "$ASAN/stress-ksm-unmerge" ] || fail "asan stressor not built"
 real_run verify 0 --ksm-unmerge 1 -t 5 --verify --metrics --ksm-unmerge-bytes 8M --ksm-unmerge-method madvise
 grep -q "passed: 1" "$TMPD/verify.out" || { echo "FAIL: verify: instance did not pass"; errors=$((errors + 1)); }
 if [ -z "$ASAN_HYG_FAST" ]; then
@@ -140,4 +140,5 @@ if [ -z "$ASAN_HYG_FAST" ]; then
 fi
 [ "$errors" -eq 0 ] || { echo "FAIL: $errors asan check(s) failed"; exit 1; }
 echo "asan: clean ($((SECONDS - start)) s)"
+checks_done
 exit 0

@@ -15,6 +15,7 @@
 # Exit: 0 pass, 77 skip (reason printed), anything else fail.
 
 cd "$(dirname "$0")/.." || exit 2
+. tests/checks.sh
 command -v cppcheck >/dev/null 2>&1 || { echo "SKIP: cppcheck not installed (Debian: apt-get install cppcheck)"; exit 77; }
 tmp=$(mktemp -d /tmp/hyg-cppcheck.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
@@ -42,8 +43,10 @@ if "${CPPCHECK[@]}" "$tmp/canary.c" >"$tmp/canary.out" 2>&1 ||
 	echo "FAIL: cppcheck canary: out-of-bounds write not reported"
 	exit 1
 fi
+checked
 
 # 1. cppcheck
+checked
 # shellcheck disable=SC2086
 if ! "${CPPCHECK[@]}" $SRC >"$tmp/cppcheck.out" 2>&1; then
 	cat "$tmp/cppcheck.out"
@@ -57,6 +60,7 @@ fi
 if command -v clang >/dev/null 2>&1; then
 	n=0
 	for f in $SRC; do
+		checked
 		clang -std=gnu11 -D_GNU_SOURCE -Icore-shim -I. -Wall -Wextra -Werror \
 			-fsyntax-only "$f" >>"$tmp/clang.out" 2>&1 || n=$((n + 1))
 	done
@@ -73,4 +77,5 @@ fi
 
 [ "$errors" -eq 0 ] || { echo "FAIL: static checks found problems (above)"; exit 1; }
 echo "static checks: clean ($((SECONDS - start)) s)"
+checks_done
 exit 0

@@ -75,11 +75,12 @@ if vg_errors "$TMPD/vg"; then
 	echo "FAIL: memcheck errors (above), exit $rc"
 	exit 1
 fi
-[ "$rc" -eq 0 ] || { tail -15 "$TMPD/out"; fail "run under valgrind exited $rc"; }
-grep -q "successful run completed" "$TMPD/out" || { tail -10 "$TMPD/out"; fail "no 'successful run completed'"; }
-[ "$nlogs" -ge 2 ] || fail "only $nlogs valgrind log(s): the instance was not traced"
-[ "$(knobs)" = "$before" ] || fail "KSM knobs changed: $before -> $(knobs)"
+check [ "$rc" -eq 0 ] || { tail -15 "$TMPD/out"; fail "run under valgrind exited $rc"; }
+check grep -q "successful run completed" "$TMPD/out" || { tail -10 "$TMPD/out"; fail "no 'successful run completed'"; }
+check [ "$nlogs" -ge 2 ] || fail "only $nlogs valgrind log(s): the instance was not traced"
+check [ "$(knobs)" = "$before" ] || fail "KSM knobs changed: $before -> $(knobs)"
 unhandled=$(cat "$TMPD"/vg.* | grep -o 'unhandled amd64-linux syscall: [0-9]*' | sort -u | tr '\n' ' ')
 [ -z "$unhandled" ] || echo "note: valgrind does not know: $unhandled"
 echo "valgrind: $nlogs processes, 0 errors, 0 definite leaks ($secs s)"
+checks_done
 exit 0

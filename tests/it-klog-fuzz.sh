@@ -9,4 +9,5 @@ TIME=${FUZZ_KLOG_TIME:-10}
 . tests/fuzz.sh
 fuzz_require
 fuzz_run fuzz-klog "$TIME" FUZZ_KLOG_TIME="$TIME"
+checks_done
 exit 0

@@ -81,10 +81,10 @@ SECONDS=0
 out=$TMPD/clean.out
 run_bg "$out" "$TMPD/clean.yaml"
 finish
-[ "$RC" = 0 ] || { cat "$out"; fail "clean run exited $RC, expected 0"; }
-grep -q 'ksm-unmerge: kernel warnings: 0$' "$out" || { cat "$out"; fail "clean run: no 'kernel warnings: 0' line"; }
-grep -q 'kernel-log check off' "$out" && { cat "$out"; fail "clean run: kernel-log check is off"; }
-grep -A2 '^kernel-log:' "$TMPD/clean.yaml" | grep -q 'status: ok' || fail "clean run: YAML kernel-log status is not ok"
+check [ "$RC" = 0 ] || { cat "$out"; fail "clean run exited $RC, expected 0"; }
+check grep -q 'ksm-unmerge: kernel warnings: 0$' "$out" || { cat "$out"; fail "clean run: no 'kernel warnings: 0' line"; }
+check grep -q 'kernel-log check off' "$out" && { cat "$out"; fail "clean run: kernel-log check is off"; }
+checked; grep -A2 '^kernel-log:' "$TMPD/clean.yaml" | grep -q 'status: ok' || fail "clean run: YAML kernel-log status is not ok"
 
 # 2. injected WARN splat
 out=$TMPD/warn.out
@@ -92,15 +92,15 @@ run_bg "$out" "$TMPD/warn.yaml"
 wait_started
 inject_warn
 finish
-[ "$RC" = 2 ] || { cat "$out"; fail "WARN injection: exit $RC, expected 2"; }
-grep -q "fail: .*ksm-unmerge: kernel warning: $KEY_WARN\$" "$out" || { cat "$out"; fail "WARN injection: key $KEY_WARN not reported"; }
-grep -q 'first line: WARNING: CPU: 0 PID: .* at mm/ksm.c:3012 break_ksm+0x1a2/0x1c0 (injected from user space, facility 1)' "$out" ||
+check [ "$RC" = 2 ] || { cat "$out"; fail "WARN injection: exit $RC, expected 2"; }
+check grep -q "fail: .*ksm-unmerge: kernel warning: $KEY_WARN\$" "$out" || { cat "$out"; fail "WARN injection: key $KEY_WARN not reported"; }
+check grep -q 'first line: WARNING: CPU: 0 PID: .* at mm/ksm.c:3012 break_ksm+0x1a2/0x1c0 (injected from user space, facility 1)' "$out" ||
 	{ cat "$out"; fail "WARN injection: first line not reported"; }
-grep -q 'function at RIP: break_ksm$' "$out" || { cat "$out"; fail "WARN injection: RIP function not reported"; }
-grep -q 'call trace: unmerge_ksm_pages+0x5c/0xa0$' "$out" || { cat "$out"; fail "WARN injection: call trace not reported"; }
-grep -q 'ksm-unmerge: kernel warnings: 1$' "$out" || { cat "$out"; fail "WARN injection: summary is not 'kernel warnings: 1'"; }
+check grep -q 'function at RIP: break_ksm$' "$out" || { cat "$out"; fail "WARN injection: RIP function not reported"; }
+check grep -q 'call trace: unmerge_ksm_pages+0x5c/0xa0$' "$out" || { cat "$out"; fail "WARN injection: call trace not reported"; }
+check grep -q 'ksm-unmerge: kernel warnings: 1$' "$out" || { cat "$out"; fail "WARN injection: summary is not 'kernel warnings: 1'"; }
 grep -A8 '^kernel-log:' "$TMPD/warn.yaml" > "$TMPD/warn.klog"
-grep -q 'warnings: 1' "$TMPD/warn.klog" && grep -q "key: '$KEY_WARN'" "$TMPD/warn.klog" ||
+check grep -q 'warnings: 1' "$TMPD/warn.klog" && grep -q "key: '$KEY_WARN'" "$TMPD/warn.klog" ||
 	{ cat "$TMPD/warn.yaml"; fail "WARN injection: YAML kernel-log section lacks the key"; }
 
 # 2b. injected WARN splat while every racer runs (2 instances)
@@ -111,9 +111,9 @@ RUN_PID=$!
 wait_started
 inject_warn
 finish
-[ "$RC" = 2 ] || { cat "$out"; fail "WARN injection with all racers: exit $RC, expected 2"; }
-grep -q "fail: .*ksm-unmerge: kernel warning: $KEY_WARN\$" "$out" || { cat "$out"; fail "WARN injection with all racers: key not reported"; }
-grep -q 'racers vmsplice,gup' "$out" || { cat "$out"; fail "WARN injection with all racers: racer context not reported"; }
+check [ "$RC" = 2 ] || { cat "$out"; fail "WARN injection with all racers: exit $RC, expected 2"; }
+check grep -q "fail: .*ksm-unmerge: kernel warning: $KEY_WARN\$" "$out" || { cat "$out"; fail "WARN injection with all racers: key not reported"; }
+check grep -q 'racers vmsplice,gup' "$out" || { cat "$out"; fail "WARN injection with all racers: racer context not reported"; }
 
 # 3. injected BUG line
 out=$TMPD/bug.out
@@ -122,8 +122,8 @@ wait_started
 kmsg "<6>it-klog-inject: next line is a FAKE kernel BUG injected by a test"
 kmsg "<1>BUG: Bad rss-counter state mm:000000000fb13173 type:MM_ANONPAGES val:-1"
 finish
-[ "$RC" = 2 ] || { cat "$out"; fail "BUG injection: exit $RC, expected 2"; }
-grep -q "fail: .*ksm-unmerge: kernel memory corruption: $KEY_RSS\$" "$out" || { cat "$out"; fail "BUG injection: key $KEY_RSS not reported"; }
+check [ "$RC" = 2 ] || { cat "$out"; fail "BUG injection: exit $RC, expected 2"; }
+check grep -q "fail: .*ksm-unmerge: kernel memory corruption: $KEY_RSS\$" "$out" || { cat "$out"; fail "BUG injection: key $KEY_RSS not reported"; }
 
 # 4. --ksm-unmerge-no-klog: not watched
 out=$TMPD/off.out
@@ -131,14 +131,14 @@ run_bg "$out" "$TMPD/off.yaml" --ksm-unmerge-no-klog
 wait_started
 inject_warn
 finish
-[ "$RC" = 0 ] || { cat "$out"; fail "--ksm-unmerge-no-klog run exited $RC, expected 0"; }
-grep -q 'kernel warning:' "$out" && { cat "$out"; fail "--ksm-unmerge-no-klog: a warning was still reported"; }
-grep -A2 '^kernel-log:' "$TMPD/off.yaml" | grep -q 'status: off' || { cat "$TMPD/off.yaml"; fail "--ksm-unmerge-no-klog: YAML status is not off"; }
+check [ "$RC" = 0 ] || { cat "$out"; fail "--ksm-unmerge-no-klog run exited $RC, expected 0"; }
+check grep -q 'kernel warning:' "$out" && { cat "$out"; fail "--ksm-unmerge-no-klog: a warning was still reported"; }
+checked; grep -A2 '^kernel-log:' "$TMPD/off.yaml" | grep -q 'status: off' || { cat "$TMPD/off.yaml"; fail "--ksm-unmerge-no-klog: YAML status is not off"; }
 
 # 5. taint (opt-in: a taint bit can never be cleared until reboot)
 if [ "${KLOG_IT_TAINT:-0}" = 1 ]; then
 	t0=$(cat /proc/sys/kernel/tainted)
-	grep -q 'panic_on_taint' /proc/cmdline && fail "panic_on_taint on the kernel command line: not setting a taint bit"
+	check grep -q 'panic_on_taint' /proc/cmdline && fail "panic_on_taint on the kernel command line: not setting a taint bit"
 	if [ $((t0 & 64)) -ne 0 ]; then
 		echo "taint test not run: bit 6 (U) already set"
 	else
@@ -147,13 +147,14 @@ if [ "${KLOG_IT_TAINT:-0}" = 1 ]; then
 		wait_started
 		echo 64 > /proc/sys/kernel/tainted || fail "cannot set taint bit U"
 		finish
-		[ "$RC" = 2 ] || { cat "$out"; fail "taint: exit $RC, expected 2"; }
-		grep -q 'kernel taint: U (0x40) set during the run' "$out" || { cat "$out"; fail "taint: U not reported"; }
+		check [ "$RC" = 2 ] || { cat "$out"; fail "taint: exit $RC, expected 2"; }
+		check grep -q 'kernel taint: U (0x40) set during the run' "$out" || { cat "$out"; fail "taint: U not reported"; }
 	fi
 fi
 
 grep -E 'kernel warning|first line|RIP|call trace|instance [0-9]+:|kernel warnings' "$TMPD/warn.out" | sed 's/^/  warn run: /'
 after=$(knobs)
-[ "$before" = "$after" ] || fail "KSM knobs changed: before [$before] after [$after]"
+check [ "$before" = "$after" ] || fail "KSM knobs changed: before [$before] after [$after]"
 echo "klog inject: clean pass, WARN (also with all racers) and BUG injections fail with their LKP keys, --ksm-unmerge-no-klog off (${SECONDS}s)"
+checks_done
 exit 0

@@ -75,9 +75,12 @@ for k, v in parse(open(sys.argv[1], errors='replace')):
 PY
 
 . "$(dirname "$0")/lock.sh"
+# this script's check NAME CMD... replaces the one of tests/checks.sh
+. "$(dirname "$0")/checks.sh"
 check() {
 	local name=$1
 	shift
+	checked
 	if "$@"; then echo "ok: $name"; else echo "FAIL: $name"; fails=$((fails + 1)); fi
 }
 
@@ -177,4 +180,5 @@ else
 fi
 
 echo "it-lkp-keys: $fails failure(s)"
+checks_done
 [ "$fails" -eq 0 ]

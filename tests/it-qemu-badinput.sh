@@ -4,6 +4,7 @@
 # Needs no qemu, kernel or busybox: it uses fake stand-ins for them.
 
 cd "$(dirname "$0")/.." || exit 1
+. tests/checks.sh
 TOOL=tools/ksm-qemu
 T=$(mktemp -d /tmp/it-qemu-badinput.XXXXXX) || exit 1
 trap 'rm -rf "$T"' EXIT
@@ -93,4 +94,6 @@ expect_bad "busybox" "no busybox" \
 	KSM_QEMU_BUSYBOX=/nonexistent/busybox "${GOOD[@]}" -- --ksm-unmerge 1
 
 echo "it-qemu-badinput: $PASS passed, $FAIL failed"
+checked $((PASS + FAIL))
+checks_done
 [ "$FAIL" -eq 0 ]

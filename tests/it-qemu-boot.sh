@@ -16,8 +16,9 @@ if [ "${KSM_QEMU_TESTS:-0}" != 1 ]; then
 	exit 77
 fi
 cd "$(dirname "$0")/.." || exit 1
+. tests/checks.sh
 TOOL=tools/ksm-qemu
-KERNEL=${KSM_QEMU_KERNEL:-$(ls build/kernels/linux-image-6.1*/boot/vmlinuz-6.1* 2>/dev/null | head -n 1)}
+KERNEL=${KSM_QEMU_KERNEL:-$(ls build/kernels/linux-image-6.1.*/boot/vmlinuz-6.1.* 2>/dev/null | head -n 1)}
 MEM=${KSM_QEMU_MEM:-1G}
 STRESSOR=${KSM_QEMU_STRESSOR:-./stress-ksm-unmerge-static}
 T=$(mktemp -d /tmp/it-qemu-boot.XXXXXX) || exit 1
@@ -94,4 +95,6 @@ harness hang --timeout 40 --init-cmd 'sleep 600'
 	ok "hung guest gives 124" || bad "hung guest gave exit $RC (want 124)"
 
 echo "it-qemu-boot: $PASS passed, $FAIL failed"
+checked $((PASS + FAIL))
+checks_done
 [ "$FAIL" -eq 0 ]

@@ -12,10 +12,13 @@ fails=0
 
 [ -x "$KR" ] || make -C "$ROOT" -s tools/ksm-report >/dev/null || { echo "cannot build $KR"; exit 1; }
 
+# this script's check NAME CMD... replaces the one of tests/checks.sh
+. "$(dirname "$0")/checks.sh"
 # check NAME CONDITION...: report one assertion
 check() {
 	local name=$1
 	shift
+	checked
 	if "$@"; then
 		echo "ok: $name"
 	else
@@ -133,4 +136,5 @@ else
 fi
 
 echo "it-report-compare: $fails failure(s)"
+checks_done
 [ "$fails" -eq 0 ]

@@ -14,9 +14,12 @@ fails=0
 [ -x "$KR" ] || make -C "$ROOT" -s tools/ksm-report >/dev/null || { echo "cannot build $KR"; exit 1; }
 
 . "$(dirname "$0")/lock.sh"
+# this script's check NAME CMD... replaces the one of tests/checks.sh
+. "$(dirname "$0")/checks.sh"
 check() {
 	local name=$1
 	shift
+	checked
 	if "$@"; then echo "ok: $name"; else echo "FAIL: $name"; fails=$((fails + 1)); fi
 }
 
@@ -82,4 +85,5 @@ else
 fi
 
 echo "it-report-run: $fails failure(s)"
+checks_done
 [ "$fails" -eq 0 ]

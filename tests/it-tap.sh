@@ -11,9 +11,12 @@ trap 'rm -rf "$TMP"' EXIT
 fails=0
 
 . "$(dirname "$0")/lock.sh"
+# this script's check NAME CMD... replaces the one of tests/checks.sh
+. "$(dirname "$0")/checks.sh"
 check() {
 	local name=$1
 	shift
+	checked
 	if "$@"; then echo "ok: $name"; else echo "FAIL: $name"; fails=$((fails + 1)); sed 's/^/    /' "$TMP/out"; fi
 }
 
@@ -103,4 +106,5 @@ else
 fi
 
 echo "it-tap: $fails failure(s)"
+checks_done
 [ "$fails" -eq 0 ]

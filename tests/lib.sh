@@ -2,9 +2,10 @@
 # Exit codes: 0 pass, 77 skip (reason on stdout), anything else fail.
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
 STRESSOR=${STRESSOR:-$TOP/stress-ksm-unmerge}
 KSM=/sys/kernel/mm/ksm
-KNOBS="run pages_to_scan sleep_millisecs use_zero_pages max_page_sharing merge_across_nodes smart_scan"
+KNOBS="run pages_to_scan sleep_millisecs use_zero_pages max_page_sharing merge_across_nodes smart_scan advisor_mode"
 TMPD=$(mktemp -d /tmp/ksm-it.XXXXXX)
 trap 'rm -rf "$TMPD"' EXIT
 
@@ -78,17 +79,75 @@ fd_growth() {
 	echo $max
 }
 
+# kernel_at_least MAJ MIN: the running kernel's version is >= MAJ.MIN
+kernel_at_least() {
+	local v maj min
+	v=$(uname -r)
+	maj=${v%%.*}
+	min=${v#*.}
+	min=${min%%[!0-9]*}
+	[ "$maj" -gt "$1" ] || { [ "$maj" -eq "$1" ] && [ "$min" -ge "$2" ]; }
+}
+
+# racer_interface RACER: succeed when this kernel has what racer RACER
+# needs (so a skip of it is a defect); else print what is missing and fail
+racer_interface() {
+	local thp=/sys/kernel/mm/transparent_hugepage/enabled
+	case $1 in
+	thp)
+		[ -r $thp ] || { echo "no transparent huge pages ($thp missing)"; return 1; }
+		! grep -q '\[never\]' $thp || { echo "transparent huge pages are [never]"; return 1; }
+		;;
+	uffd-wp)
+		[ -e /proc/sys/vm/unprivileged_userfaultfd ] ||
+			{ echo "no userfaultfd (CONFIG_USERFAULTFD off)"; return 1; }
+		kernel_at_least 5 7 || { echo "no anonymous uffd-wp before Linux 5.7"; return 1; }
+		;;
+	mrelease)
+		kernel_at_least 5 15 || { echo "no process_mrelease before Linux 5.15"; return 1; }
+		;;
+	uffd-minor)
+		[ -e /proc/sys/vm/unprivileged_userfaultfd ] ||
+			{ echo "no userfaultfd (CONFIG_USERFAULTFD off)"; return 1; }
+		kernel_at_least 5 13 || { echo "no uffd minor faults on shmem before Linux 5.13"; return 1; }
+		;;
+	prctl-exec)
+		kernel_at_least 6 4 || { echo "no PR_SET_MEMORY_MERGE before Linux 6.4"; return 1; }
+		;;
+	esac
+	return 0
+}
+
+# racer_skip_ok LINE RACER: succeed when LINE ("racer R skipped: ...") is a
+# skip a test may accept: a supported() refusal (not "start failed") on a
+# kernel that lacks the racer's interface; else print why it is a failure
+racer_skip_ok() {
+	local why
+	case $1 in
+	*"skipped: start failed"*) echo "a start() failure is a failure, not a skip"; return 1;;
+	esac
+	if why=$(racer_interface "$2"); then
+		echo "this kernel has what racer $2 needs, so the skip is a failure"
+		return 1
+	fi
+	echo "$why"
+	return 0
+
 # racers_check LOG: every racer "reached" with evidence in LOG, or "skipped:"
-# with a reason (printed as a note); fails otherwise.  Sets RACERS_REACHED.
+# with a reason a test may accept (racer_skip_ok); fails otherwise.  Sets
+# RACERS_REACHED.
 racers_check() {
-	local r
+	local r line why
 	RACERS_REACHED=0
-	for r in vmsplice gup uffd-wp mrelease fork mprotect dontneed sparse thp; do
+	for r in vmsplice gup uffd-wp mrelease fork mprotect dontneed sparse thp signal mremap uffd-minor prctl-exec; do
 		if grep -q "racer $r skipped: ." "$1"; then
-			echo "note: $(grep -o "racer $r skipped:.*" "$1")"
+			line=$(grep -o "racer $r skipped:.*" "$1" | head -1)
+			checked
+			why=$(racer_skip_ok "$line" "$r") || { grep "racer" "$1"; fail "$line: $why"; }
+			echo "note: $line ($why)"
 			continue
 		fi
-		grep -q "racer $r reached: ops=[1-9][0-9]* [a-z-]*=[1-9]" "$1" ||
+		check grep -q "racer $r reached: ops=[1-9][0-9]* [a-z-]*=[1-9]" "$1" ||
 			{ grep "racer" "$1"; fail "racer $r not reached"; }
 		RACERS_REACHED=$((RACERS_REACHED + 1))
 	done

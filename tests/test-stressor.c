@@ -467,27 +467,25 @@ static void test_stop_cuts_check(void **state)
 /*
  *  test_cap()
  *	the region cap leaves room for 8 bytes of pfns per page, each racer's
- *	per-page state and the thp racer's THPs
+ *	per-page state and fixed memory, and the mrelease victims' copies
  */
 static void test_cap(void **state)
 {
-	static stress_ksm_unmerge_shared_t sh;
 	stress_args_t args = { .name = "ksm-unmerge", .page_size = T_PAGE, .instances = 2 };
 	const uint64_t limit = 1ULL << 30;
-	uint64_t plain, racers;
+	const uint64_t mrelease = STRESS_BIT_ULL(KSM_UNMERGE_RACER_SHIFT + KSM_RACER_IDX_MRELEASE);
+	uint64_t plain, racers, copies;
 
 	(void)state;
-	stress_ksm_unmerge_shared = &sh;
-	sh.methods = KSM_UNMERGE_METHOD_MADVISE;
-	plain = stress_ksm_unmerge_cap(limit, &args);
+	plain = stress_ksm_unmerge_cap(limit, &args, KSM_UNMERGE_METHOD_MADVISE);
 	assert_int_equal(plain, limit / (T_PAGE + 8) * T_PAGE);
-	sh.methods = KSM_UNMERGE_METHOD_ALL;
-	racers = stress_ksm_unmerge_cap(limit, &args);
-	assert_true(racers + 2 * 5 * 2 * MB <= limit);
-	assert_true(racers < plain);
+	copies = stress_ksm_unmerge_cap(limit, &args, KSM_UNMERGE_METHOD_MADVISE | mrelease);
+	assert_true(copies < plain / 2 + T_PAGE && copies > plain / 2 - 4 * MB);
+	racers = stress_ksm_unmerge_cap(limit, &args, KSM_UNMERGE_METHOD_ALL);
+	assert_true(2 * racers + 2 * (KSM_UNMERGE_RACERS * 4 * MB) <= limit);
+	assert_true(racers < copies);
 	assert_int_equal(racers % T_PAGE, 0);
-	assert_int_equal(stress_ksm_unmerge_cap(2 * 5 * 2 * MB, &args), 0);
-	stress_ksm_unmerge_shared = NULL;
+	assert_int_equal(stress_ksm_unmerge_cap(2 * KSM_UNMERGE_RACERS * 4 * MB, &args, KSM_UNMERGE_METHOD_ALL), 0);
 }
 
 /*

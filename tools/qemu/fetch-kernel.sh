@@ -1,11 +1,13 @@
 #!/bin/bash
-# fetch-kernel.sh: download the kernel image package that Debian's
-# linux-image-amd64 meta package depends on and unpack it (dpkg-deb -x) into
-# DEST (default build/kernels); nothing is installed into /boot.  Prints what
+# fetch-kernel.sh: download a Debian kernel image package and unpack it
+# (dpkg-deb -x) into DEST (default build/kernels); nothing is installed into
+# /boot.  PACKAGE is either a meta package (linux-image-amd64: the image
+# package it depends on is fetched) or an image package itself
+# (linux-image-6.12.117+deb12-amd64).  Prints what
 # the kernel's config says about KSM, USERFAULTFD and PTE_MARKER_UFFD_WP, and
 # the vmlinuz path as the last line.
 #
-# usage: tools/qemu/fetch-kernel.sh [DEST] [META-PACKAGE]
+# usage: tools/qemu/fetch-kernel.sh [DEST] [PACKAGE]
 
 set -eu -o pipefail
 
@@ -17,8 +19,13 @@ msg() {
 	echo "fetch-kernel: $*" >&2
 }
 
-# resolve_pkg: print the kernel image package the meta package depends on
+# resolve_pkg: print the kernel image package: $META itself when it is an
+# image package apt knows, else the image package the meta package depends on
 resolve_pkg() {
+	if [[ $META =~ ^linux-image-[0-9] ]]; then
+		apt-cache show "$META" >/dev/null 2>&1 && echo "$META"
+		return 0
+	fi
 	apt-cache depends "$META" 2>/dev/null |
 		awk '$1 == "Depends:" && $2 ~ /^linux-image-[0-9]/ {print $2; exit}'
 }
@@ -32,7 +39,7 @@ if [ -z "$PKG" ]; then
 fi
 [ -n "$PKG" ] || { msg "error: cannot resolve the image package of $META"; exit 1; }
 VER=$(apt-cache show "$PKG" | awk '/^Version:/ {print $2; exit}')
-msg "$META depends on $PKG ($VER)"
+[ "$PKG" = "$META" ] && msg "$PKG ($VER)" || msg "$META depends on $PKG ($VER)"
 
 mkdir -p "$DEST/debs"
 DEST=$(cd "$DEST" && pwd)
