@@ -4,7 +4,7 @@
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 STRESSOR=${STRESSOR:-$TOP/stress-ksm-unmerge}
 KSM=/sys/kernel/mm/ksm
-KNOBS="run pages_to_scan sleep_millisecs use_zero_pages max_page_sharing merge_across_nodes smart_scan"
+KNOBS="run pages_to_scan sleep_millisecs use_zero_pages max_page_sharing merge_across_nodes smart_scan advisor_mode"
 TMPD=$(mktemp -d /tmp/ksm-it.XXXXXX)
 trap 'rm -rf "$TMPD"' EXIT
 
