@@ -3540,20 +3540,35 @@ static int stress_ksm_unmerge_what(const uint64_t zero_pfn, const uint64_t e, co
 }
 
 /*
+ *  stress_ksm_unmerge_iface_line()
+ *	pure: the report line of interface i (other tools grep the unreliable form)
+ */
+static void stress_ksm_unmerge_iface_line(const stress_ksm_unmerge_iface_t *ifc, const int i,
+	char *buf, const size_t len)
+{
+	if (ifc->trusted[i])
+		(void)snprintf(buf, len, "ksm-unmerge: interface %s: trusted: %s",
+			stress_ksm_unmerge_iface_names[i], ifc->use[i]);
+	else
+		(void)snprintf(buf, len, "ksm-unmerge: interface %s: unreliable (%s); using %s instead",
+			stress_ksm_unmerge_iface_names[i], ifc->why[i], ifc->use[i]);
+}
+
+/*
  *  stress_ksm_unmerge_iface_report()
  *	one line per interface found unreliable; -v: the whole table
  */
 static void stress_ksm_unmerge_iface_report(const stress_ksm_unmerge_iface_t *ifc)
 {
+	char line[512];
 	int i;
 
 	for (i = 0; i < KSM_IFACES; i++) {
+		stress_ksm_unmerge_iface_line(ifc, i, line, sizeof(line));
 		if (ifc->trusted[i])
-			pr_dbg("ksm-unmerge: interface %s: trusted: %s\n",
-				stress_ksm_unmerge_iface_names[i], ifc->use[i]);
+			pr_dbg("%s\n", line);
 		else
-			pr_inf("ksm-unmerge: interface %s: unreliable (%s); using %s instead\n",
-				stress_ksm_unmerge_iface_names[i], ifc->why[i], ifc->use[i]);
+			pr_inf("%s\n", line);
 	}
 	if (!ifc->zero_unshare)
 		pr_dbg("ksm-unmerge: kernel before 6.4: KSM zero pages stay mapped after unmerge "
