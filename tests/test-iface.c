@@ -150,6 +150,16 @@ static size_t t_count(const stress_ksm_unmerge_iface_t *ifc, const uint64_t *pm,
 }
 
 /*
+ *  t_judge()
+ *	load a recorded dump and judge its interfaces
+ */
+static void t_judge(const char *name, t_dump_t *d, stress_ksm_unmerge_iface_t *ifc)
+{
+	t_dump_load(name, d);
+	stress_ksm_unmerge_iface_judge(&d->o, ifc);
+}
+
+/*
  *  t_line()
  *	the report line of interface i
  */
@@ -173,8 +183,7 @@ static void test_pvm_no_zero_page(void **state)
 	t_dump_t d;
 
 	(void)state;
-	t_dump_load("host-6.18.txt", &d);
-	stress_ksm_unmerge_iface_judge(&d.o, &ifc);
+	t_judge("host-6.18.txt", &d, &ifc);
 	assert_false(ifc.trusted[KSM_IFACE_ZERO_PAGE]);
 	assert_false(ifc.read_fault_zero);
 	assert_true(ifc.kpf_zero);
@@ -207,8 +216,7 @@ static void test_kpf_ksm_bug(void **state)
 	size_t i, flagged = 0;
 
 	(void)state;
-	t_dump_load("debian-6.12.117.txt", &d);
-	stress_ksm_unmerge_iface_judge(&d.o, &ifc);
+	t_judge("debian-6.12.117.txt", &d, &ifc);
 	assert_false(ifc.kpf_ksm);
 	assert_false(ifc.trusted[KSM_IFACE_KPF_KSM]);
 	assert_non_null(strstr(t_line(&ifc, KSM_IFACE_KPF_KSM),
@@ -242,8 +250,7 @@ static void test_ksm_stat_61(void **state)
 	t_dump_t d;
 
 	(void)state;
-	t_dump_load("debian-6.1.192.txt", &d);
-	stress_ksm_unmerge_iface_judge(&d.o, &ifc);
+	t_judge("debian-6.1.192.txt", &d, &ifc);
 	assert_false(ifc.trusted[KSM_IFACE_KSM_STAT]);
 	assert_false(ifc.stat_merging || ifc.stat_zero);
 	assert_true(ifc.merging_pages);
