@@ -8793,6 +8793,9 @@ static void stress_ksm_unmerge_ctx_free(stress_ksm_unmerge_ctx_t *ctx)
 			(void)close(*fds[i]);
 		*fds[i] = -1;
 	}
+	if (stress_ksm_unmerge_kpagecount_fd >= 0)
+		(void)close(stress_ksm_unmerge_kpagecount_fd);
+	stress_ksm_unmerge_kpagecount_fd = -1;
 	if (ctx->region)
 		(void)munmap(ctx->region, ctx->region_size);
 	if (ctx->templates)
