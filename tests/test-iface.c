@@ -25,6 +25,11 @@
 
 #define T_DUMP_PAGES	(128)
 
+/* the dumps beside this file (builds that do not pass -DT_SIGNALS_DIR run from the top directory) */
+#if !defined(T_SIGNALS_DIR)
+#define T_SIGNALS_DIR	"tests/data/kernel-signals"
+#endif
+
 /* One recorded dump: the self-test's observations and every page it listed */
 typedef struct {
 	stress_ksm_unmerge_iface_obs_t o;
