@@ -489,17 +489,39 @@ static void test_cap(void **state)
 }
 
 /*
+ *  t_read_fault_pfn()
+ *	pfn of a read-faulted page of fresh anonymous memory (the zero page
+ *	here, a private page under pvm_no_zero_page=1), 0 if hidden
+ */
+static uint64_t t_read_fault_pfn(const int pagemap_fd)
+{
+	volatile uint8_t *p = mmap(NULL, T_PAGE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint64_t e = 0;
+
+	assert_true(p != MAP_FAILED);
+	(void)p[0];
+	if (stress_ksm_unmerge_pagemap_read(pagemap_fd, (void *)p, 1, T_PAGE, &e) < 0)
+		e = 0;
+	(void)munmap((void *)p, T_PAGE);
+	return ((e & PM_PRESENT) && !(e & PM_EXCLUSIVE)) ? (e & PM_PFN_MASK) : 0;
+}
+
+/*
  *  test_verify_pfns()
- *	the after-unmerge pfn checks on the real pagemap: distinct private
- *	pages pass; a KSM zero page fails; two pages mapping one shmem page
- *	fail (and the failure path finds both); needs root for pfns
+ *	the after-unmerge checks on the real pagemap: distinct private pages
+ *	pass; a KSM zero page fails (6.4+); two pages on one shmem page are
+ *	suspects, but a write does not move them (not KSM): a disagreement,
+ *	not a failure; a suspect with two agreeing signals fails; needs root
  */
 static void test_verify_pfns(void **state)
 {
 	stress_args_t args = { .name = "ksm-unmerge", .page_size = T_PAGE,
 		.bogo.max_ops = NEVER_END_OPS };
+	stress_ksm_unmerge_iface_t ifc = { .tested = true, .pfns = true, .kpageflags = true,
+		.kpf_ksm = true, .excl = true, .zero_unshare = true };
 	stress_ksm_unmerge_instance_t st;
 	stress_ksm_unmerge_ctx_t ctx;
+	stress_ksm_unmerge_suspect_t sus;
 	size_t first, second;
 	uint8_t *r;
 	int memfd;
@@ -517,9 +539,11 @@ static void test_verify_pfns(void **state)
 	ctx.kpageflags_fd = open("/proc/kpageflags", O_RDONLY);
 	if (ctx.pagemap_fd < 0 || ctx.kpageflags_fd < 0)
 		skip();		/* needs root and CONFIG_PROC_PAGE_MONITOR */
-	ctx.zero_pfn = stress_ksm_unmerge_zero_pfn(ctx.pagemap_fd, T_PAGE);
+	ctx.zero_pfn = ifc.zero_pfn = t_read_fault_pfn(ctx.pagemap_fd);
 	if (!ctx.zero_pfn)
-		skip();		/* pfns hidden: not root */
+		skip();		/* pfns hidden (not root), or no shared zero page (pvm_no_zero_page=1) */
+	stress_ksm_unmerge_iface_cur = &ifc;
+	ctx.iface = &ifc;
 	ctx.have_pfns = true;
 	ctx.pagemap = calloc(KSM_UNMERGE_PM_CHUNK, sizeof(uint64_t));
 	ctx.pfns = calloc(ctx.npages, sizeof(uint64_t));
@@ -529,28 +553,41 @@ static void test_verify_pfns(void **state)
 	assert_true(r != MAP_FAILED);
 	ctx.region = r;
 	(void)memset(r, 1, ctx.region_size);
-	assert_int_equal(stress_ksm_unmerge_verify_pfns(&ctx), 0);
+	assert_int_equal(stress_ksm_unmerge_verify_pfns(&ctx, 0, 0), 0);
 
 	/* page 3 on the zero page: a KSM zero page when use_zero_pages is on */
 	assert_int_equal(madvise(r + 3 * T_PAGE, T_PAGE, MADV_DONTNEED), 0);
 	assert_int_equal(*(volatile uint8_t *)(r + 3 * T_PAGE), 0);
 	ctx.ksm_zero = true;
-	assert_int_equal(stress_ksm_unmerge_verify_pfns(&ctx), -1);
+	assert_int_equal(stress_ksm_unmerge_verify_pfns(&ctx, 0, 0), -1);
+	ifc.zero_unshare = false;	/* before 6.4 they stay mapped by design */
+	assert_int_equal(stress_ksm_unmerge_verify_pfns(&ctx, 0, 0), 0);
+	ifc.zero_unshare = true;
 	ctx.ksm_zero = false;
-	assert_int_equal(stress_ksm_unmerge_verify_pfns(&ctx), 0);
+	assert_int_equal(stress_ksm_unmerge_verify_pfns(&ctx, 0, 0), 0);
 
-	/* pages 1 and 2 map the same page */
+	/* pages 1 and 2 map the same shmem page: shared, but a write keeps it */
 	memfd = memfd_create("test-verify-pfns", MFD_CLOEXEC);
 	assert_true(memfd >= 0);
 	assert_int_equal(ftruncate(memfd, T_PAGE), 0);
 	t_map_shared_page(r + 1 * T_PAGE, memfd);
 	t_map_shared_page(r + 2 * T_PAGE, memfd);
-	assert_int_equal(stress_ksm_unmerge_verify_pfns(&ctx), -1);
+	assert_int_equal(stress_ksm_unmerge_verify_pfns(&ctx, 0, 0), 0);
 	stress_ksm_unmerge_pfn_pages(&ctx, stress_ksm_unmerge_pm_entry(&ctx, 1) & PM_PFN_MASK,
 		&first, &second);
 	assert_int_equal(first, 1);
 	assert_int_equal(second, 2);
 
+	/* two agreeing signals (KPF_KSM and sharing) fail; one alone does not */
+	sus = (stress_ksm_unmerge_suspect_t){ stress_ksm_unmerge_pm_entry(&ctx, 1) & PM_PFN_MASK, 2, true, true };
+	assert_int_equal(stress_ksm_unmerge_suspects_judge(&ctx, &sus, 1, 2, 2, 2, 2), -1);
+	sus.kpf = false;
+	assert_int_equal(stress_ksm_unmerge_suspects_judge(&ctx, &sus, 1, 2, 0, 2, 2), 0);
+	sus = (stress_ksm_unmerge_suspect_t){ stress_ksm_unmerge_pm_entry(&ctx, 0) & PM_PFN_MASK, 1, true, false };
+	assert_int_equal(stress_ksm_unmerge_suspects_judge(&ctx, &sus, 1, 1, 1, 1, 1), 0);
+	assert_int_equal(r[0], 1);	/* the write probe left the data alone */
+
+	stress_ksm_unmerge_iface_cur = NULL;
 	(void)close(memfd);
 	(void)munmap(r, ctx.region_size);
 	(void)close(ctx.pagemap_fd);
