@@ -16,11 +16,11 @@ run() {
 	shift 2
 	"$STRESSOR" --ksm-unmerge 2 -t 4 --metrics --verify --ksm-unmerge-bytes 16M "$@" > "$log" 2>&1
 	local rc=$?
-	[ $rc = 0 ] || { cat "$log"; fail "$name: exit $rc"; }
-	[ "$(total "$log" pages-merged)" -gt 0 ] || { cat "$log"; fail "$name: nothing merged"; }
-	[ "$(total "$log" partial-merges)" = 0 ] || { cat "$log"; fail "$name: partial merges"; }
+	check [ $rc = 0 ] || { cat "$log"; fail "$name: exit $rc"; }
+	check [ "$(total "$log" pages-merged)" -gt 0 ] || { cat "$log"; fail "$name: nothing merged"; }
+	check [ "$(total "$log" partial-merges)" = 0 ] || { cat "$log"; fail "$name: partial merges"; }
 	if [ "$want" != - ]; then
-		grep -Eq "$want" "$log" || { cat "$log"; fail "$name: no line matching '$want'"; }
+		check grep -Eq "$want" "$log" || { cat "$log"; fail "$name: no line matching '$want'"; }
 	fi
 	grep -q "signals disagree" "$log" && echo "note: $name: $(grep -m1 'signals disagree' "$log")"
 	checks=$((checks + 1))
@@ -32,7 +32,7 @@ before=$(knobs)
 log=$TMPD/table.log
 "$STRESSOR" --ksm-unmerge 1 -t 2 -v --ksm-unmerge-bytes 8M > "$log" 2>&1 || { cat "$log"; fail "-v run failed"; }
 n=$(grep -Ec "ksm-unmerge: interface (zero-page|kpageflags-ksm|pfns|ksm_stat|cow_ksm): (trusted|unreliable)" "$log")
-[ "$n" = 5 ] || { cat "$log"; fail "-v printed $n interface lines, expected 5"; }
+check [ "$n" = 5 ] || { cat "$log"; fail "-v printed $n interface lines, expected 5"; }
 checks=$((checks + 1))
 echo "ok -v table: $n interfaces"
 
@@ -47,7 +47,7 @@ echo "ksm_rmap_items 0" > "$old/self/ksm_stat"
 ln -s /proc/self/ksm_merging_pages "$old/self/ksm_merging_pages"
 run ksm-stat-61 "interface ksm_stat: unreliable \(ksm_stat lacks ksm_merging_pages and ksm_zero_pages\); using /proc/self/ksm_merging_pages" \
 	--ksm-unmerge-proc "$old" --ksm-unmerge-pattern same
-grep -q "merge waits read ksm_merging_pages" "$TMPD/ksm-stat-61.log" || fail "ksm-stat-61: merge waits do not read ksm_merging_pages"
+check grep -q "merge waits read ksm_merging_pages" "$TMPD/ksm-stat-61.log" || fail "ksm-stat-61: merge waits do not read ksm_merging_pages"
 
 # advisor_mode=scan-time refuses pages_to_scan writes: set to none, restored
 if [ -w $KSM/advisor_mode ]; then
@@ -55,12 +55,13 @@ if [ -w $KSM/advisor_mode ]; then
 	trap 'echo "$saved" > $KSM/advisor_mode; rm -rf "$TMPD"' EXIT
 	echo scan-time > $KSM/advisor_mode
 	run advisor-scan-time - --ksm-unmerge-pattern same
-	grep -q '\[scan-time\]' $KSM/advisor_mode || fail "advisor_mode not restored to scan-time: $(cat $KSM/advisor_mode)"
+	check grep -q '\[scan-time\]' $KSM/advisor_mode || fail "advisor_mode not restored to scan-time: $(cat $KSM/advisor_mode)"
 	echo "$saved" > $KSM/advisor_mode
 	echo "ok advisor_mode restored"
 else
 	echo "note: no advisor_mode (before 6.8): not tested"
 fi
-[ "$(knobs)" = "$before" ] || fail "knobs changed: $before -> $(knobs)"
+check [ "$(knobs)" = "$before" ] || fail "knobs changed: $before -> $(knobs)"
 echo "$checks checks"
+checks_done
 exit 0

@@ -14,9 +14,9 @@
 #  - stress-ng --help passes lkp's --<test>-method all detection.
 . "$(dirname "$0")/lib.sh"
 
-[ -n "${STRESS_NG_TREE:-}" ] ||
+check [ -n "${STRESS_NG_TREE:-}" ] ||
 	skip "STRESS_NG_TREE not set (path of a stress-ng git clone; this test fetches nothing)"
-[ -f "$STRESS_NG_TREE/stress-ng.h" ] && [ -d "$STRESS_NG_TREE/.git" ] ||
+check [ -f "$STRESS_NG_TREE/stress-ng.h" ] && [ -d "$STRESS_NG_TREE/.git" ] ||
 	fail "STRESS_NG_TREE=$STRESS_NG_TREE is not a stress-ng git clone"
 command -v groff >/dev/null || fail "groff not installed (tools/debian-packages)"
 require_ksm
@@ -35,42 +35,42 @@ base=$(git -C "$T" rev-parse HEAD)
 "$TOP/tools/stress-ng-integrate" --commit "$T" >"$TMPD/integ" 2>&1 ||
 	{ cat "$TMPD/integ"; fail "stress-ng-integrate --commit exit $?"; }
 cat "$TMPD/integ"
-[ "$(git -C "$T" rev-list --count "$base..HEAD")" = 1 ] || fail "not exactly one commit"
-[ "$(git -C "$T" log -1 --format=%s)" = "$SUBJECT" ] || fail "subject: $(git -C "$T" log -1 --format=%s)"
+check [ "$(git -C "$T" rev-list --count "$base..HEAD")" = 1 ] || fail "not exactly one commit"
+check [ "$(git -C "$T" log -1 --format=%s)" = "$SUBJECT" ] || fail "subject: $(git -C "$T" log -1 --format=%s)"
 files=$(git -C "$T" show --format= --name-only HEAD | sort | tr '\n' ' ')
 for f in stress-ksm-unmerge.c core-stressors.h core-opts.h core-opts.c Makefile stress-ng.1 \
 	example-jobs/ksm-unmerge.job; do
 	case " $files " in *" $f "*) ;; *) fail "commit lacks $f (has: $files)" ;; esac
 done
 for h in "$TOP"/stress-ksm-unmerge-*.h; do
-	[ -e "$h" ] || continue
+	check [ -e "$h" ] || continue
 	case " $files " in *" $(basename "$h") "*) ;; *) fail "commit lacks $(basename "$h")" ;; esac
-	grep -q "^	$(basename "$h") " "$T/Makefile" || fail "$(basename "$h") not in Makefile HEADERS"
+	check grep -q "^	$(basename "$h") " "$T/Makefile" || fail "$(basename "$h") not in Makefile HEADERS"
 done
 cmp -s "$TOP/stress-ksm-unmerge.c" "$T/stress-ksm-unmerge.c" || fail "committed stressor differs"
-[ -z "$(git -C "$T" status --porcelain -- $files)" ] || fail "files left uncommitted"
+check [ -z "$(git -C "$T" status --porcelain -- $files)" ] || fail "files left uncommitted"
 (cd "$T" && git format-patch -q -1 -o "$TMPD/patch") || fail "git format-patch failed"
-grep -q "^Subject: \[PATCH\] $SUBJECT" "$TMPD"/patch/*.patch || fail "patch subject"
+check grep -q "^Subject: \[PATCH\] $SUBJECT" "$TMPD"/patch/*.patch || fail "patch subject"
 "$TOP/tools/stress-ng-integrate" --commit "$T" | grep -q "nothing to commit" ||
 	fail "a second --commit is not a no-op"
 
 # man page: an entry for every option of the stressor's option table
 opts=$(grep -o '{ OPT_ksm_unmerge_[a-z_]*, *"ksm-unmerge-[a-z-]*"' "$TOP/stress-ksm-unmerge.c" |
 	sed 's/.*"\(.*\)"/\1/')
-[ "$(echo "$opts" | wc -w)" -ge 5 ] || fail "option table not read from the stressor"
+check [ "$(echo "$opts" | wc -w)" -ge 5 ] || fail "option table not read from the stressor"
 for o in ksm-unmerge ksm-unmerge-ops $opts; do
-	grep -q "^\.B \\\\-\\\\-${o//-/\\\\-}\( \|$\)" "$T/stress-ng.1" || fail "stress-ng.1 has no entry for --$o"
+	check grep -q "^\.B \\\\-\\\\-${o//-/\\\\-}\( \|$\)" "$T/stress-ng.1" || fail "stress-ng.1 has no entry for --$o"
 done
 git -C "$T" show HEAD~1:stress-ng.1 >"$TMPD/old.1"
 warn() { groff -man -ww -z "$1" 2>&1 | sed 's/^[^:]*:[^:]*:[0-9]*: //' | sort; }
 new_warn=$(comm -13 <(warn "$TMPD/old.1") <(warn "$T/stress-ng.1"))
-[ -z "$new_warn" ] || fail "groff warnings added: $new_warn"
+check [ -z "$new_warn" ] || fail "groff warnings added: $new_warn"
 
 echo "building stress-ng (make -j2)"
 make -C "$T" -j2 >"$TMPD/build" 2>&1 || { tail -30 "$TMPD/build"; fail "stress-ng build failed"; }
 SNG=$T/stress-ng
 "$SNG" --help >"$TMPD/help" 2>&1
-grep -Eq "^ +--ksm-unmerge-method .*(\[.*all|all,)" "$TMPD/help" ||
+check grep -Eq "^ +--ksm-unmerge-method .*(\[.*all|all,)" "$TMPD/help" ||
 	fail "stress-ng --help fails lkp's method detection: $(grep -- '--ksm-unmerge-method' "$TMPD/help")"
 
 before=$(knobs)
@@ -78,17 +78,18 @@ log=$TMPD/run.log
 (cd "$TMPD" && timeout 120 "$SNG" --ksm-unmerge 1 -t 10 --verify --metrics) >"$log" 2>&1
 rc=$?
 cat "$log"
-[ "$rc" = 0 ] || fail "stress-ng --ksm-unmerge 1 -t 10 --verify --metrics: exit $rc"
-grep -Eq "metrc: .* ksm-unmerge +[0-9]+ " "$log" || fail "no ksm-unmerge metrics row"
+check [ "$rc" = 0 ] || fail "stress-ng --ksm-unmerge 1 -t 10 --verify --metrics: exit $rc"
+check grep -Eq "metrc: .* ksm-unmerge +[0-9]+ " "$log" || fail "no ksm-unmerge metrics row"
 for r in vmsplice gup uffd-wp mrelease fork mprotect dontneed sparse thp; do
-	grep -Eq "racer $r (reached|skipped: .+)" "$log" || fail "racer $r neither reached nor skipped"
+	check grep -Eq "racer $r (reached|skipped: .+)" "$log" || fail "racer $r neither reached nor skipped"
 done
 sed 's/^timeout 60s$/timeout 10s/' "$T/example-jobs/ksm-unmerge.job" >"$TMPD/job"
-grep -q '^timeout 10s$' "$TMPD/job" || fail "example job has no 'timeout 60s' line"
+check grep -q '^timeout 10s$' "$TMPD/job" || fail "example job has no 'timeout 60s' line"
 (cd "$TMPD" && timeout 180 "$SNG" --job "$TMPD/job") >"$TMPD/job.log" 2>&1
 rc=$?
 tail -5 "$TMPD/job.log"
-[ "$rc" = 0 ] || { cat "$TMPD/job.log"; fail "example job: exit $rc"; }
-grep -q "racer .* reached" "$TMPD/job.log" || fail "example job ran no racer"
-[ "$(knobs)" = "$before" ] || fail "knobs '$(knobs)' != '$before'"
+check [ "$rc" = 0 ] || { cat "$TMPD/job.log"; fail "example job: exit $rc"; }
+check grep -q "racer .* reached" "$TMPD/job.log" || fail "example job ran no racer"
+check [ "$(knobs)" = "$before" ] || fail "knobs '$(knobs)' != '$before'"
 echo "it-stress-ng-tree: ok"
+checks_done
