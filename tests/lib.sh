@@ -41,7 +41,14 @@ bogo_ops() {
 
 # leftovers: stressor processes still alive
 leftovers() {
-	pgrep -f "stress-ksm-unmerge|stress-ng-ksm-unmerge" | grep -v "^$$\$" || true
+	local p exe bin
+	bin=$(readlink -f "${BIN:-$STRESSOR}")
+	for p in /proc/[0-9]*; do
+		[ "${p#/proc/}" = "$$" ] && continue
+		exe=$(readlink "$p/exe" 2>/dev/null) || continue
+		[ "$exe" = "$bin" ] && echo "${p#/proc/}"
+	done
+	return 0
 }
 
 # private_bin: copy the stressor into $TMPD as $BIN, so the run's processes
@@ -132,6 +139,7 @@ racer_skip_ok() {
 	fi
 	echo "$why"
 	return 0
+}
 
 # racers_check LOG: every racer "reached" with evidence in LOG, or "skipped:"
 # with a reason a test may accept (racer_skip_ok); fails otherwise.  Sets
