@@ -4,7 +4,7 @@
 #                       Debian 6.1 and 6.12 under tools/ksm-qemu, one guest at a
 #                       time, and 3 on this machine's kernel (under the KSM
 #                       lock); rewrites the generated part of docs/kernels.md
-#                       and docs/kernels-*.svg.  Takes 15-30 minutes under TCG;
+#                       and docs/kernels-*.svg.  Takes about 12 minutes (TCG);
 #                       not part of make test.
 #                       KERNELS_REPORT_ARGS='--timeout 30' shortens the runs,
 #                       '--compare-only' re-renders from build/kernels-report.
