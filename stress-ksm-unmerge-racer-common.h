@@ -620,7 +620,7 @@ static void stress_ksm_unmerge_c_fail(stress_ksm_unmerge_ctx_t *ctx, const size_
 	(void)vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	stress_ksm_unmerge_racer_stats(ctx, idx)->failures++;
-	pr_fail("%s: %s racer: %s\n", ctx->args->name, stress_ksm_unmerge_racer_names[idx], buf);
+	pr_fail("%s: %s racer: %s\n", ctx->args->name, stress_ksm_unmerge_racer_name(idx), buf);
 }
 
 /*

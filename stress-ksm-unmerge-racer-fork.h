@@ -429,6 +429,12 @@ static void stress_ksm_unmerge_fork_stop(stress_ksm_unmerge_ctx_t *ctx, const si
 	ctx->run[idx].priv = NULL;
 }
 
-#define KSM_RACER_FORK { "fork", "COW of KSM pages in forked children", \
-	"ksm-cow-writes", stress_ksm_unmerge_racer_supported_always, \
-	stress_ksm_unmerge_fork_start, stress_ksm_unmerge_fork_stop, stress_ksm_unmerge_fork_cycle, NULL }
+#define KSM_RACER_FORK {                                        \
+	.name = "fork",                                         \
+	.path = "COW of KSM pages in forked children",          \
+	.evidence = "ksm-cow-writes",                           \
+	.supported = stress_ksm_unmerge_racer_supported_always, \
+	.start = stress_ksm_unmerge_fork_start,                 \
+	.stop = stress_ksm_unmerge_fork_stop,                   \
+	.cycle = stress_ksm_unmerge_fork_cycle,                 \
+}

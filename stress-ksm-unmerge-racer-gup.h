@@ -570,13 +570,28 @@ static void stress_ksm_unmerge_gup_stop(stress_ksm_unmerge_ctx_t *ctx, const siz
 		pr_dbg("%s: gup racer: O_DIRECT file in %s; %" PRIu64 " KSM pages unshared by "
 			"read-only pins, %" PRIu64 " cow_ksm deltas short\n", ctx->args->name,
 			g->fd >= 0 ? g->dir : "(none)", g->ro_unshared, g->cow_short);
-		stress_ksm_unmerge_racer_stats(ctx, idx)->aux += g->ro_unshared;
 	}
 	stress_ksm_unmerge_gup_free(ctx, idx);
 }
 
-#define KSM_RACER_GUP { "gup", "O_DIRECT GUP-fast pins of KSM pages", \
-	"ksm-pages-pinned", stress_ksm_unmerge_racer_supported_always, \
-	stress_ksm_unmerge_gup_start, stress_ksm_unmerge_gup_stop, NULL, NULL }
+#define KSM_RACER_GUP {                                                                            \
+	.name = "gup",                                                                             \
+	.path = "O_DIRECT GUP-fast pins of KSM pages",                                             \
+	.evidence = "ksm-pages-pinned",                                                            \
+	.details = { "odirect-pins", "odirect-ksm-pages", "longterm-pins", "longterm-ksm-pages" }, \
+	.supported = stress_ksm_unmerge_racer_supported_always,                                    \
+	.start = stress_ksm_unmerge_gup_start,                                                     \
+	.stop = stress_ksm_unmerge_gup_stop,                                                       \
+}
+
+#else
+
+/* feature guard off: the racer is listed, and reports "not built" */
+#define KSM_RACER_GUP {						\
+	.name = "gup",					\
+	.path = "O_DIRECT GUP-fast pins of KSM pages",	\
+	.evidence = "ksm-pages-pinned",				\
+	.not_built = "O_DIRECT missing",	\
+}
 
 #endif

@@ -428,7 +428,13 @@ static void stress_ksm_unmerge_mprotect_stop(stress_ksm_unmerge_ctx_t *ctx, cons
 	ctx->run[idx].priv = NULL;
 }
 
-#define KSM_RACER_MPROTECT { "mprotect", "unmerge of PROT_NONE / read-only KSM pages", \
-	"ksm-pages-protected", stress_ksm_unmerge_racer_supported_always, \
-	stress_ksm_unmerge_mprotect_start, stress_ksm_unmerge_mprotect_stop, \
-	stress_ksm_unmerge_mprotect_cycle, NULL }
+#define KSM_RACER_MPROTECT {                                                           \
+	.name = "mprotect",                                                            \
+	.path = "unmerge of PROT_NONE / read-only KSM pages",                          \
+	.evidence = "ksm-pages-protected",                                             \
+	.page_bytes = 2 + 5 * sizeof(uint64_t),	/* protection and snapshot per page */ \
+	.supported = stress_ksm_unmerge_racer_supported_always,                        \
+	.start = stress_ksm_unmerge_mprotect_start,                                    \
+	.stop = stress_ksm_unmerge_mprotect_stop,                                      \
+	.cycle = stress_ksm_unmerge_mprotect_cycle,                                    \
+}

@@ -285,7 +285,12 @@ static void stress_ksm_unmerge_mremap_stop(stress_ksm_unmerge_ctx_t *ctx, const 
 	ctx->run[idx].priv = NULL;
 }
 
-#define KSM_RACER_MREMAP { "mremap", "mremap moves of merged ranges, merged and unmerging", \
-	"ksm-pages-moved", stress_ksm_unmerge_racer_supported_always, \
-	stress_ksm_unmerge_mremap_start, stress_ksm_unmerge_mremap_stop, \
-	stress_ksm_unmerge_mremap_cycle, NULL }
+#define KSM_RACER_MREMAP {                                             \
+	.name = "mremap",                                              \
+	.path = "mremap moves of merged ranges, merged and unmerging", \
+	.evidence = "ksm-pages-moved",                                 \
+	.supported = stress_ksm_unmerge_racer_supported_always,        \
+	.start = stress_ksm_unmerge_mremap_start,                      \
+	.stop = stress_ksm_unmerge_mremap_stop,                        \
+	.cycle = stress_ksm_unmerge_mremap_cycle,                      \
+}

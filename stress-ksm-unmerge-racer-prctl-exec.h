@@ -228,7 +228,7 @@ static void stress_ksm_unmerge_exec_report(stress_ksm_unmerge_ctx_t *ctx, const 
 	if (r.merging > 0)
 		rs->evidence++;
 	else
-		rs->aux++;	/* ksmd did not merge it in time */
+		rs->ksmd_waits_timed_out++;
 }
 
 /*
@@ -333,9 +333,14 @@ static void stress_ksm_unmerge_exec_stop(stress_ksm_unmerge_ctx_t *ctx, const si
 {
 	stress_ksm_unmerge_racer_thread_stop(ctx, idx);
 	pr_dbg("%s: prctl-exec racer: %" PRIu64 " helpers not merged by ksmd within %.0f s\n",
-		ctx->args->name, stress_ksm_unmerge_racer_stats(ctx, idx)->aux, KSM_EXEC_HELPER_WAIT_SECS);
+		ctx->args->name, stress_ksm_unmerge_racer_stats(ctx, idx)->ksmd_waits_timed_out, KSM_EXEC_HELPER_WAIT_SECS);
 }
 
-#define KSM_RACER_PRCTL_EXEC { "prctl-exec", "PR_SET_MEMORY_MERGE across fork and exec", \
-	"helpers-merged", stress_ksm_unmerge_exec_supported, \
-	stress_ksm_unmerge_exec_start, stress_ksm_unmerge_exec_stop, NULL, NULL }
+#define KSM_RACER_PRCTL_EXEC {                              \
+	.name = "prctl-exec",                               \
+	.path = "PR_SET_MEMORY_MERGE across fork and exec", \
+	.evidence = "helpers-merged",                       \
+	.supported = stress_ksm_unmerge_exec_supported,     \
+	.start = stress_ksm_unmerge_exec_start,             \
+	.stop = stress_ksm_unmerge_exec_stop,               \
+}

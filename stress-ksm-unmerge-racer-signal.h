@@ -179,6 +179,11 @@ static void stress_ksm_unmerge_signal_stop(stress_ksm_unmerge_ctx_t *ctx, const 
 	ctx->run[idx].priv = NULL;
 }
 
-#define KSM_RACER_SIGNAL { "signal", "signals interrupting the unmerge walk (EINTR, retried)", \
-	"unmerges-interrupted", stress_ksm_unmerge_racer_supported_always, \
-	stress_ksm_unmerge_signal_start, stress_ksm_unmerge_signal_stop, NULL, NULL }
+#define KSM_RACER_SIGNAL {                                                \
+	.name = "signal",                                                 \
+	.path = "signals interrupting the unmerge walk (EINTR, retried)", \
+	.evidence = "unmerges-interrupted",                               \
+	.supported = stress_ksm_unmerge_racer_supported_always,           \
+	.start = stress_ksm_unmerge_signal_start,                         \
+	.stop = stress_ksm_unmerge_signal_stop,                           \
+}

@@ -150,7 +150,7 @@ static void stress_ksm_unmerge_sparse_unmerge(stress_ksm_unmerge_ctx_t *ctx, con
 	s->mergeable = false;
 	rs->ops += s->size / ctx->page_size;
 	rs->detail[0] += s->size / ctx->page_size;
-	rs->aux += t1 - t0;
+	rs->op_ns += t1 - t0;
 	stress_ksm_unmerge_sparse_verify(ctx, idx, s);
 }
 
@@ -331,7 +331,14 @@ static void stress_ksm_unmerge_sparse_stop(stress_ksm_unmerge_ctx_t *ctx, const 
 	ctx->run[idx].priv = NULL;
 }
 
-#define KSM_RACER_SPARSE { "sparse", "unmerge walk over unpopulated ranges", \
-	"sparse-ksm-pages", stress_ksm_unmerge_racer_supported_always, \
-	stress_ksm_unmerge_sparse_start, stress_ksm_unmerge_sparse_stop, \
-	stress_ksm_unmerge_sparse_cycle, NULL }
+#define KSM_RACER_SPARSE {                                               \
+	.name = "sparse",                                                \
+	.path = "unmerge walk over unpopulated ranges",                  \
+	.evidence = "sparse-ksm-pages",                                  \
+	.details = { "sparse-pages-walked", "populated-pages-checked" }, \
+	.op_ns_metric = "nanosecs per sparse page",                      \
+	.supported = stress_ksm_unmerge_racer_supported_always,          \
+	.start = stress_ksm_unmerge_sparse_start,                        \
+	.stop = stress_ksm_unmerge_sparse_stop,                          \
+	.cycle = stress_ksm_unmerge_sparse_cycle,                        \
+}

@@ -257,7 +257,6 @@ static void stress_ksm_unmerge_thp_merged(stress_ksm_unmerge_ctx_t *ctx, const s
 		state[i] = (uint8_t)stress_ksm_unmerge_ra_pm_state(ctx, t->pm[i]);
 	rs->evidence += stress_ksm_unmerge_thp_split_count(state, t->was_thp, t->chunks,
 		t->pmd_size / ctx->page_size, &pages);
-	rs->aux += pages;
 	free(state);
 }
 
@@ -609,9 +608,26 @@ static void stress_ksm_unmerge_thp_stop(stress_ksm_unmerge_ctx_t *ctx, const siz
 	stress_ksm_unmerge_thp_free(ctx, idx);
 }
 
-#define KSM_RACER_THP { "thp", "KSM split of THPs, unmerge vs compaction", \
-	"thps-split", stress_ksm_unmerge_thp_supported, \
-	stress_ksm_unmerge_thp_start, stress_ksm_unmerge_thp_stop, \
-	stress_ksm_unmerge_thp_cycle, NULL }
+#define KSM_RACER_THP {                                                \
+	.name = "thp",                                                 \
+	.path = "KSM split of THPs, unmerge vs compaction",            \
+	.evidence = "thps-split",                                      \
+	.details = { "pmd-thps", "mthps", "pmd-mapped-in-smaps" },     \
+	.fixed_bytes = KSM_THP_MAX_BYTES / 4 + 2 * MB,	/* its THPs */ \
+	.supported = stress_ksm_unmerge_thp_supported,                 \
+	.start = stress_ksm_unmerge_thp_start,                         \
+	.stop = stress_ksm_unmerge_thp_stop,                           \
+	.cycle = stress_ksm_unmerge_thp_cycle,                         \
+}
+
+#else
+
+/* feature guard off: the racer is listed, and reports "not built" */
+#define KSM_RACER_THP {						\
+	.name = "thp",					\
+	.path = "KSM split of THPs, unmerge vs compaction",	\
+	.evidence = "thps-split",				\
+	.not_built = "MADV_HUGEPAGE missing",	\
+}
 
 #endif

@@ -294,24 +294,24 @@ static void stress_ksm_unmerge_minor_stop(stress_ksm_unmerge_ctx_t *ctx, const s
 	ctx->run[idx].priv = NULL;
 }
 
-#define KSM_RACER_UFFD_MINOR { "uffd-minor", "MADV_UNMERGEABLE of a uffd-minor VMA (flags above bit 31)", \
-	"ksm-pages-unmerged", stress_ksm_unmerge_minor_supported, \
-	stress_ksm_unmerge_minor_start, stress_ksm_unmerge_minor_stop, \
-	stress_ksm_unmerge_minor_cycle, NULL }
+#define KSM_RACER_UFFD_MINOR {                                               \
+	.name = "uffd-minor",                                                \
+	.path = "MADV_UNMERGEABLE of a uffd-minor VMA (flags above bit 31)", \
+	.evidence = "ksm-pages-unmerged",                                    \
+	.supported = stress_ksm_unmerge_minor_supported,                     \
+	.start = stress_ksm_unmerge_minor_start,                             \
+	.stop = stress_ksm_unmerge_minor_stop,                               \
+	.cycle = stress_ksm_unmerge_minor_cycle,                             \
+}
 
 #else
 
-/*
- *  stress_ksm_unmerge_minor_supported()
- *	built without userfaultfd minor mode or memfd_create
- */
-static int stress_ksm_unmerge_minor_supported(char *reason, const size_t len)
-{
-	(void)snprintf(reason, len, "built without userfaultfd minor mode (linux/userfaultfd.h) or memfd_create");
-	return -1;
+/* feature guard off: the racer is listed, and reports "not built" */
+#define KSM_RACER_UFFD_MINOR {						\
+	.name = "uffd-minor",					\
+	.path = "MADV_UNMERGEABLE of a uffd-minor VMA (flags above bit 31)",	\
+	.evidence = "ksm-pages-unmerged",				\
+	.not_built = "userfaultfd minor mode (HAVE_LINUX_USERFAULTFD_H) or memfd_create missing",	\
 }
-
-#define KSM_RACER_UFFD_MINOR { "uffd-minor", "MADV_UNMERGEABLE of a uffd-minor VMA (flags above bit 31)", \
-	"ksm-pages-unmerged", stress_ksm_unmerge_minor_supported, NULL, NULL, NULL, NULL }
 
 #endif

@@ -578,16 +578,32 @@ static void stress_ksm_unmerge_uffd_stop(stress_ksm_unmerge_ctx_t *ctx, const si
 	if (!u)
 		return;
 	stress_ksm_unmerge_racer_helper_join(u->watchdog, &u->watchdog_running);
-	stress_ksm_unmerge_racer_stats(ctx, idx)->aux += u->faults;
 	pr_dbg("%s: uffd-wp racer: %" PRIu64 " WP faults resolved, %" PRIu64 " WP bits lost "
 		"(tolerated with other racers), thread ids %s\n", ctx->args->name, u->faults,
 		u->lost, u->thread_id ? "yes" : "no");
 	stress_ksm_unmerge_uffd_free(ctx, idx);
 }
 
-#define KSM_RACER_UFFD_WP { "uffd-wp", "unshare of uffd-wp protected KSM pages", \
-	"wp-pages-unshared", stress_ksm_unmerge_uffd_supported, \
-	stress_ksm_unmerge_uffd_start, stress_ksm_unmerge_uffd_stop, \
-	stress_ksm_unmerge_uffd_cycle, NULL }
+#define KSM_RACER_UFFD_WP {                                                                           \
+	.name = "uffd-wp",                                                                            \
+	.path = "unshare of uffd-wp protected KSM pages",                                             \
+	.evidence = "wp-pages-unshared",                                                              \
+	.details = { "wp-ksm-pages-at-unmerge", "wp-bits-kept", "wp-kept-still-ksm" },                \
+	.page_bytes = 1 + sizeof(uint32_t) + sizeof(uint64_t),	/* state and fault record per page */ \
+	.supported = stress_ksm_unmerge_uffd_supported,                                               \
+	.start = stress_ksm_unmerge_uffd_start,                                                       \
+	.stop = stress_ksm_unmerge_uffd_stop,                                                         \
+	.cycle = stress_ksm_unmerge_uffd_cycle,                                                       \
+}
+
+#else
+
+/* feature guard off: the racer is listed, and reports "not built" */
+#define KSM_RACER_UFFD_WP {						\
+	.name = "uffd-wp",					\
+	.path = "unshare of uffd-wp protected KSM pages",	\
+	.evidence = "wp-pages-unshared",				\
+	.not_built = "userfaultfd write-protect missing (HAVE_LINUX_USERFAULTFD_H)",	\
+}
 
 #endif

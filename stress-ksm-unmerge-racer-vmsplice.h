@@ -126,7 +126,6 @@ static void stress_ksm_unmerge_vmsplice_one(stress_ksm_unmerge_ctx_t *ctx, const
 			rs->detail[1] += was_ksm[j];
 	}
 	rs->detail[0] += held;
-	rs->aux += covered;
 	rs->ops++;
 }
 
@@ -247,8 +246,24 @@ static void stress_ksm_unmerge_vmsplice_stop(stress_ksm_unmerge_ctx_t *ctx, cons
 	stress_ksm_unmerge_vmsplice_free(ctx, idx);
 }
 
-#define KSM_RACER_VMSPLICE { "vmsplice", "GUP refs from vmsplice on KSM pages", \
-	"ksm-pages-spliced", stress_ksm_unmerge_vmsplice_supported, \
-	stress_ksm_unmerge_vmsplice_start, stress_ksm_unmerge_vmsplice_stop, NULL, NULL }
+#define KSM_RACER_VMSPLICE {                                                       \
+	.name = "vmsplice",                                                        \
+	.path = "GUP refs from vmsplice on KSM pages",                             \
+	.evidence = "ksm-pages-spliced",                                           \
+	.details = { "splices-held-over-unmerge", "ksm-pages-held-over-unmerge" }, \
+	.supported = stress_ksm_unmerge_vmsplice_supported,                        \
+	.start = stress_ksm_unmerge_vmsplice_start,                                \
+	.stop = stress_ksm_unmerge_vmsplice_stop,                                  \
+}
+
+#else
+
+/* feature guard off: the racer is listed, and reports "not built" */
+#define KSM_RACER_VMSPLICE {						\
+	.name = "vmsplice",					\
+	.path = "GUP refs from vmsplice on KSM pages",	\
+	.evidence = "ksm-pages-spliced",				\
+	.not_built = "vmsplice() or SPLICE_F_NONBLOCK missing (HAVE_VMSPLICE)",	\
+}
 
 #endif

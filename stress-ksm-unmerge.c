@@ -77,28 +77,10 @@ static const stress_help_t help[] = {
 };
 
 /*
- *  Racer names, in method-bit order after the two merge switches;
- *  the implementations and their table are further down.
+ *  Racer indexes: method bit order after the two merge switches and the
+ *  index of each racer's entry in the racer table (stress_ksm_unmerge_racers[],
+ *  further down: names, help, evidence and metric names all come from it)
  */
-static const char * const stress_ksm_unmerge_racer_names[] = {
-	"vmsplice",
-	"gup",
-	"uffd-wp",
-	"mrelease",
-	"fork",
-	"mprotect",
-	"dontneed",
-	"sparse",
-	"thp",
-	"signal",
-	"mremap",
-	"uffd-minor",
-	"prctl-exec",
-};
-
-#define KSM_UNMERGE_RACERS	(SIZEOF_ARRAY(stress_ksm_unmerge_racer_names))
-
-/* Racer indexes, in the order of the names above */
 enum {
 	KSM_RACER_IDX_VMSPLICE = 0,
 	KSM_RACER_IDX_GUP,
@@ -113,7 +95,11 @@ enum {
 	KSM_RACER_IDX_MREMAP,
 	KSM_RACER_IDX_UFFD_MINOR,
 	KSM_RACER_IDX_PRCTL_EXEC,
+	KSM_UNMERGE_RACERS		/* number of racers */
 };
+
+static const char *stress_ksm_unmerge_racer_name(const size_t idx);
+static void stress_ksm_unmerge_racers_list(void);
 
 /*
  *  stress_ksm_unmerge_method_bit()
@@ -130,7 +116,7 @@ static uint64_t stress_ksm_unmerge_method_bit(const char *name)
 	if (!strcmp(name, "prctl"))
 		return KSM_UNMERGE_METHOD_PRCTL;
 	for (i = 0; i < KSM_UNMERGE_RACERS; i++) {
-		if (!strcmp(name, stress_ksm_unmerge_racer_names[i]))
+		if (!strcmp(name, stress_ksm_unmerge_racer_name(i)))
 			return STRESS_BIT_ULL(KSM_UNMERGE_RACER_SHIFT + i);
 	}
 	return 0;
@@ -176,10 +162,14 @@ static void stress_ksm_unmerge_method_opt(const char *opt_name, const char *opt_
 	const uint64_t mask = stress_ksm_unmerge_method_parse(opt_arg, &bad);
 	size_t i;
 
+	if (opt_arg && !strcmp(opt_arg, "which")) {
+		stress_ksm_unmerge_racers_list();
+		exit(EXIT_SUCCESS);
+	}
 	if (!mask) {
 		(void)fprintf(stderr, "%s: invalid method '%s', choose from madvise, prctl,", opt_name, opt_arg);
 		for (i = 0; i < KSM_UNMERGE_RACERS; i++)
-			(void)fprintf(stderr, " %s,", stress_ksm_unmerge_racer_names[i]);
+			(void)fprintf(stderr, " %s,", stress_ksm_unmerge_racer_name(i));
 		(void)fprintf(stderr, " all (comma separated)\n");
 		longjmp(g_error_env, 1);
 	}
@@ -427,9 +417,10 @@ typedef struct {
 	uint64_t ops;			/* racer operations */
 	uint64_t evidence;		/* kernel-side evidence it reached its path */
 	uint64_t failures;		/* verification failures */
-	uint64_t aux;			/* racer specific second counter */
+	uint64_t op_ns;			/* time its operations took, ns (racers with an op_ns_metric) */
+	uint64_t ksmd_waits_timed_out;	/* its own waits for a ksmd merge that timed out */
 	uint64_t meet_timeouts;		/* merged phases that did not wait for it */
-	uint64_t detail[KSM_RACER_DETAILS];	/* racer's own counters, named in racer_details[] */
+	uint64_t detail[KSM_RACER_DETAILS];	/* racer's own counters, named in its table entry */
 	bool active;			/* racer was started */
 	bool skipped;			/* racer could not run here */
 	char reason[96];		/* why skipped or not reached */
@@ -500,11 +491,23 @@ static int stress_ksm_unmerge_lock_fd = -1;
 
 struct stress_ksm_unmerge_ctx;
 
-/* One racer: started before the first cycle, stopped after the last */
+#define KSM_RACER_FIXED_BYTES	(4 * MB)	/* memory a racer keeps besides per-page state */
+
+/*
+ *  One racer: started before the first cycle, stopped after the last; an
+ *  entry of the racer table, written by its stress-ksm-unmerge-racer-*.h
+ *  header with designated initialisers
+ */
 typedef struct {
-	const char *name;
+	const char *name;		/* method name, racer line name */
 	const char *path;		/* kernel path it covers */
 	const char *evidence;		/* what its evidence counter counts */
+	const char *details[KSM_RACER_DETAILS];	/* names of its detail[] counters, NULL unused */
+	const char *not_built;		/* why this build lacks it (feature guard off), NULL built */
+	size_t page_bytes;		/* memory cap: state it keeps per region page */
+	size_t fixed_bytes;		/* memory cap: state besides, 0 = KSM_RACER_FIXED_BYTES */
+	bool page_copy;			/* memory cap: keeps a second copy of every region page */
+	const char *op_ns_metric;	/* metric of op_ns per op, NULL none */
 	int (*supported)(char *reason, const size_t len);
 	int (*start)(struct stress_ksm_unmerge_ctx *ctx, const size_t idx);
 	void (*stop)(struct stress_ksm_unmerge_ctx *ctx, const size_t idx);
@@ -2537,7 +2540,7 @@ static int stress_ksm_unmerge_racer_thread_start(stress_ksm_unmerge_ctx_t *ctx,
 
 	if (ret) {
 		pr_fail("%s: %s racer: pthread_create failed, errno=%d (%s)\n",
-			ctx->args->name, stress_ksm_unmerge_racer_names[idx], ret, strerror(ret));
+			ctx->args->name, stress_ksm_unmerge_racer_name(idx), ret, strerror(ret));
 		return -1;
 	}
 	ctx->run[idx].thread_running = true;
@@ -2568,7 +2571,7 @@ static bool stress_ksm_unmerge_racer_helper_start(stress_ksm_unmerge_ctx_t *ctx,
 
 	if (ret)
 		pr_inf("%s: %s racer: no %s, pthread_create failed, errno=%d (%s)\n", ctx->args->name,
-			stress_ksm_unmerge_racer_names[idx], what, ret, strerror(ret));
+			stress_ksm_unmerge_racer_name(idx), what, ret, strerror(ret));
 	return !ret;
 }
 
@@ -2599,36 +2602,53 @@ static void stress_ksm_unmerge_racer_helper_join(const pthread_t thread, bool *r
 #include "stress-ksm-unmerge-racer-prctl-exec.h"
 
 /*
- *  The racer table, in the order of stress_ksm_unmerge_racer_names[]
+ *  The racer table: the only list of racers.  A racer is added by writing
+ *  its stress-ksm-unmerge-racer-<name>.h (ending with its KSM_RACER_<NAME>
+ *  entry, or a "not built" entry when its feature guard is off), an index
+ *  above and one line here.
  */
 static const stress_ksm_unmerge_racer_t stress_ksm_unmerge_racers[KSM_UNMERGE_RACERS] = {
-	KSM_RACER_VMSPLICE,
-	KSM_RACER_GUP,
-	KSM_RACER_UFFD_WP,
-	KSM_RACER_MRELEASE,
-	KSM_RACER_FORK,
-	KSM_RACER_MPROTECT,
-	KSM_RACER_DONTNEED,
-	KSM_RACER_SPARSE,
-	KSM_RACER_THP,
-	KSM_RACER_SIGNAL,
-	KSM_RACER_MREMAP,
-	KSM_RACER_UFFD_MINOR,
-	KSM_RACER_PRCTL_EXEC,
+	[KSM_RACER_IDX_VMSPLICE]	= KSM_RACER_VMSPLICE,
+	[KSM_RACER_IDX_GUP]		= KSM_RACER_GUP,
+	[KSM_RACER_IDX_UFFD_WP]		= KSM_RACER_UFFD_WP,
+	[KSM_RACER_IDX_MRELEASE]	= KSM_RACER_MRELEASE,
+	[KSM_RACER_IDX_FORK]		= KSM_RACER_FORK,
+	[KSM_RACER_IDX_MPROTECT]	= KSM_RACER_MPROTECT,
+	[KSM_RACER_IDX_DONTNEED]	= KSM_RACER_DONTNEED,
+	[KSM_RACER_IDX_SPARSE]		= KSM_RACER_SPARSE,
+	[KSM_RACER_IDX_THP]		= KSM_RACER_THP,
+	[KSM_RACER_IDX_SIGNAL]		= KSM_RACER_SIGNAL,
+	[KSM_RACER_IDX_MREMAP]		= KSM_RACER_MREMAP,
+	[KSM_RACER_IDX_UFFD_MINOR]	= KSM_RACER_UFFD_MINOR,
+	[KSM_RACER_IDX_PRCTL_EXEC]	= KSM_RACER_PRCTL_EXEC,
 };
 
 /*
- *  Names of the racers' own counters (racer_stats_t detail[]), printed
- *  after the evidence in the racer's line and in its YAML entry
+ *  stress_ksm_unmerge_racer_name()
+ *	method and report name of racer idx
  */
-static const char * const stress_ksm_unmerge_racer_details[KSM_UNMERGE_RACERS][KSM_RACER_DETAILS] = {
-	[KSM_RACER_IDX_VMSPLICE] = { "splices-held-over-unmerge", "ksm-pages-held-over-unmerge", NULL, NULL },
-	[KSM_RACER_IDX_GUP] = { "odirect-pins", "odirect-ksm-pages", "longterm-pins", "longterm-ksm-pages" },
-	[KSM_RACER_IDX_UFFD_WP] = { "wp-ksm-pages-at-unmerge", "wp-bits-kept", "wp-kept-still-ksm", NULL },
-	[KSM_RACER_IDX_THP] = { "pmd-thps", "mthps", "pmd-mapped-in-smaps", NULL },
-	[KSM_RACER_IDX_MRELEASE] = { "mrelease-reaps", "mrelease-esrch", "victim-ksm-pages", NULL },
-	[KSM_RACER_IDX_SPARSE] = { "sparse-pages-walked", "populated-pages-checked", NULL, NULL },
-};
+static const char *stress_ksm_unmerge_racer_name(const size_t idx)
+{
+	return stress_ksm_unmerge_racers[idx].name;
+}
+
+/*
+ *  stress_ksm_unmerge_racers_list()
+ *	--ksm-unmerge-method which: one line per racer of the table, "name
+ *	evidence-name built" or "name evidence-name not built: reason"
+ */
+static void stress_ksm_unmerge_racers_list(void)
+{
+	size_t i;
+
+	for (i = 0; i < KSM_UNMERGE_RACERS; i++) {
+		const stress_ksm_unmerge_racer_t *r = &stress_ksm_unmerge_racers[i];
+
+		(void)printf("%s %s %s%s\n", r->name, r->evidence, r->not_built ? "not built: " : "built",
+			r->not_built ? r->not_built : "");
+	}
+	(void)fflush(stdout);
+}
 
 /*
  *  stress_ksm_unmerge_racer_start_failed()
@@ -2662,7 +2682,9 @@ static int stress_ksm_unmerge_racers_start(stress_ksm_unmerge_ctx_t *ctx)
 
 		if (!(ctx->methods & STRESS_BIT_ULL(KSM_UNMERGE_RACER_SHIFT + i)))
 			continue;
-		if (r->supported(rs->reason, sizeof(rs->reason)) < 0 || !r->start) {
+		if (r->not_built)
+			(void)snprintf(rs->reason, sizeof(rs->reason), "not built: %s", r->not_built);
+		if (r->not_built || r->supported(rs->reason, sizeof(rs->reason)) < 0 || !r->start) {
 			rs->skipped = true;
 			if (stress_instance_zero(ctx->args))
 				pr_inf_skip("%s: racer %s skipped: %s\n", ctx->args->name, r->name, rs->reason);
@@ -2743,7 +2765,7 @@ static bool stress_ksm_unmerge_racers_quiesce(stress_ksm_unmerge_ctx_t *ctx)
 		while (ctx->run[i].quiesced != ctx->cycle && !ctx->run[i].thread_done) {
 			if (stress_time_now() > deadline) {
 				pr_fail("%s: racer %s did not park within 5 s (stuck in the kernel?)\n",
-					ctx->args->name, stress_ksm_unmerge_racer_names[i]);
+					ctx->args->name, stress_ksm_unmerge_racer_name(i));
 				return false;
 			}
 			(void)shim_nanosleep_uint64(50000);
@@ -3055,27 +3077,38 @@ static bool stress_ksm_unmerge_cgroup_room(uint64_t *room)
  */
 static uint64_t stress_ksm_unmerge_cap(const uint64_t limit, stress_args_t *args, const uint64_t methods)
 {
-	static const struct {
-		size_t idx, bytes;	/* racer, bytes it keeps per region page */
-	} per_page[] = {
-		{ KSM_RACER_IDX_UFFD_WP, 1 + sizeof(uint32_t) + sizeof(uint64_t) },
-		{ KSM_RACER_IDX_MPROTECT, 2 + 5 * sizeof(uint64_t) },
-		{ KSM_RACER_IDX_DONTNEED, 1 },
-	};
-	const uint64_t copies = (methods & STRESS_BIT_ULL(KSM_UNMERGE_RACER_SHIFT + KSM_RACER_IDX_MRELEASE)) ? 2 : 1;
-	uint64_t extra = sizeof(uint64_t), fixed = 0;
+	uint64_t extra = sizeof(uint64_t), fixed = 0, copies = 1;
 	size_t i;
 
-	for (i = 0; i < KSM_UNMERGE_RACERS; i++)
-		if (methods & STRESS_BIT_ULL(KSM_UNMERGE_RACER_SHIFT + i))
-			fixed += (i == KSM_RACER_IDX_THP) ? KSM_THP_MAX_BYTES / 4 + 2 * MB : 4 * MB;
+	for (i = 0; i < KSM_UNMERGE_RACERS; i++) {
+		const stress_ksm_unmerge_racer_t *r = &stress_ksm_unmerge_racers[i];
+
+		if (!(methods & STRESS_BIT_ULL(KSM_UNMERGE_RACER_SHIFT + i)))
+			continue;
+		fixed += r->fixed_bytes ? r->fixed_bytes : KSM_RACER_FIXED_BYTES;
+		extra += r->page_bytes;
+		if (r->page_copy)
+			copies = 2;
+	}
 	fixed *= args->instances;
-	for (i = 0; i < SIZEOF_ARRAY(per_page); i++)
-		if (methods & STRESS_BIT_ULL(KSM_UNMERGE_RACER_SHIFT + per_page[i].idx))
-			extra += per_page[i].bytes;
 	if (limit <= fixed)
 		return 0;
 	return (limit - fixed) / (copies * args->page_size + extra) * args->page_size;
+}
+
+/*
+ *  stress_ksm_unmerge_page_copies()
+ *	does a requested racer keep a second copy of every region page
+ */
+static bool stress_ksm_unmerge_page_copies(const uint64_t methods)
+{
+	size_t i;
+
+	for (i = 0; i < KSM_UNMERGE_RACERS; i++)
+		if ((methods & STRESS_BIT_ULL(KSM_UNMERGE_RACER_SHIFT + i)) &&
+		    stress_ksm_unmerge_racers[i].page_copy)
+			return true;
+	return false;
 }
 
 /*
@@ -3107,7 +3140,7 @@ static size_t stress_ksm_unmerge_region_size(stress_args_t *args, const uint64_t
 		if (stress_instance_zero(args))
 			pr_inf("%s: capping %zu bytes to %" PRIu64 " bytes: half of %s (%" PRIu64
 				" bytes) less the racers' and verification memory%s\n", args->name, bytes, cap,
-				what, avail, (methods & STRESS_BIT_ULL(KSM_UNMERGE_RACER_SHIFT + KSM_RACER_IDX_MRELEASE)) ?
+				what, avail, stress_ksm_unmerge_page_copies(methods) ?
 				", halved for the mrelease victims' copies" : "");
 		bytes = (size_t)cap;
 	}
@@ -3359,17 +3392,19 @@ static void stress_ksm_unmerge_metrics(stress_ksm_unmerge_ctx_t *ctx, const doub
 			stress_metrics_set(args, "pages merged per cycle",
 				(double)st->pages_merged / (double)st->cycles, STRESS_METRIC_GEOMETRIC_MEAN);
 	}
-	if (st->racer[KSM_RACER_IDX_SPARSE].active && st->racer[KSM_RACER_IDX_SPARSE].ops &&
-	    st->racer[KSM_RACER_IDX_SPARSE].aux)
-		stress_metrics_set(args, "nanosecs per sparse page",
-			(double)st->racer[KSM_RACER_IDX_SPARSE].aux /
-			(double)st->racer[KSM_RACER_IDX_SPARSE].ops, STRESS_METRIC_HARMONIC_MEAN);
+	for (i = 0; i < KSM_UNMERGE_RACERS; i++) {
+		const stress_ksm_unmerge_racer_stats_t *rs = &st->racer[i];
+
+		if (stress_ksm_unmerge_racers[i].op_ns_metric && rs->active && rs->ops && rs->op_ns)
+			stress_metrics_set(args, stress_ksm_unmerge_racers[i].op_ns_metric,
+				(double)rs->op_ns / (double)rs->ops, STRESS_METRIC_HARMONIC_MEAN);
+	}
 	for (i = 0; i < KSM_UNMERGE_RACERS; i++) {
 		char desc[64];
 
 		if (!st->racer[i].active || !st->racer[i].ops || duration <= 0.0)
 			continue;
-		(void)snprintf(desc, sizeof(desc), "%s ops per sec", stress_ksm_unmerge_racer_names[i]);
+		(void)snprintf(desc, sizeof(desc), "%s ops per sec", stress_ksm_unmerge_racer_name(i));
 		stress_metrics_set(args, desc, (double)st->racer[i].ops / duration,
 			STRESS_METRIC_HARMONIC_MEAN);
 	}
@@ -3432,11 +3467,11 @@ static int stress_ksm_unmerge_outcome(stress_ksm_unmerge_ctx_t *ctx, int rc)
 			continue;
 		if (rs->failures) {
 			pr_fail("%s: racer %s: %" PRIu64 " verification failure(s)\n", args->name,
-				stress_ksm_unmerge_racer_names[i], rs->failures);
+				stress_ksm_unmerge_racer_name(i), rs->failures);
 			rc = EXIT_FAILURE;
 		} else if (!rs->evidence && ctx->verify && st->cycles) {
 			pr_fail("%s: racer %s ran %" PRIu64 " ops but never reached its path (%s): "
-				"degenerate run\n", args->name, stress_ksm_unmerge_racer_names[i],
+				"degenerate run\n", args->name, stress_ksm_unmerge_racer_name(i),
 				rs->ops, rs->reason[0] ? rs->reason : "no evidence");
 			rc = EXIT_FAILURE;
 		}
@@ -3640,7 +3675,8 @@ static void stress_ksm_unmerge_racer_total(const stress_ksm_unmerge_shared_t *sh
 		t->ops += r->ops;
 		t->evidence += r->evidence;
 		t->failures += r->failures;
-		t->aux += r->aux;
+		t->op_ns += r->op_ns;
+		t->ksmd_waits_timed_out += r->ksmd_waits_timed_out;
 		t->meet_timeouts += r->meet_timeouts;
 		for (j = 0; j < KSM_RACER_DETAILS; j++)
 			t->detail[j] += r->detail[j];
@@ -3704,7 +3740,7 @@ static void stress_ksm_unmerge_racer_details_str(const size_t idx, const stress_
 
 	buf[0] = '\0';
 	for (j = 0; j < KSM_RACER_DETAILS && off < len; j++) {
-		const char *name = stress_ksm_unmerge_racer_details[idx][j];
+		const char *name = stress_ksm_unmerge_racers[idx].details[j];
 
 		if (!name)
 			continue;
@@ -3775,19 +3811,19 @@ static void stress_ksm_unmerge_report(const stress_ksm_unmerge_shared_t *sh)
 		stress_ksm_unmerge_racer_details_str(i, &t, details, sizeof(details), false);
 		if (t.active && t.evidence && t.meet_timeouts)
 			stress_ksm_unmerge_pr_report("racer %s reached: ops=%" PRIu64 " %s=%" PRIu64
-				",merged-phase-timeouts=%" PRIu64 "%s", stress_ksm_unmerge_racer_names[i], t.ops,
+				",merged-phase-timeouts=%" PRIu64 "%s", stress_ksm_unmerge_racer_name(i), t.ops,
 				stress_ksm_unmerge_racers[i].evidence, t.evidence, t.meet_timeouts, details);
 		else if (t.active && t.evidence)
 			stress_ksm_unmerge_pr_report("racer %s reached: ops=%" PRIu64 " %s=%" PRIu64 "%s",
-				stress_ksm_unmerge_racer_names[i], t.ops,
+				stress_ksm_unmerge_racer_name(i), t.ops,
 				stress_ksm_unmerge_racers[i].evidence, t.evidence, details);
 		else if (t.active)
 			stress_ksm_unmerge_pr_report("racer %s NOT reached: ops=%" PRIu64 " %s=0%s (%s)",
-				stress_ksm_unmerge_racer_names[i], t.ops,
+				stress_ksm_unmerge_racer_name(i), t.ops,
 				stress_ksm_unmerge_racers[i].evidence, details,
 				t.reason[0] ? t.reason : "path never met a KSM page");
 		else
-			stress_ksm_unmerge_pr_report("racer %s skipped: %s", stress_ksm_unmerge_racer_names[i],
+			stress_ksm_unmerge_pr_report("racer %s skipped: %s", stress_ksm_unmerge_racer_name(i),
 				t.reason[0] ? t.reason : "not started");
 	}
 	stress_ksm_unmerge_lat_spread(sh, offsetof(stress_ksm_unmerge_instance_t, unmerge_lat), &s);
@@ -4504,7 +4540,7 @@ static void stress_ksm_unmerge_yaml(const stress_ksm_unmerge_shared_t *sh)
 			"        - racer: %s\n          ops: %" PRIu64 "\n          evidence: %" PRIu64 "\n"
 			"          evidence-counts: %s\n          failures: %" PRIu64 "\n"
 			"          reached: %s\n          skipped: %s\n",
-			stress_ksm_unmerge_racer_names[i], r.ops, r.evidence,
+			stress_ksm_unmerge_racer_name(i), r.ops, r.evidence,
 			stress_ksm_unmerge_racers[i].evidence, r.failures,
 			(r.active && r.evidence) ? "true" : "false", r.skipped ? "true" : "false");
 		stress_ksm_unmerge_racer_details_str(i, &r, details, sizeof(details), true);

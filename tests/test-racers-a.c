@@ -379,7 +379,7 @@ static void test_racer_table(void **state)
 	for (i = 0; i < SIZEOF_ARRAY(idx); i++) {
 		const stress_ksm_unmerge_racer_t *r = &stress_ksm_unmerge_racers[idx[i]];
 
-		assert_string_equal(r->name, stress_ksm_unmerge_racer_names[idx[i]]);
+		assert_string_equal(r->name, stress_ksm_unmerge_racer_name(idx[i]));
 		assert_non_null(r->start);
 		assert_non_null(r->stop);
 		assert_null(strpbrk(r->evidence, " =\t"));
