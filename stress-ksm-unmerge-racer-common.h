@@ -279,20 +279,6 @@ static void stress_ksm_unmerge_ra_hold(stress_ksm_unmerge_ctx_t *ctx)
 }
 
 /*
- *  stress_ksm_unmerge_ra_hold_unmerge()
- *	keep a splice begun in the merged phase of cycle until that cycle's
- *	unmerge returned, so break_ksm() meets its references; true if the
- *	unmerge returned (phase VERIFY) while it was held
- */
-static bool stress_ksm_unmerge_ra_hold_unmerge(const stress_ksm_unmerge_ctx_t *ctx, const uint64_t cycle)
-{
-	while (ctx->cycle == cycle && !ctx->racers_stop &&
-	       (ctx->phase == KSM_PHASE_MERGED || ctx->phase == KSM_PHASE_UNMERGING))
-		(void)shim_nanosleep_uint64(50000);
-	return ctx->cycle == cycle && ctx->phase == KSM_PHASE_VERIFY;
-}
-
-/*
  *  stress_ksm_unmerge_ra_running()
  *	racer thread loop condition: run until racers_stop, not until the
  *	end of the run: a cycle that is past its merge when the run ends

@@ -16,6 +16,20 @@
 
 #if defined(HAVE_VMSPLICE) && defined(SPLICE_F_NONBLOCK)
 
+/*
+ *  stress_ksm_unmerge_ra_hold_unmerge()
+ *	keep a splice begun in the merged phase of cycle until that cycle's
+ *	unmerge returned, so break_ksm() meets its references; true if the
+ *	unmerge returned (phase VERIFY) while it was held
+ */
+static bool stress_ksm_unmerge_ra_hold_unmerge(const stress_ksm_unmerge_ctx_t *ctx, const uint64_t cycle)
+{
+	while (ctx->cycle == cycle && !ctx->racers_stop &&
+	       (ctx->phase == KSM_PHASE_MERGED || ctx->phase == KSM_PHASE_UNMERGING))
+		(void)shim_nanosleep_uint64(50000);
+	return ctx->cycle == cycle && ctx->phase == KSM_PHASE_VERIFY;
+}
+
 typedef struct {
 	int pipefd[2];			/* non-blocking pipe */
 	uint8_t *buf;			/* drain buffer, KSM_RA_MAX_PAGES pages */

@@ -267,6 +267,7 @@ static const stress_opt_t opts[] = {
 
 #if defined(__linux__) &&		\
     defined(HAVE_MADVISE) &&		\
+    defined(HAVE_SYS_PRCTL_H) &&	\
     defined(MADV_MERGEABLE) &&		\
     defined(MADV_UNMERGEABLE)
 
@@ -4632,6 +4633,25 @@ const stressor_info_t stress_ksm_unmerge_info = {
 
 #else
 
+/*
+ *  stress_ksm_unmerge_racer_name()
+ *	no racer table in a build without KSM: no name matches a method
+ */
+static const char *stress_ksm_unmerge_racer_name(const size_t idx)
+{
+	(void)idx;
+	return "";
+}
+
+/*
+ *  stress_ksm_unmerge_racers_list()
+ *	--ksm-unmerge-method which in a build without KSM: no racer built
+ */
+static void stress_ksm_unmerge_racers_list(void)
+{
+	(void)printf("no racers: built without MADV_MERGEABLE/MADV_UNMERGEABLE or prctl support\n");
+}
+
 static const stress_exercises_t exercises[] = {
 	STRESS_EX_FEATURE("ksm"),
 	STRESS_EX_END
@@ -4644,7 +4664,7 @@ const stressor_info_t stress_ksm_unmerge_info = {
 	.exercises = exercises,
 	.classifier = CLASS_VM | CLASS_OS,
 	.verify = VERIFY_ALWAYS,
-	.unimplemented_reason = "built without MADV_MERGEABLE/MADV_UNMERGEABLE support"
+	.unimplemented_reason = "built without MADV_MERGEABLE/MADV_UNMERGEABLE or prctl support"
 };
 
 #endif
