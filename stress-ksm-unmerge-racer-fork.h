@@ -152,11 +152,11 @@ static int stress_ksm_unmerge_fork_neighbours(stress_ksm_unmerge_ctx_t *ctx, con
 
 		if (j >= ctx->npages)	/* i - 1 wraps for i = 0 */
 			continue;
-		if (stress_ksm_unmerge_b_lookup(ctx, pm_fd, page, &e, &flags) < 0)
+		if (stress_ksm_unmerge_page_lookup(ctx, pm_fd, page, &e, &flags) < 0)
 			return stress_ksm_unmerge_fork_child_fail(sh, KSM_FORK_FAIL_PAGEMAP, errno, j, -1);
-		if (!stress_ksm_unmerge_b_page_ksm(ctx, j, e, flags))
+		if (!stress_ksm_unmerge_region_page_is_ksm(ctx, j, e, flags))
 			continue;
-		off = stress_ksm_unmerge_b_pattern_bad(ctx, j, page);
+		off = stress_ksm_unmerge_pattern_bad_offset(ctx, j, page);
 		if (off >= 0)
 			return stress_ksm_unmerge_fork_child_fail(sh, KSM_FORK_FAIL_NEIGHBOUR, 0, j, off);
 	}
@@ -175,21 +175,21 @@ static int stress_ksm_unmerge_fork_cow_one(stress_ksm_unmerge_ctx_t *ctx, const 
 	uint64_t e0, f0, e1, f1;
 	ssize_t off;
 
-	if (stress_ksm_unmerge_b_lookup(ctx, pm_fd, page, &e0, &f0) < 0)
+	if (stress_ksm_unmerge_page_lookup(ctx, pm_fd, page, &e0, &f0) < 0)
 		return stress_ksm_unmerge_fork_child_fail(sh, KSM_FORK_FAIL_PAGEMAP, errno, i, -1);
-	if (!stress_ksm_unmerge_b_page_ksm(ctx, i, e0, f0))
+	if (!stress_ksm_unmerge_region_page_is_ksm(ctx, i, e0, f0))
 		return 0;
 	if (stress_ksm_unmerge_page_check(ctx, i, page) >= 0) {
-		off = stress_ksm_unmerge_b_pattern_bad(ctx, i, page);
+		off = stress_ksm_unmerge_pattern_bad_offset(ctx, i, page);
 		if (off >= 0)
 			return stress_ksm_unmerge_fork_child_fail(sh, KSM_FORK_FAIL_SHARED, 0, i, off);
 		return 0;	/* zero-filled by another racer's discard: not ours to COW */
 	}
 	sh->tried++;
 	stress_ksm_unmerge_fork_fill(page, ctx->page_size, i);
-	if (stress_ksm_unmerge_b_lookup(ctx, pm_fd, page, &e1, &f1) < 0)
+	if (stress_ksm_unmerge_page_lookup(ctx, pm_fd, page, &e1, &f1) < 0)
 		return stress_ksm_unmerge_fork_child_fail(sh, KSM_FORK_FAIL_PAGEMAP, errno, i, -1);
-	if (stress_ksm_unmerge_b_unshared(e0 & PM_PFN_MASK, e1, f1, ctx->zero_pfn) <= 0) {
+	if (stress_ksm_unmerge_unshared_verdict(e0 & PM_PFN_MASK, e1, f1, ctx->zero_pfn) <= 0) {
 		sh->pfn[0] = e0 & PM_PFN_MASK;
 		sh->pfn[1] = e1 & PM_PFN_MASK;
 		return stress_ksm_unmerge_fork_child_fail(sh, KSM_FORK_FAIL_NOCOW, 0, i, -1);
@@ -214,8 +214,8 @@ static void NORETURN stress_ksm_unmerge_fork_child(stress_ksm_unmerge_ctx_t *ctx
 	int pm_fd, tries;
 
 	stress_ksm_unmerge_forkc_child(&sh->fc);
-	if ((stress_ksm_unmerge_b_child_init(ctx, parent) < 0) ||
-	    (stress_ksm_unmerge_b_child_rw(ctx) < 0)) {
+	if ((stress_ksm_unmerge_racer_child_init(ctx, parent) < 0) ||
+	    (stress_ksm_unmerge_racer_child_rw(ctx) < 0)) {
 		(void)stress_ksm_unmerge_fork_child_fail(sh, KSM_FORK_FAIL_SETUP, errno, 0, -1);
 		_exit(EXIT_FAILURE);
 	}
@@ -305,7 +305,7 @@ static void stress_ksm_unmerge_fork_reap(stress_ksm_unmerge_ctx_t *ctx, const si
 
 	if (f->pid <= 0)
 		return;
-	ret = stress_ksm_unmerge_b_reap(f->pid, KSM_FORK_REAP_SECS, &status);
+	ret = stress_ksm_unmerge_child_reap(f->pid, KSM_FORK_REAP_SECS, &status);
 	f->pid = 0;
 	rs->ops++;
 	rs->evidence += f->sh->n;
@@ -390,7 +390,7 @@ static int stress_ksm_unmerge_fork_start(stress_ksm_unmerge_ctx_t *ctx, const si
 	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
 	stress_ksm_unmerge_fork_t *f;
 
-	if (stress_ksm_unmerge_b_need_pfns(ctx, idx, "child cannot see KSM pages") < 0)
+	if (stress_ksm_unmerge_racer_need_pfns(ctx, idx, "child cannot see KSM pages") < 0)
 		return -1;
 	f = calloc(1, sizeof(*f));
 	if (!f) {
@@ -421,7 +421,7 @@ static void stress_ksm_unmerge_fork_stop(stress_ksm_unmerge_ctx_t *ctx, const si
 		return;
 	if (f->pid > 0) {
 		(void)shim_kill(f->pid, SIGKILL);
-		(void)stress_ksm_unmerge_b_reap(f->pid, 0.0, &status);
+		(void)stress_ksm_unmerge_child_reap(f->pid, 0.0, &status);
 		f->pid = 0;
 	}
 	(void)munmap((void *)f->sh, sizeof(*f->sh));

@@ -65,11 +65,11 @@ static uint64_t stress_ksm_unmerge_gup_broken(const uint8_t *before, const uint8
 
 	*folios = 0;
 	for (j = 0; j < n; j++) {
-		if ((before[j] != KSM_RA_PAGE_KSM && before[j] != KSM_RA_PAGE_KZERO) ||
-		    after[j] != KSM_RA_PAGE_ANON)
+		if ((before[j] != KSM_ENTRY_KSM && before[j] != KSM_ENTRY_KZERO) ||
+		    after[j] != KSM_ENTRY_ANON)
 			continue;
 		broken++;
-		*folios += (before[j] == KSM_RA_PAGE_KSM);
+		*folios += (before[j] == KSM_ENTRY_KSM);
 	}
 	return broken;
 }
@@ -183,7 +183,7 @@ static bool stress_ksm_unmerge_gup_io_ok(stress_ksm_unmerge_ctx_t *ctx, const si
 
 	if (ret == (ssize_t)len)
 		return true;
-	if (ret < 0 && (errno == EINTR || (errno == EFAULT && stress_ksm_unmerge_ra_others(ctx))))
+	if (ret < 0 && (errno == EINTR || (errno == EFAULT && stress_ksm_unmerge_others_run(ctx, KSM_RACERS_HOLDING))))
 		return false;
 	pr_fail("%s: gup racer: O_DIRECT %s of %zu bytes returned %zd, errno=%d (%s)\n",
 		ctx->args->name, what, len, ret, ret < 0 ? errno : 0, ret < 0 ? strerror(errno) : "short");
@@ -201,7 +201,7 @@ static void stress_ksm_unmerge_gup_report_bad(stress_ksm_unmerge_ctx_t *ctx, con
 {
 	pr_fail("%s: gup racer: %s page %zu byte %zd is 0x%02x, expected 0x%02x\n",
 		ctx->args->name, where, page, off, p[off],
-		stress_ksm_unmerge_ra_expected(ctx, page, off, g->scratch));
+		stress_ksm_unmerge_expected_byte(ctx, page, off, g->scratch));
 	stress_ksm_unmerge_racer_stats(ctx, idx)->failures++;
 }
 
@@ -214,25 +214,25 @@ static void stress_ksm_unmerge_gup_out(stress_ksm_unmerge_ctx_t *ctx, const size
 	stress_ksm_unmerge_gup_t *g)
 {
 	const size_t ps = ctx->page_size;
-	const off_t slot = (off_t)(KSM_GUP_SLOT_OUT * KSM_RA_MAX_PAGES * ps);
-	uint8_t before[KSM_RA_MAX_PAGES], after[KSM_RA_MAX_PAGES];
+	const off_t slot = (off_t)(KSM_GUP_SLOT_OUT * KSM_RACER_OP_MAX_PAGES * ps);
+	uint8_t before[KSM_RACER_OP_MAX_PAGES], after[KSM_RACER_OP_MAX_PAGES];
 	uint64_t folios;
-	size_t first, n = stress_ksm_unmerge_ra_range(ctx, KSM_RA_MAX_PAGES, &first);
+	size_t first, n = stress_ksm_unmerge_random_range(ctx, KSM_RACER_OP_MAX_PAGES, &first);
 	ssize_t bad, off;
 
-	n = stress_ksm_unmerge_ra_present(ctx, first, n, before);
+	n = stress_ksm_unmerge_pattern_pages_present(ctx, first, n, before);
 	if (!n)
 		return;
 	if (!stress_ksm_unmerge_gup_io_ok(ctx, idx, "write from the region",
 			pwrite(g->fd, ctx->region + first * ps, n * ps, slot), n * ps))
 		return;
-	(void)stress_ksm_unmerge_ra_states(ctx, ctx->region + first * ps, n, after);
+	(void)stress_ksm_unmerge_entry_states(ctx, ctx->region + first * ps, n, after);
 	g->ro_unshared += stress_ksm_unmerge_gup_broken(before, after, n, &folios);
 	if (!stress_ksm_unmerge_gup_io_ok(ctx, idx, "read back of the file",
 			pread(g->fd, g->buf, n * ps, slot), n * ps))
 		return;
-	bad = stress_ksm_unmerge_ra_pages_check(ctx, first, g->buf, n * ps,
-		stress_ksm_unmerge_ra_others(ctx), g->scratch, &off);
+	bad = stress_ksm_unmerge_copied_pages_check(ctx, first, g->buf, n * ps,
+		stress_ksm_unmerge_others_run(ctx, KSM_RACERS_HOLDING), g->scratch, &off);
 	if (bad >= 0)
 		stress_ksm_unmerge_gup_report_bad(ctx, idx, g, "file written from region",
 			first + (size_t)bad, g->buf + (size_t)bad * ps, off);
@@ -265,31 +265,31 @@ static void stress_ksm_unmerge_gup_in(stress_ksm_unmerge_ctx_t *ctx, const size_
 {
 	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
 	const size_t ps = ctx->page_size;
-	const off_t slot = (off_t)(KSM_GUP_SLOT_IN * KSM_RA_MAX_PAGES * ps);
-	uint8_t before[KSM_RA_MAX_PAGES], after[KSM_RA_MAX_PAGES];
+	const off_t slot = (off_t)(KSM_GUP_SLOT_IN * KSM_RACER_OP_MAX_PAGES * ps);
+	uint8_t before[KSM_RACER_OP_MAX_PAGES], after[KSM_RACER_OP_MAX_PAGES];
 	uint64_t broken, folios;
 	int64_t cow0, cow1;
-	size_t first, j, n = stress_ksm_unmerge_ra_range(ctx, KSM_RA_MAX_PAGES, &first);
+	size_t first, j, n = stress_ksm_unmerge_random_range(ctx, KSM_RACER_OP_MAX_PAGES, &first);
 	ssize_t off;
 
 	if (!stress_ksm_unmerge_gup_in_prepare(ctx, idx, g, first, n, slot))
 		return;
-	n = stress_ksm_unmerge_ra_present(ctx, first, n, before);
+	n = stress_ksm_unmerge_pattern_pages_present(ctx, first, n, before);
 	if (!n)
 		return;
 	cow0 = stress_ksm_unmerge_gup_cow_ksm(g->vmstat_fd);
-	stress_ksm_unmerge_racer_met(ctx, idx);
+	stress_ksm_unmerge_racer_merged_op_begins(ctx, idx);
 	if (!stress_ksm_unmerge_gup_io_ok(ctx, idx, "read into the region",
 			pread(g->fd, ctx->region + first * ps, n * ps, slot), n * ps))
 		return;
 	cow1 = stress_ksm_unmerge_gup_cow_ksm(g->vmstat_fd);
-	(void)stress_ksm_unmerge_ra_states(ctx, ctx->region + first * ps, n, after);
+	(void)stress_ksm_unmerge_entry_states(ctx, ctx->region + first * ps, n, after);
 	broken = stress_ksm_unmerge_gup_broken(before, after, n, &folios);
 	rs->evidence += broken;
 	rs->detail[KSM_GUP_D_ODIRECT_KSM] += broken;
 	if (stress_ksm_unmerge_gup_cow_check((cow0 >= 0 && cow1 >= 0) ? cow1 - cow0 : -1, folios) < 0) {
 		g->cow_short++;
-		if (!stress_ksm_unmerge_ra_others(ctx)) {
+		if (!stress_ksm_unmerge_others_run(ctx, KSM_RACERS_HOLDING)) {
 			pr_fail("%s: gup racer: O_DIRECT read broke %" PRIu64 " KSM pages (%zu..%zu) "
 				"but cow_ksm grew by only %" PRId64 "\n", ctx->args->name,
 				folios, first, first + n - 1, cow1 - cow0);
@@ -300,7 +300,7 @@ static void stress_ksm_unmerge_gup_in(stress_ksm_unmerge_ctx_t *ctx, const size_
 		const uint8_t *p = ctx->region + (first + j) * ps;
 
 		off = stress_ksm_unmerge_page_check(ctx, first + j, p);
-		if (off >= 0 && !(stress_ksm_unmerge_ra_others(ctx) && stress_ksm_unmerge_ra_is_zero(p, ps))) {
+		if (off >= 0 && !(stress_ksm_unmerge_others_run(ctx, KSM_RACERS_HOLDING) && stress_ksm_unmerge_all_zero(p, ps))) {
 			stress_ksm_unmerge_gup_report_bad(ctx, idx, g, "region after O_DIRECT read into",
 				first + j, p, off);
 			break;
@@ -326,7 +326,7 @@ static ssize_t stress_ksm_unmerge_gup_pinned_shared(const uint8_t *st, const siz
 	size_t j;
 
 	for (j = 0; j < n; j++)
-		if (st[j] == KSM_RA_PAGE_KSM || st[j] == KSM_RA_PAGE_KZERO)
+		if (st[j] == KSM_ENTRY_KSM || st[j] == KSM_ENTRY_KZERO)
 			return (ssize_t)j;
 	return -1;
 }
@@ -356,7 +356,7 @@ static int stress_ksm_unmerge_gup_ring_open(stress_ksm_unmerge_ctx_t *ctx)
 static void stress_ksm_unmerge_gup_longterm_refused(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
 	stress_ksm_unmerge_gup_t *g, const int err)
 {
-	if (err == EINTR || (err == EFAULT && stress_ksm_unmerge_ra_others(ctx)))
+	if (err == EINTR || (err == EFAULT && stress_ksm_unmerge_others_run(ctx, KSM_RACERS_HOLDING)))
 		return;
 	if (err == ENOMEM || err == EPERM || err == EOPNOTSUPP) {
 		pr_inf("%s: gup racer: long-term pins off from now on, IORING_REGISTER_BUFFERS "
@@ -364,7 +364,7 @@ static void stress_ksm_unmerge_gup_longterm_refused(stress_ksm_unmerge_ctx_t *ct
 		(void)close(g->ring_fd);
 		g->ring_fd = -1;
 		if (g->fd < 0)
-			stress_ksm_unmerge_ra_reason(ctx, idx, "O_DIRECT half off and long-term "
+			stress_ksm_unmerge_racer_reason(ctx, idx, "O_DIRECT half off and long-term "
 				"pins refused, errno=%d (%s)", err, strerror(err));
 		return;
 	}
@@ -385,23 +385,23 @@ static void stress_ksm_unmerge_gup_longterm(stress_ksm_unmerge_ctx_t *ctx, const
 {
 	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
 	const size_t ps = ctx->page_size;
-	uint8_t before[KSM_RA_MAX_PAGES], after[KSM_RA_MAX_PAGES];
-	size_t first, j, n = stress_ksm_unmerge_ra_range(ctx, KSM_RA_MAX_PAGES, &first);
+	uint8_t before[KSM_RACER_OP_MAX_PAGES], after[KSM_RACER_OP_MAX_PAGES];
+	size_t first, j, n = stress_ksm_unmerge_random_range(ctx, KSM_RACER_OP_MAX_PAGES, &first);
 	struct iovec iov;
 	uint64_t folios, broken;
 	ssize_t shared, off;
 
-	n = stress_ksm_unmerge_ra_present(ctx, first, n, before);
+	n = stress_ksm_unmerge_pattern_pages_present(ctx, first, n, before);
 	if (!n)
 		return;
 	iov.iov_base = ctx->region + first * ps;
 	iov.iov_len = n * ps;
-	stress_ksm_unmerge_racer_met(ctx, idx);
+	stress_ksm_unmerge_racer_merged_op_begins(ctx, idx);
 	if (syscall(__NR_io_uring_register, g->ring_fd, IORING_REGISTER_BUFFERS, &iov, 1) < 0) {
 		stress_ksm_unmerge_gup_longterm_refused(ctx, idx, g, errno);
 		return;
 	}
-	if (stress_ksm_unmerge_ra_states(ctx, iov.iov_base, n, after) == 0) {
+	if (stress_ksm_unmerge_entry_states(ctx, iov.iov_base, n, after) == 0) {
 		broken = stress_ksm_unmerge_gup_broken(before, after, n, &folios);
 		rs->evidence += broken;
 		rs->detail[KSM_GUP_D_LONGTERM_KSM] += broken;
@@ -412,7 +412,7 @@ static void stress_ksm_unmerge_gup_longterm(stress_ksm_unmerge_ctx_t *ctx, const
 			rs->failures++;
 		}
 	}
-	stress_ksm_unmerge_ra_hold(ctx);
+	stress_ksm_unmerge_racer_hold(ctx);
 	if (syscall(__NR_io_uring_register, g->ring_fd, IORING_UNREGISTER_BUFFERS, NULL, 0) < 0) {
 		pr_fail("%s: gup racer: IORING_UNREGISTER_BUFFERS failed, errno=%d (%s)\n",
 			ctx->args->name, errno, strerror(errno));
@@ -422,7 +422,7 @@ static void stress_ksm_unmerge_gup_longterm(stress_ksm_unmerge_ctx_t *ctx, const
 		const uint8_t *p = ctx->region + (first + j) * ps;
 
 		off = stress_ksm_unmerge_page_check(ctx, first + j, p);
-		if (off >= 0 && !(stress_ksm_unmerge_ra_others(ctx) && stress_ksm_unmerge_ra_is_zero(p, ps))) {
+		if (off >= 0 && !(stress_ksm_unmerge_others_run(ctx, KSM_RACERS_HOLDING) && stress_ksm_unmerge_all_zero(p, ps))) {
 			stress_ksm_unmerge_gup_report_bad(ctx, idx, g, "region after a long-term pin of",
 				first + j, p, off);
 			break;
@@ -473,12 +473,12 @@ static void *stress_ksm_unmerge_gup_thread(void *arg)
 	stress_ksm_unmerge_gup_t *g = (stress_ksm_unmerge_gup_t *)ctx->run[idx].priv;
 	uint32_t n = 0;
 
-	while (stress_ksm_unmerge_ra_running(ctx)) {
+	while (stress_ksm_unmerge_racer_until_stop(ctx)) {
 		if (ctx->quiesce) {
 			(void)stress_ksm_unmerge_racer_park(ctx, idx);
 			continue;
 		}
-		if (stress_ksm_unmerge_ra_phase_active(ctx)) {
+		if (stress_ksm_unmerge_racer_phase_active(ctx)) {
 			stress_ksm_unmerge_gup_op(ctx, idx, g, &n);
 			continue;
 		}
@@ -503,7 +503,7 @@ static void stress_ksm_unmerge_gup_free(stress_ksm_unmerge_ctx_t *ctx, const siz
 		(void)close(g->vmstat_fd);
 	if (g->ring_fd >= 0)
 		(void)close(g->ring_fd);
-	stress_ksm_unmerge_ra_buffers_free(ctx, g->buf);
+	stress_ksm_unmerge_racer_buffers_free(ctx, g->buf);
 	free(g);
 	ctx->run[idx].priv = NULL;
 }
@@ -518,15 +518,15 @@ static int stress_ksm_unmerge_gup_start(stress_ksm_unmerge_ctx_t *ctx, const siz
 	char tried[256];
 
 	if (!g) {
-		stress_ksm_unmerge_ra_reason(ctx, idx, "out of memory for the racer state");
+		stress_ksm_unmerge_racer_reason(ctx, idx, "out of memory for the racer state");
 		return -1;
 	}
 	g->fd = g->vmstat_fd = g->ring_fd = -1;
 	ctx->run[idx].priv = g;
-	g->buf = stress_ksm_unmerge_ra_buffers(ctx);
-	g->scratch = g->buf ? g->buf + KSM_RA_MAX_PAGES * ctx->page_size : NULL;
+	g->buf = stress_ksm_unmerge_racer_buffers(ctx);
+	g->scratch = g->buf ? g->buf + KSM_RACER_OP_MAX_PAGES * ctx->page_size : NULL;
 	if (!g->buf) {
-		stress_ksm_unmerge_ra_reason(ctx, idx, "cannot allocate the bounce buffer, errno=%d (%s)",
+		stress_ksm_unmerge_racer_reason(ctx, idx, "cannot allocate the bounce buffer, errno=%d (%s)",
 			errno, strerror(errno));
 		stress_ksm_unmerge_gup_free(ctx, idx);
 		return -1;
@@ -536,7 +536,7 @@ static int stress_ksm_unmerge_gup_start(stress_ksm_unmerge_ctx_t *ctx, const siz
 #endif
 	if (stress_ksm_unmerge_gup_file(ctx, g, tried, sizeof(tried)) < 0) {
 		if (g->ring_fd < 0) {
-			stress_ksm_unmerge_ra_reason(ctx, idx, "no long-term pins and no O_DIRECT dir (%s)",
+			stress_ksm_unmerge_racer_reason(ctx, idx, "no long-term pins and no O_DIRECT dir (%s)",
 				tried);
 			stress_ksm_unmerge_gup_free(ctx, idx);
 			return -1;
@@ -546,7 +546,7 @@ static int stress_ksm_unmerge_gup_start(stress_ksm_unmerge_ctx_t *ctx, const siz
 				"for its file (%s); long-term pins only", tried);
 	}
 	g->vmstat_fd = open("/proc/vmstat", O_RDONLY | O_CLOEXEC);
-	ctx->run[idx].meets = true;
+	ctx->run[idx].merged_phase_waits = true;
 	/* pins break merges and the reads write pages */
 	ctx->racers_disturb_counts = true;
 	ctx->racers_disturb_layout = true;

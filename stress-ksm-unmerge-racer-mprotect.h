@@ -56,7 +56,7 @@ static uint64_t stress_ksm_unmerge_mprotect_tally(const uint64_t *pfn_before, co
 
 	*bad = -1;
 	for (k = 0; k < n; k++) {
-		const int v = stress_ksm_unmerge_b_unshared(pfn_before[k], after[k], flags_after[k], zero_pfn);
+		const int v = stress_ksm_unmerge_unshared_verdict(pfn_before[k], after[k], flags_after[k], zero_pfn);
 
 		if (v > 0)
 			unshared++;
@@ -204,11 +204,11 @@ static void *stress_ksm_unmerge_mprotect_thread(void *arg)
 }
 
 /*
- *  stress_ksm_unmerge_mprotect_snap_mg()
+ *  stress_ksm_unmerge_mprotect_snap_mergeable()
  *	diagnostics for a failure: was each snapshot page's VMA VM_MERGEABLE
  *	("mg" in smaps VmFlags) when the unmerge started (1 yes, 0 no, 2 unknown)
  */
-static void stress_ksm_unmerge_mprotect_snap_mg(stress_ksm_unmerge_ctx_t *ctx,
+static void stress_ksm_unmerge_mprotect_snap_mergeable(stress_ksm_unmerge_ctx_t *ctx,
 	stress_ksm_unmerge_mprotect_t *mp)
 {
 	unsigned long lo = 0, hi = 0;
@@ -258,13 +258,13 @@ static void stress_ksm_unmerge_mprotect_snapshot(stress_ksm_unmerge_ctx_t *ctx,
 			continue;
 		if ((e & PM_PFN_MASK) != ctx->zero_pfn)
 			flags = stress_ksm_unmerge_kpageflags(ctx->kpageflags_fd, e & PM_PFN_MASK);
-		if (!stress_ksm_unmerge_b_page_ksm(ctx, i, e, flags))
+		if (!stress_ksm_unmerge_region_page_is_ksm(ctx, i, e, flags))
 			continue;
 		mp->snap[i] = e & PM_PFN_MASK;
 		mp->list[mp->nsnap++] = i;
 	}
 	if (mp->nsnap)
-		stress_ksm_unmerge_mprotect_snap_mg(ctx, mp);
+		stress_ksm_unmerge_mprotect_snap_mergeable(ctx, mp);
 }
 
 /*
@@ -295,7 +295,7 @@ static void stress_ksm_unmerge_mprotect_evidence(stress_ksm_unmerge_ctx_t *ctx, 
 		after[k] = after[i];	/* compact in place: list is ascending, k <= i */
 		/* a KSM zero page, or a discarded one read back: pagemap cannot tell */
 		if (before[k] == ctx->zero_pfn && (after[k] & PM_PFN_MASK) == ctx->zero_pfn &&
-		    stress_ksm_unmerge_b_others(ctx))
+		    stress_ksm_unmerge_others_run(ctx, KSM_RACERS_MM))
 			after[k] = 0;
 		mp->flags[k] = ((after[k] & PM_PRESENT) && (after[k] & PM_PFN_MASK) != ctx->zero_pfn) ?
 			stress_ksm_unmerge_kpageflags(ctx->kpageflags_fd, after[k] & PM_PFN_MASK) : 0;
@@ -305,7 +305,7 @@ static void stress_ksm_unmerge_mprotect_evidence(stress_ksm_unmerge_ctx_t *ctx, 
 	if (bad >= 0) {
 		char vma[320];
 
-		stress_ksm_unmerge_b_vma_flags(ctx->region + mp->list[bad] * ctx->page_size, vma, sizeof(vma));
+		stress_ksm_unmerge_vma_flags(ctx->region + mp->list[bad] * ctx->page_size, vma, sizeof(vma));
 		rs->failures++;
 		pr_fail("%s: mprotect racer: page %zu was a KSM page (pfn %#" PRIx64 ") under %s at "
 			"the start of the unmerge and still maps a KSM page after it (pfn %#" PRIx64
@@ -383,7 +383,7 @@ static int stress_ksm_unmerge_mprotect_start(stress_ksm_unmerge_ctx_t *ctx, cons
 	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
 	stress_ksm_unmerge_mprotect_t *mp;
 
-	if (stress_ksm_unmerge_b_need_pfns(ctx, idx, "no evidence possible") < 0)
+	if (stress_ksm_unmerge_racer_need_pfns(ctx, idx, "no evidence possible") < 0)
 		return -1;
 	mp = calloc(1, sizeof(*mp));
 	if (!mp || !(mp->prot = calloc(ctx->npages, 1)) ||

@@ -77,13 +77,13 @@ static void NORETURN stress_ksm_unmerge_mrelease_child(stress_ksm_unmerge_ctx_t 
 {
 	size_t i;
 
-	if (stress_ksm_unmerge_b_child_init(ctx, parent) < 0)
+	if (stress_ksm_unmerge_racer_child_init(ctx, parent) < 0)
 		_exit(errno ? errno : 1);
 	if (mode == 0) {
 		if (madvise(ctx->region, ctx->region_size, MADV_UNMERGEABLE) < 0)
 			_exit(errno ? errno : 1);
 	} else if (mode == 1) {
-		if (stress_ksm_unmerge_b_child_rw(ctx) < 0)
+		if (stress_ksm_unmerge_racer_child_rw(ctx) < 0)
 			_exit(errno ? errno : 1);
 		for (i = 0; i < ctx->npages; i++) {
 			volatile uint8_t *p = ctx->region + i * ctx->page_size;
@@ -146,7 +146,7 @@ static ssize_t stress_ksm_unmerge_mrelease_victim_ksm(stress_ksm_unmerge_ctx_t *
 		const uint64_t flags = ((pm[j] & PM_PRESENT) && (pm[j] & PM_PFN_MASK)) ?
 			stress_ksm_unmerge_kpageflags(ctx->kpageflags_fd, pm[j] & PM_PFN_MASK) : 0;
 
-		ksm += stress_ksm_unmerge_b_page_ksm(ctx, first + j, pm[j], flags);
+		ksm += stress_ksm_unmerge_region_page_is_ksm(ctx, first + j, pm[j], flags);
 	}
 	return ksm;
 }
@@ -165,22 +165,22 @@ static void stress_ksm_unmerge_mrelease_kill(stress_ksm_unmerge_ctx_t *ctx, cons
 	int ret, err, status, verdict;
 	const ssize_t ksm = stress_ksm_unmerge_mrelease_victim_ksm(ctx, pm_fd);
 
-	t0 = stress_ksm_unmerge_b_now_ns();
+	t0 = stress_ksm_unmerge_now_ns();
 	if (shim_pidfd_send_signal(pidfd, SIGKILL, NULL, 0) < 0) {
 		err = errno;
 		(void)shim_kill(pid, SIGKILL);
-		(void)stress_ksm_unmerge_b_reap(pid, 0.0, &status);
+		(void)stress_ksm_unmerge_child_reap(pid, 0.0, &status);
 		stress_ksm_unmerge_mrelease_fail(ctx, idx, "pidfd_send_signal SIGKILL failed", err);
 		return;
 	}
 	ret = shim_process_mrelease(pidfd, 0);
 	err = errno;
-	t1 = stress_ksm_unmerge_b_now_ns();
-	if (stress_ksm_unmerge_b_reap(pid, 0.0, &status) < 0) {
+	t1 = stress_ksm_unmerge_now_ns();
+	if (stress_ksm_unmerge_child_reap(pid, 0.0, &status) < 0) {
 		stress_ksm_unmerge_mrelease_fail(ctx, idx, "waitpid on the victim failed", errno);
 		return;
 	}
-	t2 = stress_ksm_unmerge_b_now_ns();
+	t2 = stress_ksm_unmerge_now_ns();
 	rs->ops++;
 	if (ksm > 0) {
 		rs->evidence++;
@@ -224,13 +224,13 @@ static void stress_ksm_unmerge_mrelease_round(stress_ksm_unmerge_ctx_t *ctx, con
 	m->victims++;
 	m->pid = pid;
 	/* a victim forked while merged maps the KSM pages: the unmerge may start */
-	stress_ksm_unmerge_racer_met(ctx, idx);
+	stress_ksm_unmerge_racer_merged_op_begins(ctx, idx);
 	pidfd = shim_pidfd_open(pid, 0);
 	pm_fd = (pidfd < 0) ? -1 : stress_ksm_unmerge_mrelease_pagemap(pid);
 	if (pidfd < 0 || pm_fd < 0) {
 		err = errno;
 		(void)shim_kill(pid, SIGKILL);
-		(void)stress_ksm_unmerge_b_reap(pid, 0.0, &status);
+		(void)stress_ksm_unmerge_child_reap(pid, 0.0, &status);
 		m->pid = 0;
 		if (pidfd >= 0)
 			(void)close(pidfd);
@@ -262,7 +262,7 @@ static void *stress_ksm_unmerge_mrelease_thread(void *arg)
 			(void)stress_ksm_unmerge_racer_park(ctx, idx);
 			continue;
 		}
-		if (!stress_ksm_unmerge_b_keep_going(ctx))
+		if (!stress_ksm_unmerge_racer_keep_going(ctx))
 			continue;
 		if (m->cycle != ctx->cycle) {
 			m->cycle = ctx->cycle;
@@ -309,7 +309,7 @@ static int stress_ksm_unmerge_mrelease_start(stress_ksm_unmerge_ctx_t *ctx, cons
 {
 	stress_ksm_unmerge_mrelease_t *m;
 
-	if (stress_ksm_unmerge_b_need_pfns(ctx, idx, "victims' KSM pages not visible") < 0)
+	if (stress_ksm_unmerge_racer_need_pfns(ctx, idx, "victims' KSM pages not visible") < 0)
 		return -1;
 	m = calloc(1, sizeof(*m));
 	if (!m) {
@@ -318,7 +318,7 @@ static int stress_ksm_unmerge_mrelease_start(stress_ksm_unmerge_ctx_t *ctx, cons
 		return -1;
 	}
 	ctx->run[idx].priv = m;
-	ctx->run[idx].meets = true;
+	ctx->run[idx].merged_phase_waits = true;
 	if (stress_ksm_unmerge_racer_thread_start(ctx, idx, stress_ksm_unmerge_mrelease_thread) < 0) {
 		free(m);
 		ctx->run[idx].priv = NULL;
@@ -339,7 +339,7 @@ static void stress_ksm_unmerge_mrelease_stop(stress_ksm_unmerge_ctx_t *ctx, cons
 	stress_ksm_unmerge_racer_thread_stop(ctx, idx);
 	if (m && m->pid > 0) {
 		(void)shim_kill(m->pid, SIGKILL);
-		(void)stress_ksm_unmerge_b_reap(m->pid, 0.0, &status);
+		(void)stress_ksm_unmerge_child_reap(m->pid, 0.0, &status);
 	}
 	free(m);
 	ctx->run[idx].priv = NULL;

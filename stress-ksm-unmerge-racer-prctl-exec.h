@@ -69,7 +69,7 @@ static int stress_ksm_unmerge_exec_helper_mg(const void *addr)
 {
 	char flags[320];
 
-	stress_ksm_unmerge_b_vma_flags(addr, flags, sizeof(flags));
+	stress_ksm_unmerge_vma_flags(addr, flags, sizeof(flags));
 	if (!strchr(flags, '-'))
 		return -1;	/* "VMA not found" or smaps unreadable */
 	return strstr(flags, " mg") ? 1 : 0;
@@ -270,7 +270,7 @@ static void stress_ksm_unmerge_exec_one(stress_ksm_unmerge_ctx_t *ctx)
 	if (stress_ksm_unmerge_exec_read(fds[0], line, sizeof(line)) == 0)
 		stress_ksm_unmerge_exec_report(ctx, line);
 	(void)close(fds[0]);
-	if (stress_ksm_unmerge_b_reap(pid, 1.0, &status) == 0 && WIFEXITED(status) &&
+	if (stress_ksm_unmerge_child_reap(pid, 1.0, &status) == 0 && WIFEXITED(status) &&
 	    WEXITSTATUS(status) != 0 && stress_continue(ctx->args)) {
 		rs->failures++;
 		pr_fail("%s: prctl-exec racer: the child could not become the helper (exit %d: "
@@ -289,7 +289,7 @@ static void *stress_ksm_unmerge_exec_thread(void *arg)
 	const size_t idx = KSM_RACER_IDX_PRCTL_EXEC;
 
 	while (!ctx->racers_stop) {
-		if (!stress_ksm_unmerge_c_may_act(ctx, idx))
+		if (!stress_ksm_unmerge_racer_may_act(ctx, idx))
 			continue;
 		stress_ksm_unmerge_exec_one(ctx);
 		(void)shim_nanosleep_uint64(20000000);

@@ -43,7 +43,7 @@ static ssize_t stress_ksm_unmerge_sparse_judge(const stress_ksm_unmerge_sparse_t
 			*why = 1;
 			return (ssize_t)k;
 		}
-		if (stress_ksm_unmerge_b_entry_ksm(s->entries[k], s->flags[k], zero_pfn)) {
+		if (stress_ksm_unmerge_entry_is_ksm(s->entries[k], s->flags[k], zero_pfn)) {
 			*why = 2;
 			return (ssize_t)k;
 		}
@@ -60,7 +60,7 @@ static int stress_ksm_unmerge_sparse_lookup(stress_ksm_unmerge_ctx_t *ctx, stres
 	size_t k;
 
 	for (k = 0; k < s->populated; k++) {
-		if (stress_ksm_unmerge_b_lookup(ctx, ctx->pagemap_fd, s->base + k * s->stride,
+		if (stress_ksm_unmerge_page_lookup(ctx, ctx->pagemap_fd, s->base + k * s->stride,
 				&s->entries[k], &s->flags[k]) < 0)
 			return -1;
 	}
@@ -115,7 +115,7 @@ static int stress_ksm_unmerge_sparse_ksm_before(stress_ksm_unmerge_ctx_t *ctx, c
 		return -1;
 	}
 	for (k = 0; k < s->populated; k++)
-		rs->evidence += stress_ksm_unmerge_b_entry_ksm(s->entries[k], s->flags[k], ctx->zero_pfn);
+		rs->evidence += stress_ksm_unmerge_entry_is_ksm(s->entries[k], s->flags[k], ctx->zero_pfn);
 	rs->detail[1] += s->populated;
 	return 0;
 }
@@ -135,10 +135,10 @@ static void stress_ksm_unmerge_sparse_unmerge(stress_ksm_unmerge_ctx_t *ctx, con
 		return;
 	if (stress_ksm_unmerge_sparse_ksm_before(ctx, idx, s) < 0)
 		return;
-	t0 = stress_ksm_unmerge_b_now_ns();
+	t0 = stress_ksm_unmerge_now_ns();
 	ret = madvise(s->base, s->size, MADV_UNMERGEABLE);
 	err = errno;
-	t1 = stress_ksm_unmerge_b_now_ns();
+	t1 = stress_ksm_unmerge_now_ns();
 	if (ret < 0) {
 		if (err == EINTR && !stress_continue(ctx->args))
 			return;		/* end of the run: left for stop() */
@@ -302,7 +302,7 @@ static int stress_ksm_unmerge_sparse_start(stress_ksm_unmerge_ctx_t *ctx, const 
 	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
 	stress_ksm_unmerge_sparse_t *s;
 
-	if (stress_ksm_unmerge_b_need_pfns(ctx, idx, "no evidence possible") < 0)
+	if (stress_ksm_unmerge_racer_need_pfns(ctx, idx, "no evidence possible") < 0)
 		return -1;
 	s = calloc(1, sizeof(*s));
 	if (!s) {

@@ -106,7 +106,7 @@ static uint64_t stress_ksm_unmerge_thp_split_count(const uint8_t *state, const u
 		uint64_t k = 0;
 
 		for (i = 0; i < per_chunk; i++)
-			k += (state[c * per_chunk + i] == KSM_RA_PAGE_KSM);
+			k += (state[c * per_chunk + i] == KSM_ENTRY_KSM);
 		*pages += k;
 		split += (was_thp[c] && k > 0);
 	}
@@ -254,7 +254,7 @@ static void stress_ksm_unmerge_thp_merged(stress_ksm_unmerge_ctx_t *ctx, const s
 	if (!state)
 		return;
 	for (i = 0; i < t->npages; i++)
-		state[i] = (uint8_t)stress_ksm_unmerge_ra_pm_state(ctx, t->pm[i]);
+		state[i] = (uint8_t)stress_ksm_unmerge_entry_read_state(ctx, t->pm[i]);
 	rs->evidence += stress_ksm_unmerge_thp_split_count(state, t->was_thp, t->chunks,
 		t->pmd_size / ctx->page_size, &pages);
 	free(state);
@@ -341,9 +341,9 @@ static void stress_ksm_unmerge_thp_verify(stress_ksm_unmerge_ctx_t *ctx, const s
 	    stress_ksm_unmerge_pagemap_read(ctx->pagemap_fd, t->thp, t->npages, ctx->page_size, t->pm) < 0)
 		return;
 	for (i = 0; i < t->npages; i++) {
-		const int st = stress_ksm_unmerge_ra_pm_state(ctx, t->pm[i]);
+		const int st = stress_ksm_unmerge_entry_read_state(ctx, t->pm[i]);
 
-		if (st == KSM_RA_PAGE_KSM || st == KSM_RA_PAGE_KZERO) {
+		if (st == KSM_ENTRY_KSM || st == KSM_ENTRY_KZERO) {
 			pr_fail("%s: thp racer: THP region page %zu is still a KSM page after unmerge "
 				"(pagemap %#" PRIx64 ")\n", ctx->args->name, i, t->pm[i]);
 			rs->failures++;
@@ -378,7 +378,7 @@ static void *stress_ksm_unmerge_thp_thread(void *arg)
 	const size_t idx = KSM_RACER_IDX_THP;
 	stress_ksm_unmerge_thp_t *t = (stress_ksm_unmerge_thp_t *)ctx->run[idx].priv;
 
-	while (stress_ksm_unmerge_ra_running(ctx)) {
+	while (stress_ksm_unmerge_racer_until_stop(ctx)) {
 		if (ctx->quiesce) {
 			if (ctx->run[idx].quiesced != ctx->quiesce)
 				stress_ksm_unmerge_thp_settle(ctx, idx, t);
@@ -431,7 +431,7 @@ static void *stress_ksm_unmerge_thp_compactor(void *arg)
 	stress_ksm_unmerge_ctx_t *ctx = (stress_ksm_unmerge_ctx_t *)arg;
 	stress_ksm_unmerge_thp_t *t = (stress_ksm_unmerge_thp_t *)ctx->run[KSM_RACER_IDX_THP].priv;
 
-	while (stress_ksm_unmerge_ra_running(ctx) && t->can_compact) {
+	while (stress_ksm_unmerge_racer_until_stop(ctx) && t->can_compact) {
 		if (ctx->phase == KSM_PHASE_UNMERGING && t->compacted != ctx->cycle && !ctx->quiesce) {
 			const uint64_t cycle = ctx->cycle;
 
@@ -502,14 +502,14 @@ static int stress_ksm_unmerge_thp_pmd_size(stress_ksm_unmerge_ctx_t *ctx, const 
 	unsigned long long v;
 
 	if (n <= 0) {
-		stress_ksm_unmerge_ra_reason(ctx, idx, "cannot read %s, errno=%d (%s)", KSM_THP_PMD_SIZE,
+		stress_ksm_unmerge_racer_reason(ctx, idx, "cannot read %s, errno=%d (%s)", KSM_THP_PMD_SIZE,
 			n < 0 ? errno : ENODATA, strerror(n < 0 ? errno : ENODATA));
 		return -1;
 	}
 	buf[n] = '\0';
 	if (sscanf(buf, "%llu", &v) != 1 || v < 2 * ctx->page_size || (v & (v - 1)) ||
 	    v > KSM_THP_MAX_BYTES) {
-		stress_ksm_unmerge_ra_reason(ctx, idx, "PMD size '%.20s' from hpage_pmd_size unusable "
+		stress_ksm_unmerge_racer_reason(ctx, idx, "PMD size '%.20s' from hpage_pmd_size unusable "
 			"(power of 2, at most %u MiB)", buf, (unsigned int)(KSM_THP_MAX_BYTES / MB));
 		return -1;
 	}
@@ -534,13 +534,13 @@ static int stress_ksm_unmerge_thp_map(stress_ksm_unmerge_ctx_t *ctx, const size_
 	t->map = mmap(NULL, t->map_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (t->map == MAP_FAILED) {
 		t->map = NULL;
-		stress_ksm_unmerge_ra_reason(ctx, idx, "mmap of %zu bytes failed, errno=%d (%s)",
+		stress_ksm_unmerge_racer_reason(ctx, idx, "mmap of %zu bytes failed, errno=%d (%s)",
 			t->map_size, errno, strerror(errno));
 		return -1;
 	}
 	t->thp = (uint8_t *)(((uintptr_t)t->map + t->pmd_size - 1) & ~((uintptr_t)t->pmd_size - 1));
 	if (madvise(t->thp, t->size, MADV_HUGEPAGE) < 0) {
-		stress_ksm_unmerge_ra_reason(ctx, idx, "MADV_HUGEPAGE failed, errno=%d (%s)",
+		stress_ksm_unmerge_racer_reason(ctx, idx, "MADV_HUGEPAGE failed, errno=%d (%s)",
 			errno, strerror(errno));
 		return -1;
 	}
@@ -548,7 +548,7 @@ static int stress_ksm_unmerge_thp_map(stress_ksm_unmerge_ctx_t *ctx, const size_
 	t->pm = calloc(t->npages, sizeof(uint64_t));
 	t->flags = calloc(t->npages, sizeof(uint64_t));
 	if (!t->pm || !t->flags) {
-		stress_ksm_unmerge_ra_reason(ctx, idx, "out of memory for the pagemap buffer");
+		stress_ksm_unmerge_racer_reason(ctx, idx, "out of memory for the pagemap buffer");
 		return -1;
 	}
 	return 0;
@@ -563,7 +563,7 @@ static int stress_ksm_unmerge_thp_start(stress_ksm_unmerge_ctx_t *ctx, const siz
 	stress_ksm_unmerge_thp_t *t = calloc(1, sizeof(*t));
 
 	if (!t) {
-		stress_ksm_unmerge_ra_reason(ctx, idx, "out of memory for the racer state");
+		stress_ksm_unmerge_racer_reason(ctx, idx, "out of memory for the racer state");
 		return -1;
 	}
 	ctx->run[idx].priv = t;
@@ -602,7 +602,7 @@ static void stress_ksm_unmerge_thp_stop(stress_ksm_unmerge_ctx_t *ctx, const siz
 		return;
 	stress_ksm_unmerge_racer_helper_join(t->compactor, &t->compactor_running);
 	if (!t->thps && !ctx->st->racer[idx].reason[0])
-		stress_ksm_unmerge_ra_reason(ctx, idx, "no THP could be faulted (KPF_THP never set)");
+		stress_ksm_unmerge_racer_reason(ctx, idx, "no THP could be faulted (KPF_THP never set)");
 	pr_dbg("%s: thp racer: %" PRIu64 " THPs faulted before merging, %" PRIu64
 		" compactions during unmerge\n", ctx->args->name, t->thps, t->compactions);
 	stress_ksm_unmerge_thp_free(ctx, idx);

@@ -182,7 +182,7 @@ static void stress_ksm_unmerge_uffd_toggle(stress_ksm_unmerge_ctx_t *ctx, const 
 {
 	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
 	size_t first, j;
-	const size_t n = stress_ksm_unmerge_ra_range(ctx, KSM_UFFD_MAX_RANGE, &first);
+	const size_t n = stress_ksm_unmerge_random_range(ctx, KSM_UFFD_MAX_RANGE, &first);
 	const bool on = (ctx->phase != KSM_PHASE_UNMERGING) || stress_mwc32modn(2);
 
 	if (!on) {
@@ -226,7 +226,7 @@ static void *stress_ksm_unmerge_uffd_thread(void *arg)
 	const size_t idx = KSM_RACER_IDX_UFFD_WP;
 	stress_ksm_unmerge_uffd_t *u = (stress_ksm_unmerge_uffd_t *)ctx->run[idx].priv;
 
-	while (stress_ksm_unmerge_ra_running(ctx)) {
+	while (stress_ksm_unmerge_racer_until_stop(ctx)) {
 		stress_ksm_unmerge_uffd_events(ctx, idx, u, 0);
 		if (ctx->quiesce) {
 			stress_ksm_unmerge_uffd_release(ctx, idx, u);
@@ -234,7 +234,7 @@ static void *stress_ksm_unmerge_uffd_thread(void *arg)
 			(void)stress_ksm_unmerge_racer_park(ctx, idx);
 			continue;
 		}
-		if (stress_ksm_unmerge_ra_phase_active(ctx)) {
+		if (stress_ksm_unmerge_racer_phase_active(ctx)) {
 			stress_ksm_unmerge_uffd_toggle(ctx, idx, u);
 			(void)shim_nanosleep_uint64(20000);
 			continue;
@@ -280,7 +280,7 @@ static void *stress_ksm_unmerge_uffd_watchdog(void *arg)
 	uint64_t seen = 0, reported = 0;
 	double t0 = 0.0;
 
-	while (stress_ksm_unmerge_ra_running(ctx)) {
+	while (stress_ksm_unmerge_racer_until_stop(ctx)) {
 		if (ctx->phase == KSM_PHASE_UNMERGING) {
 			const uint64_t cycle = ctx->cycle;
 			const double now = stress_time_now();
@@ -311,7 +311,7 @@ static uint64_t stress_ksm_unmerge_uffd_snap_build(const uint64_t *pm, const uin
 
 	for (i = 0; i < npages; i++) {
 		snap[i] = (pm[i] & PM_UFFD_WP) &&
-			(state[i] == KSM_RA_PAGE_KSM || state[i] == KSM_RA_PAGE_KZERO);
+			(state[i] == KSM_ENTRY_KSM || state[i] == KSM_ENTRY_KZERO);
 		count += snap[i];
 	}
 	return count;
@@ -364,9 +364,9 @@ static uint64_t stress_ksm_unmerge_uffd_unshared(const stress_ksm_unmerge_ctx_t 
 
 		if (!u->snap[i] || u->touched[i] == cycle || !(u->pm[i] & PM_UFFD_WP))
 			continue;
-		st = stress_ksm_unmerge_ra_pm_state(ctx, u->pm[i]);
-		unshared += (st == KSM_RA_PAGE_ANON);
-		*still_ksm += (st == KSM_RA_PAGE_KSM || st == KSM_RA_PAGE_KZERO);
+		st = stress_ksm_unmerge_entry_read_state(ctx, u->pm[i]);
+		unshared += (st == KSM_ENTRY_ANON);
+		*still_ksm += (st == KSM_ENTRY_KSM || st == KSM_ENTRY_KZERO);
 	}
 	return unshared;
 }
@@ -388,7 +388,7 @@ static void stress_ksm_unmerge_uffd_snapshot(stress_ksm_unmerge_ctx_t *ctx, stre
 	/* reuse snap as the page-state array, then overwrite it with the result */
 	for (i = 0; i < ctx->npages; i++)
 		u->snap[i] = (u->pm[i] & PM_UFFD_WP) ?
-			(uint8_t)stress_ksm_unmerge_ra_pm_state(ctx, u->pm[i]) : KSM_RA_PAGE_ABSENT;
+			(uint8_t)stress_ksm_unmerge_entry_read_state(ctx, u->pm[i]) : KSM_ENTRY_ABSENT;
 	rs->detail[0] += stress_ksm_unmerge_uffd_snap_build(u->pm, u->snap, ctx->npages, u->snap);
 	u->snap_valid = true;
 }
@@ -417,7 +417,7 @@ static void stress_ksm_unmerge_uffd_after(stress_ksm_unmerge_ctx_t *ctx, const s
 	if (!lost)
 		return;
 	u->lost += lost;
-	if (stress_ksm_unmerge_ra_others(ctx))
+	if (stress_ksm_unmerge_others_run(ctx, KSM_RACERS_HOLDING))
 		return;		/* another racer may have discarded them */
 	pr_fail("%s: uffd-wp racer: %" PRIu64 " KSM pages lost their uffd-wp bit across the "
 		"unmerge (first: page %zu, pagemap %#" PRIx64 ")\n", ctx->args->name, lost,
@@ -517,12 +517,12 @@ static int stress_ksm_unmerge_uffd_register(stress_ksm_unmerge_ctx_t *ctx, const
 	reg.range.len = ctx->region_size;
 	reg.mode = UFFDIO_REGISTER_MODE_WP;
 	if (ioctl(u->uffd, UFFDIO_REGISTER, &reg) < 0) {
-		stress_ksm_unmerge_ra_reason(ctx, idx, "UFFDIO_REGISTER MODE_WP failed, errno=%d (%s)",
+		stress_ksm_unmerge_racer_reason(ctx, idx, "UFFDIO_REGISTER MODE_WP failed, errno=%d (%s)",
 			errno, strerror(errno));
 		return -1;
 	}
 	if (!(reg.ioctls & (1ULL << _UFFDIO_WRITEPROTECT))) {
-		stress_ksm_unmerge_ra_reason(ctx, idx, "UFFDIO_WRITEPROTECT not offered for anonymous memory");
+		stress_ksm_unmerge_racer_reason(ctx, idx, "UFFDIO_WRITEPROTECT not offered for anonymous memory");
 		return -1;
 	}
 	/* registration adds the "uw" VMA flag: re-baseline the VmFlags check */
@@ -540,7 +540,7 @@ static int stress_ksm_unmerge_uffd_start(stress_ksm_unmerge_ctx_t *ctx, const si
 	stress_ksm_unmerge_uffd_t *u = calloc(1, sizeof(*u));
 
 	if (!u) {
-		stress_ksm_unmerge_ra_reason(ctx, idx, "out of memory for the racer state");
+		stress_ksm_unmerge_racer_reason(ctx, idx, "out of memory for the racer state");
 		return -1;
 	}
 	ctx->run[idx].priv = u;
@@ -553,7 +553,7 @@ static int stress_ksm_unmerge_uffd_start(stress_ksm_unmerge_ctx_t *ctx, const si
 	if (!u->snap || !u->touched || !u->pm || u->uffd < 0 ||
 	    stress_ksm_unmerge_uffd_register(ctx, idx, u) < 0) {
 		if (!u->snap || !u->touched || !u->pm)
-			stress_ksm_unmerge_ra_reason(ctx, idx, "out of memory for the page maps");
+			stress_ksm_unmerge_racer_reason(ctx, idx, "out of memory for the page maps");
 		stress_ksm_unmerge_uffd_free(ctx, idx);
 		return -1;
 	}

@@ -17,12 +17,12 @@
 #if defined(HAVE_VMSPLICE) && defined(SPLICE_F_NONBLOCK)
 
 /*
- *  stress_ksm_unmerge_ra_hold_unmerge()
+ *  stress_ksm_unmerge_vmsplice_hold_over_unmerge()
  *	keep a splice begun in the merged phase of cycle until that cycle's
  *	unmerge returned, so break_ksm() meets its references; true if the
  *	unmerge returned (phase VERIFY) while it was held
  */
-static bool stress_ksm_unmerge_ra_hold_unmerge(const stress_ksm_unmerge_ctx_t *ctx, const uint64_t cycle)
+static bool stress_ksm_unmerge_vmsplice_hold_over_unmerge(const stress_ksm_unmerge_ctx_t *ctx, const uint64_t cycle)
 {
 	while (ctx->cycle == cycle && !ctx->racers_stop &&
 	       (ctx->phase == KSM_PHASE_MERGED || ctx->phase == KSM_PHASE_UNMERGING))
@@ -32,7 +32,7 @@ static bool stress_ksm_unmerge_ra_hold_unmerge(const stress_ksm_unmerge_ctx_t *c
 
 typedef struct {
 	int pipefd[2];			/* non-blocking pipe */
-	uint8_t *buf;			/* drain buffer, KSM_RA_MAX_PAGES pages */
+	uint8_t *buf;			/* drain buffer, KSM_RACER_OP_MAX_PAGES pages */
 	uint8_t *scratch;		/* one page for partial-page checks */
 } stress_ksm_unmerge_vmsplice_t;
 
@@ -68,7 +68,7 @@ static int stress_ksm_unmerge_vmsplice_drain(stress_ksm_unmerge_vmsplice_t *v, c
 static ssize_t stress_ksm_unmerge_vmsplice_splice(stress_ksm_unmerge_ctx_t *ctx,
 	stress_ksm_unmerge_vmsplice_t *v, const size_t first, const size_t n)
 {
-	struct iovec iov[KSM_RA_MAX_PAGES];
+	struct iovec iov[KSM_RACER_OP_MAX_PAGES];
 	size_t j;
 
 	for (j = 0; j < n; j++) {
@@ -86,26 +86,26 @@ static void stress_ksm_unmerge_vmsplice_one(stress_ksm_unmerge_ctx_t *ctx, const
 	stress_ksm_unmerge_vmsplice_t *v)
 {
 	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
-	uint8_t st[KSM_RA_MAX_PAGES];
-	bool was_ksm[KSM_RA_MAX_PAGES];
-	size_t first, j, covered, n = stress_ksm_unmerge_ra_range(ctx, KSM_RA_MAX_PAGES, &first);
+	uint8_t st[KSM_RACER_OP_MAX_PAGES];
+	bool was_ksm[KSM_RACER_OP_MAX_PAGES];
+	size_t first, j, covered, n = stress_ksm_unmerge_random_range(ctx, KSM_RACER_OP_MAX_PAGES, &first);
 	ssize_t ret, bad, off;
 	int err;
 	const uint64_t cycle = ctx->cycle;
 	const bool merged = (ctx->phase == KSM_PHASE_MERGED);
 	bool held = false;
 
-	n = stress_ksm_unmerge_ra_present(ctx, first, n, st);
+	n = stress_ksm_unmerge_pattern_pages_present(ctx, first, n, st);
 	if (!n)
 		return;
 	for (j = 0; j < n; j++)
 		was_ksm[j] = stress_ksm_unmerge_page_is_ksm(ctx, first + j);
-	stress_ksm_unmerge_racer_met(ctx, idx);
+	stress_ksm_unmerge_racer_merged_op_begins(ctx, idx);
 	ret = stress_ksm_unmerge_vmsplice_splice(ctx, v, first, n);
 	if (ret <= 0) {
 		/* EFAULT: another racer made the range PROT_NONE */
 		if (ret == 0 || errno == EAGAIN || errno == EINTR ||
-		    (errno == EFAULT && stress_ksm_unmerge_ra_others(ctx)))
+		    (errno == EFAULT && stress_ksm_unmerge_others_run(ctx, KSM_RACERS_HOLDING)))
 			return;
 		pr_fail("%s: vmsplice racer: vmsplice of pages %zu..%zu failed, errno=%d (%s)\n",
 			ctx->args->name, first, first + n - 1, errno, strerror(errno));
@@ -113,9 +113,9 @@ static void stress_ksm_unmerge_vmsplice_one(stress_ksm_unmerge_ctx_t *ctx, const
 		return;
 	}
 	if (merged)
-		held = stress_ksm_unmerge_ra_hold_unmerge(ctx, cycle);
+		held = stress_ksm_unmerge_vmsplice_hold_over_unmerge(ctx, cycle);
 	else
-		stress_ksm_unmerge_ra_hold(ctx);
+		stress_ksm_unmerge_racer_hold(ctx);
 	err = stress_ksm_unmerge_vmsplice_drain(v, (size_t)ret);
 	if (err < 0) {
 		pr_fail("%s: vmsplice racer: draining %zd bytes from the pipe failed, errno=%d (%s)\n",
@@ -123,13 +123,13 @@ static void stress_ksm_unmerge_vmsplice_one(stress_ksm_unmerge_ctx_t *ctx, const
 		rs->failures++;
 		return;
 	}
-	bad = stress_ksm_unmerge_ra_pages_check(ctx, first, v->buf, (size_t)ret,
-		stress_ksm_unmerge_ra_others(ctx), v->scratch, &off);
+	bad = stress_ksm_unmerge_copied_pages_check(ctx, first, v->buf, (size_t)ret,
+		stress_ksm_unmerge_others_run(ctx, KSM_RACERS_HOLDING), v->scratch, &off);
 	if (bad >= 0) {
 		pr_fail("%s: vmsplice racer: page %zu read back from the pipe: byte %zd is 0x%02x, "
 			"expected 0x%02x (was KSM when spliced: %s)\n", ctx->args->name,
 			first + (size_t)bad, off, v->buf[(size_t)bad * ctx->page_size + (size_t)off],
-			stress_ksm_unmerge_ra_expected(ctx, first + (size_t)bad, off, v->scratch),
+			stress_ksm_unmerge_expected_byte(ctx, first + (size_t)bad, off, v->scratch),
 			was_ksm[bad] ? "yes" : "no");
 		rs->failures++;
 	}
@@ -154,12 +154,12 @@ static void *stress_ksm_unmerge_vmsplice_thread(void *arg)
 	const size_t idx = KSM_RACER_IDX_VMSPLICE;
 	stress_ksm_unmerge_vmsplice_t *v = (stress_ksm_unmerge_vmsplice_t *)ctx->run[idx].priv;
 
-	while (stress_ksm_unmerge_ra_running(ctx)) {
+	while (stress_ksm_unmerge_racer_until_stop(ctx)) {
 		if (ctx->quiesce) {
 			(void)stress_ksm_unmerge_racer_park(ctx, idx);
 			continue;
 		}
-		if (stress_ksm_unmerge_ra_phase_active(ctx)) {
+		if (stress_ksm_unmerge_racer_phase_active(ctx)) {
 			stress_ksm_unmerge_vmsplice_one(ctx, idx, v);
 			continue;
 		}
@@ -207,7 +207,7 @@ static void stress_ksm_unmerge_vmsplice_free(stress_ksm_unmerge_ctx_t *ctx, cons
 		(void)close(v->pipefd[0]);
 	if (v->pipefd[1] >= 0)
 		(void)close(v->pipefd[1]);
-	stress_ksm_unmerge_ra_buffers_free(ctx, v->buf);
+	stress_ksm_unmerge_racer_buffers_free(ctx, v->buf);
 	free(v);
 	ctx->run[idx].priv = NULL;
 }
@@ -221,28 +221,28 @@ static int stress_ksm_unmerge_vmsplice_start(stress_ksm_unmerge_ctx_t *ctx, cons
 	stress_ksm_unmerge_vmsplice_t *v = calloc(1, sizeof(*v));
 
 	if (!v) {
-		stress_ksm_unmerge_ra_reason(ctx, idx, "out of memory for the racer state");
+		stress_ksm_unmerge_racer_reason(ctx, idx, "out of memory for the racer state");
 		return -1;
 	}
 	v->pipefd[0] = v->pipefd[1] = -1;
 	ctx->run[idx].priv = v;
-	v->buf = stress_ksm_unmerge_ra_buffers(ctx);
-	v->scratch = v->buf ? v->buf + KSM_RA_MAX_PAGES * ctx->page_size : NULL;
+	v->buf = stress_ksm_unmerge_racer_buffers(ctx);
+	v->scratch = v->buf ? v->buf + KSM_RACER_OP_MAX_PAGES * ctx->page_size : NULL;
 	if (!v->buf) {
-		stress_ksm_unmerge_ra_reason(ctx, idx, "cannot map the drain buffer, errno=%d (%s)",
+		stress_ksm_unmerge_racer_reason(ctx, idx, "cannot map the drain buffer, errno=%d (%s)",
 			errno, strerror(errno));
 		stress_ksm_unmerge_vmsplice_free(ctx, idx);
 		return -1;
 	}
 	if (pipe2(v->pipefd, O_CLOEXEC | O_NONBLOCK) < 0) {
-		stress_ksm_unmerge_ra_reason(ctx, idx, "pipe2 failed, errno=%d (%s)", errno, strerror(errno));
+		stress_ksm_unmerge_racer_reason(ctx, idx, "pipe2 failed, errno=%d (%s)", errno, strerror(errno));
 		v->pipefd[0] = v->pipefd[1] = -1;
 		stress_ksm_unmerge_vmsplice_free(ctx, idx);
 		return -1;
 	}
 	/* a page in the pipe blocks its merge (and others against it) */
 	ctx->racers_disturb_counts = true;
-	ctx->run[idx].meets = true;
+	ctx->run[idx].merged_phase_waits = true;
 	if (stress_ksm_unmerge_racer_thread_start(ctx, idx, stress_ksm_unmerge_vmsplice_thread) < 0) {
 		stress_ksm_unmerge_vmsplice_free(ctx, idx);
 		return -1;

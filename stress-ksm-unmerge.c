@@ -526,8 +526,8 @@ typedef struct {
 	void *(*fn)(void *);		/* racer thread function */
 	struct stress_ksm_unmerge_ctx *ctx;	/* its argument */
 	volatile bool thread_done;	/* fn returned: nothing left to park */
-	bool meets;			/* the merged phase waits for this racer */
-	volatile uint64_t met;		/* last cycle it began an op on merged pages */
+	bool merged_phase_waits;	/* the merged phase waits for this racer */
+	volatile uint64_t merged_op_cycle;	/* last cycle it began an op on merged pages */
 } stress_ksm_unmerge_racer_run_t;
 
 /* Per instance context */
@@ -2471,14 +2471,14 @@ static bool stress_ksm_unmerge_racer_park(stress_ksm_unmerge_ctx_t *ctx, const s
 }
 
 /*
- *  stress_ksm_unmerge_racer_met()
+ *  stress_ksm_unmerge_racer_merged_op_begins()
  *	racer thread: it is about to pin or splice pages of this cycle's
  *	merged region (releases the merged phase's wait for it)
  */
-static inline void stress_ksm_unmerge_racer_met(stress_ksm_unmerge_ctx_t *ctx, const size_t idx)
+static inline void stress_ksm_unmerge_racer_merged_op_begins(stress_ksm_unmerge_ctx_t *ctx, const size_t idx)
 {
 	if (ctx->phase == KSM_PHASE_MERGED)
-		ctx->run[idx].met = ctx->cycle;
+		ctx->run[idx].merged_op_cycle = ctx->cycle;
 }
 
 /*
@@ -2488,7 +2488,7 @@ static inline void stress_ksm_unmerge_racer_met(stress_ksm_unmerge_ctx_t *ctx, c
 static inline bool stress_ksm_unmerge_racer_wants_merged(const stress_ksm_unmerge_ctx_t *ctx,
 	const size_t idx)
 {
-	return ctx->phase == KSM_PHASE_MERGED && ctx->run[idx].met != ctx->cycle;
+	return ctx->phase == KSM_PHASE_MERGED && ctx->run[idx].merged_op_cycle != ctx->cycle;
 }
 
 /*
@@ -2738,9 +2738,9 @@ static void stress_ksm_unmerge_racers_meet(stress_ksm_unmerge_ctx_t *ctx)
 	for (i = 0; i < KSM_UNMERGE_RACERS; i++) {
 		stress_ksm_unmerge_racer_run_t *run = &ctx->run[i];
 
-		if (!(ctx->racers_mask & STRESS_BIT_ULL(i)) || !run->meets || !run->thread_running)
+		if (!(ctx->racers_mask & STRESS_BIT_ULL(i)) || !run->merged_phase_waits || !run->thread_running)
 			continue;
-		while (run->met != ctx->cycle && !run->thread_done && stress_continue(ctx->args)) {
+		while (run->merged_op_cycle != ctx->cycle && !run->thread_done && stress_continue(ctx->args)) {
 			if (stress_time_now() > deadline) {
 				ctx->st->racer[i].meet_timeouts++;
 				break;

@@ -236,12 +236,12 @@ static void test_mremap_bad(void **state)
 	assert_non_null(buf);
 	for (k = 0; k < 4; k++)
 		(void)memcpy(buf + k * T_PAGE, e->ctx.templates, T_PAGE);
-	assert_int_equal(stress_ksm_unmerge_c_bad(buf, 4, e->ctx.templates, T_PAGE), -1);
+	assert_int_equal(stress_ksm_unmerge_first_bad_page(buf, 4, e->ctx.templates, T_PAGE), -1);
 	buf[2 * T_PAGE + 100] ^= 1;
-	assert_int_equal(stress_ksm_unmerge_c_bad(buf, 4, e->ctx.templates, T_PAGE), 2);
+	assert_int_equal(stress_ksm_unmerge_first_bad_page(buf, 4, e->ctx.templates, T_PAGE), 2);
 	/* a page that came back empty (zero-filled) */
 	(void)memset(buf, 0, T_PAGE);
-	assert_int_equal(stress_ksm_unmerge_c_bad(buf, 4, e->ctx.templates, T_PAGE), 0);
+	assert_int_equal(stress_ksm_unmerge_first_bad_page(buf, 4, e->ctx.templates, T_PAGE), 0);
 	free(buf);
 	t_env_free(e);
 }
