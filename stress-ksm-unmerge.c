@@ -2877,6 +2877,24 @@ static bool stress_ksm_unmerge_partial_fails(stress_ksm_unmerge_ctx_t *ctx, cons
 }
 
 /*
+ *  stress_ksm_unmerge_cycle_account()
+ *	add one cycle's merged, unmerged and cow_ksm figures to the instance's
+ */
+static void stress_ksm_unmerge_cycle_account(stress_ksm_unmerge_instance_t *st, const uint64_t ksm,
+	const uint64_t kzero, const double dt, const int64_t cow0, const int64_t cow1)
+{
+	st->pages_merged += ksm + kzero;
+	st->pages_zero += kzero;
+	if (ksm + kzero) {
+		st->pages_unmerged += ksm + kzero;
+		st->unmerge_secs += dt;
+		stress_ksm_unmerge_lat_add(&st->unmerge_lat, dt * 1000.0);
+	}
+	if (cow0 >= 0 && cow1 >= cow0)
+		st->cow_ksm += (uint64_t)(cow1 - cow0);
+}
+
+/*
  *  stress_ksm_unmerge_cycle()
  *	one bogo op: merge, verify merged, timed unmerge, verify unmerged;
  *	returns 0 verified, 1 stopped by the end of the run, -1 failed
@@ -2966,15 +2984,7 @@ static int stress_ksm_unmerge_cycle(stress_ksm_unmerge_ctx_t *ctx, const uint64_
 		rc = -1;
 	stress_ksm_unmerge_phase_set(ctx, KSM_PHASE_IDLE);
 
-	st->pages_merged += ksm + kzero;
-	st->pages_zero += kzero;
-	if (ksm + kzero) {
-		st->pages_unmerged += ksm + kzero;
-		st->unmerge_secs += dt;
-		stress_ksm_unmerge_lat_add(&st->unmerge_lat, dt * 1000.0);
-	}
-	if (cow0 >= 0 && cow1 >= cow0)
-		st->cow_ksm += (uint64_t)(cow1 - cow0);
+	stress_ksm_unmerge_cycle_account(st, ksm, kzero, dt, cow0, cow1);
 	if (rc < 0) {
 		stress_ksm_unmerge_fail(ctx);
 		return -1;
