@@ -84,29 +84,29 @@ static void stress_ksm_unmerge_mremap_one(stress_ksm_unmerge_ctx_t *ctx, stress_
 	uint64_t was_ksm;
 	ssize_t bad;
 
-	stress_ksm_unmerge_racer_met(ctx, KSM_RACER_IDX_MREMAP);
-	was_ksm = stress_ksm_unmerge_c_ksm_count(ctx, m->range + off, n);
+	stress_ksm_unmerge_racer_merged_op_begins(ctx, KSM_RACER_IDX_MREMAP);
+	was_ksm = stress_ksm_unmerge_ksm_page_count(ctx, m->range + off, n);
 	if (stress_ksm_unmerge_mremap_move(m->range + off, m->scratch + off, len) < 0) {
-		stress_ksm_unmerge_c_fail(ctx, KSM_RACER_IDX_MREMAP, "moving %zu pages (%zu KSM) out failed, errno=%d (%s)",
+		stress_ksm_unmerge_racer_fail(ctx, KSM_RACER_IDX_MREMAP, "moving %zu pages (%zu KSM) out failed, errno=%d (%s)",
 			n, (size_t)was_ksm, errno, strerror(errno));
 		return;
 	}
-	bad = stress_ksm_unmerge_c_bad(m->scratch + off, n, ctx->templates, ctx->page_size);
+	bad = stress_ksm_unmerge_first_bad_page(m->scratch + off, n, ctx->templates, ctx->page_size);
 	if (bad >= 0)
-		stress_ksm_unmerge_c_fail(ctx, KSM_RACER_IDX_MREMAP, "page %zu of the range lost its data when moved "
+		stress_ksm_unmerge_racer_fail(ctx, KSM_RACER_IDX_MREMAP, "page %zu of the range lost its data when moved "
 			"(%" PRIu64 " of the %zu moved pages were KSM pages)", first + (size_t)bad, was_ksm, n);
 	else
 		rs->evidence += was_ksm;
-	m->still_ksm += stress_ksm_unmerge_c_ksm_count(ctx, m->scratch + off, n);
+	m->still_ksm += stress_ksm_unmerge_ksm_page_count(ctx, m->scratch + off, n);
 	if (stress_ksm_unmerge_mremap_move(m->scratch + off, m->range + off, len) < 0) {
 		m->broken = true;
-		stress_ksm_unmerge_c_fail(ctx, KSM_RACER_IDX_MREMAP, "moving %zu pages back failed, errno=%d (%s)",
+		stress_ksm_unmerge_racer_fail(ctx, KSM_RACER_IDX_MREMAP, "moving %zu pages back failed, errno=%d (%s)",
 			n, errno, strerror(errno));
 		return;
 	}
-	bad = stress_ksm_unmerge_c_bad(m->range + off, n, ctx->templates, ctx->page_size);
+	bad = stress_ksm_unmerge_first_bad_page(m->range + off, n, ctx->templates, ctx->page_size);
 	if (bad >= 0)
-		stress_ksm_unmerge_c_fail(ctx, KSM_RACER_IDX_MREMAP, "page %zu of the range lost its data when moved back",
+		stress_ksm_unmerge_racer_fail(ctx, KSM_RACER_IDX_MREMAP, "page %zu of the range lost its data when moved back",
 			first + (size_t)bad);
 	rs->ops++;
 }
@@ -124,7 +124,7 @@ static void *stress_ksm_unmerge_mremap_thread(void *arg)
 	while (!ctx->racers_stop) {
 		const int phase = ctx->phase;
 
-		if (!stress_ksm_unmerge_c_may_act(ctx, idx))
+		if (!stress_ksm_unmerge_racer_may_act(ctx, idx))
 			continue;
 		if (!m->broken && (phase == KSM_PHASE_MERGED || phase == KSM_PHASE_UNMERGING)) {
 			stress_ksm_unmerge_mremap_one(ctx, m);
@@ -150,17 +150,17 @@ static void stress_ksm_unmerge_mremap_final(stress_ksm_unmerge_ctx_t *ctx, stres
 		return;
 	if (madvise(m->range, m->size, MADV_UNMERGEABLE) < 0) {
 		if (errno != EINTR || stress_continue(ctx->args))
-			stress_ksm_unmerge_c_fail(ctx, KSM_RACER_IDX_MREMAP, "MADV_UNMERGEABLE of the range failed, errno=%d (%s)",
+			stress_ksm_unmerge_racer_fail(ctx, KSM_RACER_IDX_MREMAP, "MADV_UNMERGEABLE of the range failed, errno=%d (%s)",
 				errno, strerror(errno));
 		return;
 	}
-	ksm = stress_ksm_unmerge_c_ksm_count(ctx, m->range, m->npages);
+	ksm = stress_ksm_unmerge_ksm_page_count(ctx, m->range, m->npages);
 	if (ksm)
-		stress_ksm_unmerge_c_fail(ctx, KSM_RACER_IDX_MREMAP, "%" PRIu64 " pages of the range are still KSM pages "
+		stress_ksm_unmerge_racer_fail(ctx, KSM_RACER_IDX_MREMAP, "%" PRIu64 " pages of the range are still KSM pages "
 			"after MADV_UNMERGEABLE with no move running", ksm);
-	bad = stress_ksm_unmerge_c_bad(m->range, m->npages, ctx->templates, ctx->page_size);
+	bad = stress_ksm_unmerge_first_bad_page(m->range, m->npages, ctx->templates, ctx->page_size);
 	if (bad >= 0)
-		stress_ksm_unmerge_c_fail(ctx, KSM_RACER_IDX_MREMAP, "page %zd of the range lost its data after the "
+		stress_ksm_unmerge_racer_fail(ctx, KSM_RACER_IDX_MREMAP, "page %zd of the range lost its data after the "
 			"moves and the unmerge", bad);
 }
 
@@ -183,7 +183,7 @@ static void stress_ksm_unmerge_mremap_cycle(stress_ksm_unmerge_ctx_t *ctx, const
 	if (phase != KSM_PHASE_MERGING && phase != KSM_PHASE_UNMERGING)
 		return;
 	if (madvise(m->range, m->size, advice) < 0 && (errno != EINTR || stress_continue(ctx->args)))
-		stress_ksm_unmerge_c_fail(ctx, KSM_RACER_IDX_MREMAP, "%s of the range failed, errno=%d (%s)",
+		stress_ksm_unmerge_racer_fail(ctx, KSM_RACER_IDX_MREMAP, "%s of the range failed, errno=%d (%s)",
 			advice == MADV_MERGEABLE ? "MADV_MERGEABLE" : "MADV_UNMERGEABLE",
 			errno, strerror(errno));
 }
@@ -242,7 +242,7 @@ static int stress_ksm_unmerge_mremap_map(stress_ksm_unmerge_ctx_t *ctx, stress_k
 static int stress_ksm_unmerge_mremap_start(stress_ksm_unmerge_ctx_t *ctx, const size_t idx)
 {
 	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
-	stress_ksm_unmerge_mremap_t *m = stress_ksm_unmerge_c_alloc(ctx, idx, sizeof(*m), true);
+	stress_ksm_unmerge_mremap_t *m = stress_ksm_unmerge_racer_alloc(ctx, idx, sizeof(*m), true);
 
 	if (!m)
 		return -1;
@@ -257,13 +257,13 @@ static int stress_ksm_unmerge_mremap_start(stress_ksm_unmerge_ctx_t *ctx, const 
 		return -1;
 	}
 	ctx->run[idx].priv = m;
-	ctx->run[idx].meets = true;
+	ctx->run[idx].merged_phase_waits = true;
 	/* its pages merge too and count in this mm's ksm_merging_pages */
 	ctx->racers_disturb_counts = true;
 	if (stress_ksm_unmerge_racer_thread_start(ctx, idx, stress_ksm_unmerge_mremap_thread) < 0) {
 		stress_ksm_unmerge_mremap_free(m);
 		ctx->run[idx].priv = NULL;
-		ctx->run[idx].meets = false;
+		ctx->run[idx].merged_phase_waits = false;
 		return -1;
 	}
 	return 0;
@@ -285,7 +285,12 @@ static void stress_ksm_unmerge_mremap_stop(stress_ksm_unmerge_ctx_t *ctx, const 
 	ctx->run[idx].priv = NULL;
 }
 
-#define KSM_RACER_MREMAP { "mremap", "mremap moves of merged ranges, merged and unmerging", \
-	"ksm-pages-moved", stress_ksm_unmerge_racer_supported_always, \
-	stress_ksm_unmerge_mremap_start, stress_ksm_unmerge_mremap_stop, \
-	stress_ksm_unmerge_mremap_cycle, NULL }
+#define KSM_RACER_MREMAP {                                             \
+	.name = "mremap",                                              \
+	.path = "mremap moves of merged ranges, merged and unmerging", \
+	.evidence = "ksm-pages-moved",                                 \
+	.supported = stress_ksm_unmerge_racer_supported_always,        \
+	.start = stress_ksm_unmerge_mremap_start,                      \
+	.stop = stress_ksm_unmerge_mremap_stop,                        \
+	.cycle = stress_ksm_unmerge_mremap_cycle,                      \
+}

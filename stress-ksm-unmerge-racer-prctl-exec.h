@@ -69,7 +69,7 @@ static int stress_ksm_unmerge_exec_helper_mg(const void *addr)
 {
 	char flags[320];
 
-	stress_ksm_unmerge_b_vma_flags(addr, flags, sizeof(flags));
+	stress_ksm_unmerge_vma_flags(addr, flags, sizeof(flags));
 	if (!strchr(flags, '-'))
 		return -1;	/* "VMA not found" or smaps unreadable */
 	return strstr(flags, " mg") ? 1 : 0;
@@ -228,7 +228,7 @@ static void stress_ksm_unmerge_exec_report(stress_ksm_unmerge_ctx_t *ctx, const 
 	if (r.merging > 0)
 		rs->evidence++;
 	else
-		rs->aux++;	/* ksmd did not merge it in time */
+		rs->ksmd_waits_timed_out++;
 }
 
 /*
@@ -270,7 +270,7 @@ static void stress_ksm_unmerge_exec_one(stress_ksm_unmerge_ctx_t *ctx)
 	if (stress_ksm_unmerge_exec_read(fds[0], line, sizeof(line)) == 0)
 		stress_ksm_unmerge_exec_report(ctx, line);
 	(void)close(fds[0]);
-	if (stress_ksm_unmerge_b_reap(pid, 1.0, &status) == 0 && WIFEXITED(status) &&
+	if (stress_ksm_unmerge_child_reap(pid, 1.0, &status) == 0 && WIFEXITED(status) &&
 	    WEXITSTATUS(status) != 0 && stress_continue(ctx->args)) {
 		rs->failures++;
 		pr_fail("%s: prctl-exec racer: the child could not become the helper (exit %d: "
@@ -289,7 +289,7 @@ static void *stress_ksm_unmerge_exec_thread(void *arg)
 	const size_t idx = KSM_RACER_IDX_PRCTL_EXEC;
 
 	while (!ctx->racers_stop) {
-		if (!stress_ksm_unmerge_c_may_act(ctx, idx))
+		if (!stress_ksm_unmerge_racer_may_act(ctx, idx))
 			continue;
 		stress_ksm_unmerge_exec_one(ctx);
 		(void)shim_nanosleep_uint64(20000000);
@@ -333,9 +333,14 @@ static void stress_ksm_unmerge_exec_stop(stress_ksm_unmerge_ctx_t *ctx, const si
 {
 	stress_ksm_unmerge_racer_thread_stop(ctx, idx);
 	pr_dbg("%s: prctl-exec racer: %" PRIu64 " helpers not merged by ksmd within %.0f s\n",
-		ctx->args->name, stress_ksm_unmerge_racer_stats(ctx, idx)->aux, KSM_EXEC_HELPER_WAIT_SECS);
+		ctx->args->name, stress_ksm_unmerge_racer_stats(ctx, idx)->ksmd_waits_timed_out, KSM_EXEC_HELPER_WAIT_SECS);
 }
 
-#define KSM_RACER_PRCTL_EXEC { "prctl-exec", "PR_SET_MEMORY_MERGE across fork and exec", \
-	"helpers-merged", stress_ksm_unmerge_exec_supported, \
-	stress_ksm_unmerge_exec_start, stress_ksm_unmerge_exec_stop, NULL, NULL }
+#define KSM_RACER_PRCTL_EXEC {                              \
+	.name = "prctl-exec",                               \
+	.path = "PR_SET_MEMORY_MERGE across fork and exec", \
+	.evidence = "helpers-merged",                       \
+	.supported = stress_ksm_unmerge_exec_supported,     \
+	.start = stress_ksm_unmerge_exec_start,             \
+	.stop = stress_ksm_unmerge_exec_stop,               \
+}

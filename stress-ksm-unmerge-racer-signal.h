@@ -77,7 +77,7 @@ static void *stress_ksm_unmerge_signal_thread(void *arg)
 	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
 
 	while (!ctx->racers_stop) {
-		if (!stress_ksm_unmerge_c_may_act(ctx, idx))
+		if (!stress_ksm_unmerge_racer_may_act(ctx, idx))
 			continue;
 		if (stress_ksm_unmerge_signal_send(s))
 			rs->ops++;
@@ -133,7 +133,7 @@ static int stress_ksm_unmerge_signal_off(stress_ksm_unmerge_ctx_t *ctx, const ui
 static int stress_ksm_unmerge_signal_start(stress_ksm_unmerge_ctx_t *ctx, const size_t idx)
 {
 	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
-	stress_ksm_unmerge_signal_t *s = stress_ksm_unmerge_c_alloc(ctx, idx, sizeof(*s), false);
+	stress_ksm_unmerge_signal_t *s = stress_ksm_unmerge_racer_alloc(ctx, idx, sizeof(*s), false);
 	struct sigaction sa;
 
 	if (!s)
@@ -179,6 +179,11 @@ static void stress_ksm_unmerge_signal_stop(stress_ksm_unmerge_ctx_t *ctx, const 
 	ctx->run[idx].priv = NULL;
 }
 
-#define KSM_RACER_SIGNAL { "signal", "signals interrupting the unmerge walk (EINTR, retried)", \
-	"unmerges-interrupted", stress_ksm_unmerge_racer_supported_always, \
-	stress_ksm_unmerge_signal_start, stress_ksm_unmerge_signal_stop, NULL, NULL }
+#define KSM_RACER_SIGNAL {                                                \
+	.name = "signal",                                                 \
+	.path = "signals interrupting the unmerge walk (EINTR, retried)", \
+	.evidence = "unmerges-interrupted",                               \
+	.supported = stress_ksm_unmerge_racer_supported_always,           \
+	.start = stress_ksm_unmerge_signal_start,                         \
+	.stop = stress_ksm_unmerge_signal_stop,                           \
+}

@@ -109,7 +109,7 @@ static void stress_ksm_unmerge_minor_merging(stress_ksm_unmerge_ctx_t *ctx, stre
 	struct uffdio_register reg;
 
 	if (madvise(m->range, m->size, MADV_MERGEABLE) < 0) {
-		stress_ksm_unmerge_c_fail(ctx, KSM_RACER_IDX_UFFD_MINOR, "MADV_MERGEABLE failed, errno=%d (%s)", errno, strerror(errno));
+		stress_ksm_unmerge_racer_fail(ctx, KSM_RACER_IDX_UFFD_MINOR, "MADV_MERGEABLE failed, errno=%d (%s)", errno, strerror(errno));
 		return;
 	}
 	(void)memset(&reg, 0, sizeof(reg));
@@ -117,7 +117,7 @@ static void stress_ksm_unmerge_minor_merging(stress_ksm_unmerge_ctx_t *ctx, stre
 	reg.range.len = m->size;
 	reg.mode = UFFDIO_REGISTER_MODE_MINOR;
 	if (ioctl(m->uffd, UFFDIO_REGISTER, &reg) < 0) {
-		stress_ksm_unmerge_c_fail(ctx, KSM_RACER_IDX_UFFD_MINOR, "UFFDIO_REGISTER (minor) failed, errno=%d (%s)",
+		stress_ksm_unmerge_racer_fail(ctx, KSM_RACER_IDX_UFFD_MINOR, "UFFDIO_REGISTER (minor) failed, errno=%d (%s)",
 			errno, strerror(errno));
 		return;
 	}
@@ -137,7 +137,7 @@ static void stress_ksm_unmerge_minor_unregister(stress_ksm_unmerge_ctx_t *ctx, s
 	r.start = (uintptr_t)m->range;
 	r.len = m->size;
 	if (ioctl(m->uffd, UFFDIO_UNREGISTER, &r) < 0)
-		stress_ksm_unmerge_c_fail(ctx, KSM_RACER_IDX_UFFD_MINOR, "UFFDIO_UNREGISTER failed, errno=%d (%s)",
+		stress_ksm_unmerge_racer_fail(ctx, KSM_RACER_IDX_UFFD_MINOR, "UFFDIO_UNREGISTER failed, errno=%d (%s)",
 			errno, strerror(errno));
 	m->registered = false;
 }
@@ -160,34 +160,34 @@ static void stress_ksm_unmerge_minor_unmerge(stress_ksm_unmerge_ctx_t *ctx, stre
 		return;
 	if (stress_ksm_unmerge_vmflags(m->range, m->vmflags, sizeof(m->vmflags)) < 0 ||
 	    !stress_ksm_unmerge_minor_has_ui(m->vmflags)) {
-		stress_ksm_unmerge_c_fail(ctx, KSM_RACER_IDX_UFFD_MINOR, "the registered range has no \"ui\" in its VmFlags "
+		stress_ksm_unmerge_racer_fail(ctx, KSM_RACER_IDX_UFFD_MINOR, "the registered range has no \"ui\" in its VmFlags "
 			"('%s'): the minor registration did not reach the VMA", m->vmflags);
 		stress_ksm_unmerge_minor_unregister(ctx, m);
 		return;
 	}
-	ksm0 = stress_ksm_unmerge_c_ksm_count(ctx, m->range, n);
+	ksm0 = stress_ksm_unmerge_ksm_page_count(ctx, m->range, n);
 	if (madvise(m->range, m->size, MADV_UNMERGEABLE) < 0) {
 		if (errno != EINTR || stress_continue(ctx->args))
-			stress_ksm_unmerge_c_fail(ctx, KSM_RACER_IDX_UFFD_MINOR, "MADV_UNMERGEABLE of the minor-registered range "
+			stress_ksm_unmerge_racer_fail(ctx, KSM_RACER_IDX_UFFD_MINOR, "MADV_UNMERGEABLE of the minor-registered range "
 				"failed, errno=%d (%s)", errno, strerror(errno));
 		stress_ksm_unmerge_minor_unregister(ctx, m);
 		return;
 	}
 	if (stress_ksm_unmerge_vmflags(m->range, after, sizeof(after)) == 0 &&
 	    (judged = stress_ksm_unmerge_minor_flags_judge(m->vmflags, after)) != 0)
-		stress_ksm_unmerge_c_fail(ctx, KSM_RACER_IDX_UFFD_MINOR, "MADV_UNMERGEABLE changed the VMA's flags beyond \"mg\": "
+		stress_ksm_unmerge_racer_fail(ctx, KSM_RACER_IDX_UFFD_MINOR, "MADV_UNMERGEABLE changed the VMA's flags beyond \"mg\": "
 			"before '%s', after '%s'%s", m->vmflags, after, judged == 2 ?
 			" (VM_UFFD_MINOR, bit 41, lost: VM_MERGEABLE cleared with a 32-bit mask, "
 			"fixed by f04aad36a07c)" : "");
-	ksm1 = stress_ksm_unmerge_c_ksm_count(ctx, m->range, n);
+	ksm1 = stress_ksm_unmerge_ksm_page_count(ctx, m->range, n);
 	if (ksm1)
-		stress_ksm_unmerge_c_fail(ctx, KSM_RACER_IDX_UFFD_MINOR, "%" PRIu64 " pages are still KSM pages after "
+		stress_ksm_unmerge_racer_fail(ctx, KSM_RACER_IDX_UFFD_MINOR, "%" PRIu64 " pages are still KSM pages after "
 			"MADV_UNMERGEABLE", ksm1);
 	else
 		rs->evidence += ksm0;
-	bad = stress_ksm_unmerge_c_bad(m->range, n, ctx->templates, ctx->page_size);
+	bad = stress_ksm_unmerge_first_bad_page(m->range, n, ctx->templates, ctx->page_size);
 	if (bad >= 0)
-		stress_ksm_unmerge_c_fail(ctx, KSM_RACER_IDX_UFFD_MINOR, "page %zd lost its data in the unmerge", bad);
+		stress_ksm_unmerge_racer_fail(ctx, KSM_RACER_IDX_UFFD_MINOR, "page %zd lost its data in the unmerge", bad);
 	rs->ops++;
 	stress_ksm_unmerge_minor_unregister(ctx, m);
 }
@@ -249,7 +249,7 @@ static void stress_ksm_unmerge_minor_free(stress_ksm_unmerge_minor_t *m)
 static int stress_ksm_unmerge_minor_start(stress_ksm_unmerge_ctx_t *ctx, const size_t idx)
 {
 	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, idx);
-	stress_ksm_unmerge_minor_t *m = stress_ksm_unmerge_c_alloc(ctx, idx, sizeof(*m), true);
+	stress_ksm_unmerge_minor_t *m = stress_ksm_unmerge_racer_alloc(ctx, idx, sizeof(*m), true);
 	size_t k;
 
 	if (!m)
@@ -294,24 +294,24 @@ static void stress_ksm_unmerge_minor_stop(stress_ksm_unmerge_ctx_t *ctx, const s
 	ctx->run[idx].priv = NULL;
 }
 
-#define KSM_RACER_UFFD_MINOR { "uffd-minor", "MADV_UNMERGEABLE of a uffd-minor VMA (flags above bit 31)", \
-	"ksm-pages-unmerged", stress_ksm_unmerge_minor_supported, \
-	stress_ksm_unmerge_minor_start, stress_ksm_unmerge_minor_stop, \
-	stress_ksm_unmerge_minor_cycle, NULL }
+#define KSM_RACER_UFFD_MINOR {                                               \
+	.name = "uffd-minor",                                                \
+	.path = "MADV_UNMERGEABLE of a uffd-minor VMA (flags above bit 31)", \
+	.evidence = "ksm-pages-unmerged",                                    \
+	.supported = stress_ksm_unmerge_minor_supported,                     \
+	.start = stress_ksm_unmerge_minor_start,                             \
+	.stop = stress_ksm_unmerge_minor_stop,                               \
+	.cycle = stress_ksm_unmerge_minor_cycle,                             \
+}
 
 #else
 
-/*
- *  stress_ksm_unmerge_minor_supported()
- *	built without userfaultfd minor mode or memfd_create
- */
-static int stress_ksm_unmerge_minor_supported(char *reason, const size_t len)
-{
-	(void)snprintf(reason, len, "built without userfaultfd minor mode (linux/userfaultfd.h) or memfd_create");
-	return -1;
+/* feature guard off: the racer is listed, and reports "not built" */
+#define KSM_RACER_UFFD_MINOR {						\
+	.name = "uffd-minor",					\
+	.path = "MADV_UNMERGEABLE of a uffd-minor VMA (flags above bit 31)",	\
+	.evidence = "ksm-pages-unmerged",				\
+	.not_built = "userfaultfd minor mode (HAVE_LINUX_USERFAULTFD_H) or memfd_create missing",	\
 }
-
-#define KSM_RACER_UFFD_MINOR { "uffd-minor", "MADV_UNMERGEABLE of a uffd-minor VMA (flags above bit 31)", \
-	"ksm-pages-unmerged", stress_ksm_unmerge_minor_supported, NULL, NULL, NULL, NULL }
 
 #endif

@@ -47,25 +47,57 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 
-/* What stress-ng's generated config.h says about this (Linux, glibc) box */
+/*
+ * What stress-ng's generated config.h says about this (Linux, glibc) box;
+ * -DSTRESS_NO_HAVE_X turns HAVE_X off (tests/it-build-guards.sh builds the
+ * stressor once per guard off, as on a libc or arch that lacks it)
+ */
+#if !defined(STRESS_NO_HAVE_MADVISE)
 #define HAVE_MADVISE		(1)
+#endif
+#if !defined(STRESS_NO_HAVE_PRCTL)
 #define HAVE_PRCTL		(1)
+#endif
+#if !defined(STRESS_NO_HAVE_SYS_PRCTL_H)
 #define HAVE_SYS_PRCTL_H	(1)
+#endif
+#if !defined(STRESS_NO_HAVE_VMSPLICE)
 #define HAVE_VMSPLICE		(1)
+#endif
+#if !defined(STRESS_NO_HAVE_SPLICE)
 #define HAVE_SPLICE		(1)
+#endif
+#if !defined(STRESS_NO_HAVE_LINUX_USERFAULTFD_H)
 #define HAVE_LINUX_USERFAULTFD_H (1)
+#endif
 #if defined(__has_include)
 #if __has_include(<linux/io_uring.h>)
+#if !defined(STRESS_NO_HAVE_LINUX_IO_URING_H)
 #define HAVE_LINUX_IO_URING_H	(1)
 #endif
 #endif
+#endif
+#if !defined(STRESS_NO_HAVE_POLL_H)
 #define HAVE_POLL_H		(1)
+#endif
+#if !defined(STRESS_NO_HAVE_LIB_PTHREAD)
 #define HAVE_LIB_PTHREAD	(1)
+#endif
+#if !defined(STRESS_NO_HAVE_CLOCK_GETTIME)
 #define HAVE_CLOCK_GETTIME	(1)
+#endif
+#if !defined(STRESS_NO_HAVE_GETRUSAGE)
 #define HAVE_GETRUSAGE		(1)
+#endif
+#if !defined(STRESS_NO_HAVE_REGEX_H)
 #define HAVE_REGEX_H		(1)
+#endif
+#if !defined(STRESS_NO_HAVE_REGEXEC)
 #define HAVE_REGEXEC		(1)
+#endif
+#if !defined(STRESS_NO_HAVE_SYS_VFS_H)
 #define HAVE_SYS_VFS_H		(1)
+#endif
 
 /* core-attribute.h */
 #define WARN_UNUSED	__attribute__((warn_unused_result))

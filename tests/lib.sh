@@ -141,13 +141,28 @@ racer_skip_ok() {
 	return 0
 }
 
+# racer_list [BINARY]: the stressor's racer table, one racer a line: "name
+# evidence-name built" or "name evidence-name not built: reason" (asks the
+# binary, default $STRESSOR: the table is the only list of racers)
+racer_list() {
+	local out
+	out=$("${1:-$STRESSOR}" --ksm-unmerge-method which) && [ -n "$out" ] ||
+		fail "${1:-$STRESSOR} --ksm-unmerge-method which listed no racers"
+	echo "$out"
+}
+
+# racer_evidence RACER [BINARY]: the name of racer RACER's evidence counter
+racer_evidence() {
+	racer_list "$2" | awk -v r="$1" '$1 == r { print $2; found = 1 } END { exit !found }'
+}
+
 # racers_check LOG: every racer "reached" with evidence in LOG, or "skipped:"
 # with a reason a test may accept (racer_skip_ok); fails otherwise.  Sets
 # RACERS_REACHED.
 racers_check() {
 	local r line why
 	RACERS_REACHED=0
-	for r in vmsplice gup uffd-wp mrelease fork mprotect dontneed sparse thp signal mremap uffd-minor prctl-exec; do
+	for r in $(racer_list | awk '{ print $1 }'); do
 		if grep -q "racer $r skipped: ." "$1"; then
 			line=$(grep -o "racer $r skipped:.*" "$1" | head -1)
 			checked

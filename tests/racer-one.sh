@@ -19,21 +19,7 @@ RACER=$1
 # copy of a unique page must not merge with its source (pattern mixed)
 PATTERNS=same
 case $RACER in vmsplice|gup) PATTERNS="same mixed";; esac
-case $RACER in
-vmsplice)	EVIDENCE=ksm-pages-spliced;;
-gup)		EVIDENCE=ksm-pages-pinned;;
-uffd-wp)	EVIDENCE=wp-pages-unshared;;
-thp)		EVIDENCE=thps-split;;
-fork)		EVIDENCE=ksm-cow-writes;;
-mrelease)	EVIDENCE=ksm-victims-killed;;
-mprotect)	EVIDENCE=ksm-pages-protected;;
-sparse)		EVIDENCE=sparse-ksm-pages;;
-signal)		EVIDENCE=unmerges-interrupted;;
-mremap)		EVIDENCE=ksm-pages-moved;;
-uffd-minor)	EVIDENCE=ksm-pages-unmerged;;
-prctl-exec)	EVIDENCE=helpers-merged;;
-*)		fail "unknown racer '$RACER'";;
-esac
+EVIDENCE=$(racer_evidence "$RACER") || fail "unknown racer '$RACER'"
 require_ksm
 
 private_bin

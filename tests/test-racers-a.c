@@ -45,20 +45,20 @@ static void test_pages_check(void **state)
 	ssize_t off;
 
 	(void)memcpy(buf, ctx->region + 5 * T_PAGE, sizeof(buf));
-	assert_int_equal(stress_ksm_unmerge_ra_pages_check(ctx, 5, buf, sizeof(buf), false, e->scratch, &off), -1);
+	assert_int_equal(stress_ksm_unmerge_copied_pages_check(ctx, 5, buf, sizeof(buf), false, e->scratch, &off), -1);
 	/* the same bytes checked as the wrong pages must fail */
-	assert_int_equal(stress_ksm_unmerge_ra_pages_check(ctx, 4, buf, sizeof(buf), false, e->scratch, &off), 0);
+	assert_int_equal(stress_ksm_unmerge_copied_pages_check(ctx, 4, buf, sizeof(buf), false, e->scratch, &off), 0);
 
 	buf[2 * T_PAGE + 100] ^= 0x01;
-	assert_int_equal(stress_ksm_unmerge_ra_pages_check(ctx, 5, buf, sizeof(buf), false, e->scratch, &off), 2);
+	assert_int_equal(stress_ksm_unmerge_copied_pages_check(ctx, 5, buf, sizeof(buf), false, e->scratch, &off), 2);
 	/* page 7 is a unique page: checked word by word */
 	assert_true(off <= 100 && off + 8 > 100);
 	buf[2 * T_PAGE + 100] ^= 0x01;
 
 	/* partial last page: only its first bytes count */
 	buf[3 * T_PAGE + 10] ^= 0x80;
-	assert_int_equal(stress_ksm_unmerge_ra_pages_check(ctx, 5, buf, 3 * T_PAGE + 10, false, e->scratch, &off), -1);
-	assert_int_equal(stress_ksm_unmerge_ra_pages_check(ctx, 5, buf, 3 * T_PAGE + 11, false, e->scratch, &off), 3);
+	assert_int_equal(stress_ksm_unmerge_copied_pages_check(ctx, 5, buf, 3 * T_PAGE + 10, false, e->scratch, &off), -1);
+	assert_int_equal(stress_ksm_unmerge_copied_pages_check(ctx, 5, buf, 3 * T_PAGE + 11, false, e->scratch, &off), 3);
 	assert_int_equal(off, 10);
 }
 
@@ -75,11 +75,11 @@ static void test_pages_check_zero(void **state)
 
 	(void)memcpy(buf, ctx->region, sizeof(buf));
 	(void)memset(buf + T_PAGE, 0, T_PAGE);	/* page 1 is a "few" page */
-	assert_int_equal(stress_ksm_unmerge_ra_pages_check(ctx, 0, buf, sizeof(buf), false, e->scratch, &off), 1);
-	assert_int_equal(stress_ksm_unmerge_ra_pages_check(ctx, 0, buf, sizeof(buf), true, e->scratch, &off), -1);
+	assert_int_equal(stress_ksm_unmerge_copied_pages_check(ctx, 0, buf, sizeof(buf), false, e->scratch, &off), 1);
+	assert_int_equal(stress_ksm_unmerge_copied_pages_check(ctx, 0, buf, sizeof(buf), true, e->scratch, &off), -1);
 	/* a half zeroed page is corruption even when zero pages are tolerated */
 	(void)memcpy(buf + T_PAGE, ctx->region + T_PAGE, T_PAGE / 2);
-	assert_int_equal(stress_ksm_unmerge_ra_pages_check(ctx, 0, buf, sizeof(buf), true, e->scratch, &off), 1);
+	assert_int_equal(stress_ksm_unmerge_copied_pages_check(ctx, 0, buf, sizeof(buf), true, e->scratch, &off), 1);
 	assert_int_equal(off, T_PAGE / 2);
 }
 
@@ -91,12 +91,12 @@ static void test_pages_check_zero(void **state)
 static void test_gup_broken(void **state)
 {
 	static const uint8_t before[6] = {
-		KSM_RA_PAGE_KSM, KSM_RA_PAGE_KSM, KSM_RA_PAGE_KZERO,
-		KSM_RA_PAGE_ANON, KSM_RA_PAGE_KSM, KSM_RA_PAGE_ABSENT,
+		KSM_ENTRY_KSM, KSM_ENTRY_KSM, KSM_ENTRY_KZERO,
+		KSM_ENTRY_ANON, KSM_ENTRY_KSM, KSM_ENTRY_ABSENT,
 	};
 	static const uint8_t after[6] = {
-		KSM_RA_PAGE_ANON, KSM_RA_PAGE_KSM, KSM_RA_PAGE_ANON,
-		KSM_RA_PAGE_ANON, KSM_RA_PAGE_ABSENT, KSM_RA_PAGE_ANON,
+		KSM_ENTRY_ANON, KSM_ENTRY_KSM, KSM_ENTRY_ANON,
+		KSM_ENTRY_ANON, KSM_ENTRY_ABSENT, KSM_ENTRY_ANON,
 	};
 	uint64_t folios;
 
@@ -116,13 +116,13 @@ static void test_gup_pinned_shared(void **state)
 {
 #if defined(KSM_GUP_LONGTERM)
 	static const uint8_t ok[4] = {
-		KSM_RA_PAGE_ANON, KSM_RA_PAGE_ANON, KSM_RA_PAGE_ABSENT, KSM_RA_PAGE_ANON,
+		KSM_ENTRY_ANON, KSM_ENTRY_ANON, KSM_ENTRY_ABSENT, KSM_ENTRY_ANON,
 	};
 	static const uint8_t ksm[4] = {
-		KSM_RA_PAGE_ANON, KSM_RA_PAGE_ANON, KSM_RA_PAGE_KSM, KSM_RA_PAGE_ANON,
+		KSM_ENTRY_ANON, KSM_ENTRY_ANON, KSM_ENTRY_KSM, KSM_ENTRY_ANON,
 	};
 	static const uint8_t kzero[4] = {
-		KSM_RA_PAGE_KZERO, KSM_RA_PAGE_ANON, KSM_RA_PAGE_ANON, KSM_RA_PAGE_ANON,
+		KSM_ENTRY_KZERO, KSM_ENTRY_ANON, KSM_ENTRY_ANON, KSM_ENTRY_ANON,
 	};
 
 	(void)state;
@@ -208,7 +208,7 @@ static void test_uffd_wp_check(void **state)
 	(void)state;
 	for (i = 0; i < T_PAGES; i++) {
 		pm[i] = PM_PRESENT | (0x500 + i) | ((i & 1) ? 0 : PM_UFFD_WP);
-		st[i] = (i < 12) ? KSM_RA_PAGE_KSM : KSM_RA_PAGE_ANON;
+		st[i] = (i < 12) ? KSM_ENTRY_KSM : KSM_ENTRY_ANON;
 		touched[i] = 0;
 	}
 	/* even pages below 12 are KSM and protected: 0,2,4,6,8,10 */
@@ -271,7 +271,7 @@ static void test_thp_data_check(void **state)
 	for (i = 0; i < 8; i++)
 		(void)memcpy(buf + i * T_PAGE, tmpl, T_PAGE);
 	assert_int_equal(stress_ksm_unmerge_thp_data_check(buf, 8, tmpl, T_PAGE, &off), -1);
-	assert_false(stress_ksm_unmerge_ra_is_zero(tmpl, T_PAGE));	/* zero pages would be remapped */
+	assert_false(stress_ksm_unmerge_all_zero(tmpl, T_PAGE));	/* zero pages would be remapped */
 	buf[6 * T_PAGE + 4095] ^= 0xff;
 	assert_int_equal(stress_ksm_unmerge_thp_data_check(buf, 8, tmpl, T_PAGE, &off), 6);
 	assert_int_equal(off, 4095);
@@ -294,17 +294,17 @@ static void test_thp_split_count(void **state)
 	uint64_t pages;
 
 	(void)state;
-	(void)memset(st, KSM_RA_PAGE_ANON, sizeof(st));
+	(void)memset(st, KSM_ENTRY_ANON, sizeof(st));
 	assert_int_equal(stress_ksm_unmerge_thp_split_count(st, was_thp, chunks, per, &pages), 0);
 	assert_int_equal(pages, 0);
-	st[3] = KSM_RA_PAGE_KSM;		/* chunk 0 */
-	st[16] = KSM_RA_PAGE_KSM;		/* chunk 2: was not a THP */
-	st[17] = KSM_RA_PAGE_KSM;
+	st[3] = KSM_ENTRY_KSM;		/* chunk 0 */
+	st[16] = KSM_ENTRY_KSM;		/* chunk 2: was not a THP */
+	st[17] = KSM_ENTRY_KSM;
 	assert_int_equal(stress_ksm_unmerge_thp_split_count(st, was_thp, chunks, per, &pages), 1);
 	assert_int_equal(pages, 3);
-	st[8] = KSM_RA_PAGE_KZERO;		/* chunk 1: a zero page is not a KSM page of the THP */
+	st[8] = KSM_ENTRY_KZERO;		/* chunk 1: a zero page is not a KSM page of the THP */
 	assert_int_equal(stress_ksm_unmerge_thp_split_count(st, was_thp, chunks, per, &pages), 1);
-	st[15] = KSM_RA_PAGE_KSM;
+	st[15] = KSM_ENTRY_KSM;
 	assert_int_equal(stress_ksm_unmerge_thp_split_count(st, was_thp, chunks, per, &pages), 2);
 	assert_int_equal(pages, 4);
 }
@@ -379,7 +379,7 @@ static void test_racer_table(void **state)
 	for (i = 0; i < SIZEOF_ARRAY(idx); i++) {
 		const stress_ksm_unmerge_racer_t *r = &stress_ksm_unmerge_racers[idx[i]];
 
-		assert_string_equal(r->name, stress_ksm_unmerge_racer_names[idx[i]]);
+		assert_string_equal(r->name, stress_ksm_unmerge_racer_name(idx[i]));
 		assert_non_null(r->start);
 		assert_non_null(r->stop);
 		assert_null(strpbrk(r->evidence, " =\t"));

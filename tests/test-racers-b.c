@@ -53,21 +53,21 @@ static uint64_t t_entry(const uint64_t pfn)
 static void test_unshared(void **state)
 {
 	(void)state;
-	assert_int_equal(stress_ksm_unmerge_b_unshared(0x500, t_entry(0x600), 0, T_ZERO_PFN), 1);
+	assert_int_equal(stress_ksm_unmerge_unshared_verdict(0x500, t_entry(0x600), 0, T_ZERO_PFN), 1);
 	/* same pfn, not KSM: the private copy landed in the frame compaction freed */
-	assert_int_equal(stress_ksm_unmerge_b_unshared(0x500, t_entry(0x500), 0, T_ZERO_PFN), 1);
+	assert_int_equal(stress_ksm_unmerge_unshared_verdict(0x500, t_entry(0x500), 0, T_ZERO_PFN), 1);
 	/* same pfn and still KSM: never unshared */
-	assert_int_equal(stress_ksm_unmerge_b_unshared(0x500, t_entry(0x500), T_KSM_FLAG, T_ZERO_PFN), -1);
+	assert_int_equal(stress_ksm_unmerge_unshared_verdict(0x500, t_entry(0x500), T_KSM_FLAG, T_ZERO_PFN), -1);
 	/* a new pfn that is still a KSM page */
-	assert_int_equal(stress_ksm_unmerge_b_unshared(0x500, t_entry(0x600), T_KSM_FLAG, T_ZERO_PFN), -1);
+	assert_int_equal(stress_ksm_unmerge_unshared_verdict(0x500, t_entry(0x600), T_KSM_FLAG, T_ZERO_PFN), -1);
 	/* the shared zero page after the unmerge: discarded and read back, inconclusive */
-	assert_int_equal(stress_ksm_unmerge_b_unshared(0x500, t_entry(T_ZERO_PFN), 0, T_ZERO_PFN), 0);
+	assert_int_equal(stress_ksm_unmerge_unshared_verdict(0x500, t_entry(T_ZERO_PFN), 0, T_ZERO_PFN), 0);
 	/* a KSM zero page that is still the zero page */
-	assert_int_equal(stress_ksm_unmerge_b_unshared(T_ZERO_PFN, t_entry(T_ZERO_PFN), 0, T_ZERO_PFN), -1);
+	assert_int_equal(stress_ksm_unmerge_unshared_verdict(T_ZERO_PFN, t_entry(T_ZERO_PFN), 0, T_ZERO_PFN), -1);
 	/* discarded by someone else: neither */
-	assert_int_equal(stress_ksm_unmerge_b_unshared(0x500, 0x600, 0, T_ZERO_PFN), 0);
-	assert_true(stress_ksm_unmerge_b_entry_ksm(t_entry(0x700), T_KSM_FLAG, T_ZERO_PFN));
-	assert_false(stress_ksm_unmerge_b_entry_ksm(0x700, T_KSM_FLAG, T_ZERO_PFN));
+	assert_int_equal(stress_ksm_unmerge_unshared_verdict(0x500, 0x600, 0, T_ZERO_PFN), 0);
+	assert_true(stress_ksm_unmerge_entry_is_ksm(t_entry(0x700), T_KSM_FLAG, T_ZERO_PFN));
+	assert_false(stress_ksm_unmerge_entry_is_ksm(0x700, T_KSM_FLAG, T_ZERO_PFN));
 }
 
 /*
@@ -78,14 +78,14 @@ static void test_page_ksm(void **state)
 {
 	t_env_t *e = *state;
 
-	assert_false(stress_ksm_unmerge_b_page_ksm(&e->ctx, 3, t_entry(T_ZERO_PFN), 0));
-	assert_true(stress_ksm_unmerge_b_page_ksm(&e->ctx, 3, t_entry(0x800), T_KSM_FLAG));
-	assert_false(stress_ksm_unmerge_b_page_ksm(&e->ctx, 3, t_entry(0x800), 0));
+	assert_false(stress_ksm_unmerge_region_page_is_ksm(&e->ctx, 3, t_entry(T_ZERO_PFN), 0));
+	assert_true(stress_ksm_unmerge_region_page_is_ksm(&e->ctx, 3, t_entry(0x800), T_KSM_FLAG));
+	assert_false(stress_ksm_unmerge_region_page_is_ksm(&e->ctx, 3, t_entry(0x800), 0));
 	e->ctx.pattern = KSM_UNMERGE_PATTERN_ZERO;
-	assert_true(stress_ksm_unmerge_b_page_ksm(&e->ctx, 3, t_entry(T_ZERO_PFN), 0));
+	assert_true(stress_ksm_unmerge_region_page_is_ksm(&e->ctx, 3, t_entry(T_ZERO_PFN), 0));
 	e->ctx.pattern = KSM_UNMERGE_PATTERN_MIXED;	/* page 2 of 4 is the zero kind */
-	assert_true(stress_ksm_unmerge_b_page_ksm(&e->ctx, 2, t_entry(T_ZERO_PFN), 0));
-	assert_false(stress_ksm_unmerge_b_page_ksm(&e->ctx, 3, t_entry(T_ZERO_PFN), 0));
+	assert_true(stress_ksm_unmerge_region_page_is_ksm(&e->ctx, 2, t_entry(T_ZERO_PFN), 0));
+	assert_false(stress_ksm_unmerge_region_page_is_ksm(&e->ctx, 3, t_entry(T_ZERO_PFN), 0));
 	e->ctx.pattern = KSM_UNMERGE_PATTERN_SAME;
 }
 
@@ -171,18 +171,18 @@ static void test_pattern_bad(void **state)
 	t_env_t *e = *state;
 	uint8_t *page = e->ctx.region + 4 * T_PAGE;
 
-	assert_int_equal(stress_ksm_unmerge_b_pattern_bad(&e->ctx, 4, page), -1);
+	assert_int_equal(stress_ksm_unmerge_pattern_bad_offset(&e->ctx, 4, page), -1);
 	(void)memset(page, 0, T_PAGE);
 	/* only this file's racers: a zero page is corruption */
 	e->ctx.racers_mask = STRESS_BIT_ULL(KSM_RACER_IDX_FORK) | STRESS_BIT_ULL(KSM_RACER_IDX_MPROTECT);
-	assert_int_equal(stress_ksm_unmerge_b_pattern_bad(&e->ctx, 4, page), 0);
+	assert_int_equal(stress_ksm_unmerge_pattern_bad_offset(&e->ctx, 4, page), 0);
 	/* dontneed discards pages: a whole zero page is legitimate */
 	e->ctx.racers_mask |= STRESS_BIT_ULL(KSM_RACER_IDX_DONTNEED);
-	assert_int_equal(stress_ksm_unmerge_b_pattern_bad(&e->ctx, 4, page), -1);
+	assert_int_equal(stress_ksm_unmerge_pattern_bad_offset(&e->ctx, 4, page), -1);
 	/* but not a partly zeroed page */
 	stress_ksm_unmerge_page_fill(&e->ctx, 4, page);
 	(void)memset(page + 64, 0, 64);
-	assert_int_equal(stress_ksm_unmerge_b_pattern_bad(&e->ctx, 4, page), 64);
+	assert_int_equal(stress_ksm_unmerge_pattern_bad_offset(&e->ctx, 4, page), 64);
 }
 
 /*

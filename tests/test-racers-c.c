@@ -236,12 +236,12 @@ static void test_mremap_bad(void **state)
 	assert_non_null(buf);
 	for (k = 0; k < 4; k++)
 		(void)memcpy(buf + k * T_PAGE, e->ctx.templates, T_PAGE);
-	assert_int_equal(stress_ksm_unmerge_c_bad(buf, 4, e->ctx.templates, T_PAGE), -1);
+	assert_int_equal(stress_ksm_unmerge_first_bad_page(buf, 4, e->ctx.templates, T_PAGE), -1);
 	buf[2 * T_PAGE + 100] ^= 1;
-	assert_int_equal(stress_ksm_unmerge_c_bad(buf, 4, e->ctx.templates, T_PAGE), 2);
+	assert_int_equal(stress_ksm_unmerge_first_bad_page(buf, 4, e->ctx.templates, T_PAGE), 2);
 	/* a page that came back empty (zero-filled) */
 	(void)memset(buf, 0, T_PAGE);
-	assert_int_equal(stress_ksm_unmerge_c_bad(buf, 4, e->ctx.templates, T_PAGE), 0);
+	assert_int_equal(stress_ksm_unmerge_first_bad_page(buf, 4, e->ctx.templates, T_PAGE), 0);
 	free(buf);
 	t_env_free(e);
 }
@@ -298,21 +298,70 @@ static void test_exec_judge(void **state)
 static void test_racer_table(void **state)
 {
 	(void)state;
-	assert_string_equal(stress_ksm_unmerge_racer_names[KSM_RACER_IDX_SIGNAL], "signal");
+	assert_string_equal(stress_ksm_unmerge_racer_name(KSM_RACER_IDX_SIGNAL), "signal");
 	assert_string_equal(stress_ksm_unmerge_racers[KSM_RACER_IDX_SIGNAL].name, "signal");
 	assert_string_equal(stress_ksm_unmerge_racers[KSM_RACER_IDX_SIGNAL].evidence, "unmerges-interrupted");
 	assert_ptr_equal(stress_ksm_unmerge_racers[KSM_RACER_IDX_SIGNAL].start, stress_ksm_unmerge_signal_start);
 	assert_true(stress_ksm_unmerge_method_bit("signal") != 0);
-	assert_string_equal(stress_ksm_unmerge_racer_names[KSM_RACER_IDX_MREMAP], "mremap");
+	assert_string_equal(stress_ksm_unmerge_racer_name(KSM_RACER_IDX_MREMAP), "mremap");
 	assert_string_equal(stress_ksm_unmerge_racers[KSM_RACER_IDX_MREMAP].name, "mremap");
 	assert_string_equal(stress_ksm_unmerge_racers[KSM_RACER_IDX_MREMAP].evidence, "ksm-pages-moved");
 	assert_ptr_equal(stress_ksm_unmerge_racers[KSM_RACER_IDX_MREMAP].cycle, stress_ksm_unmerge_mremap_cycle);
-	assert_string_equal(stress_ksm_unmerge_racer_names[KSM_RACER_IDX_UFFD_MINOR], "uffd-minor");
+	assert_string_equal(stress_ksm_unmerge_racer_name(KSM_RACER_IDX_UFFD_MINOR), "uffd-minor");
 	assert_string_equal(stress_ksm_unmerge_racers[KSM_RACER_IDX_UFFD_MINOR].name, "uffd-minor");
 	assert_string_equal(stress_ksm_unmerge_racers[KSM_RACER_IDX_UFFD_MINOR].evidence, "ksm-pages-unmerged");
-	assert_string_equal(stress_ksm_unmerge_racer_names[KSM_RACER_IDX_PRCTL_EXEC], "prctl-exec");
+	assert_string_equal(stress_ksm_unmerge_racer_name(KSM_RACER_IDX_PRCTL_EXEC), "prctl-exec");
 	assert_string_equal(stress_ksm_unmerge_racers[KSM_RACER_IDX_PRCTL_EXEC].name, "prctl-exec");
 	assert_string_equal(stress_ksm_unmerge_racers[KSM_RACER_IDX_PRCTL_EXEC].evidence, "helpers-merged");
+}
+
+/*
+ *  test_method_help_row()
+ *	the --ksm-unmerge-method help row (typed out for LKP's key parser)
+ *	lists exactly the racer table's racers, in table order
+ */
+static void test_method_help_row(void **state)
+{
+	char want[512];
+	const char *row = NULL;
+	size_t i;
+
+	(void)state;
+	(void)strlcpy(want, "[ all | madvise | prctl", sizeof(want));
+	for (i = 0; i < KSM_UNMERGE_RACERS; i++) {
+		(void)strlcat(want, " | ", sizeof(want));
+		(void)strlcat(want, stress_ksm_unmerge_racers[i].name, sizeof(want));
+	}
+	(void)strlcat(want, " ] ", sizeof(want));
+	for (i = 0; help[i].opt_l; i++)
+		if (!strcmp(help[i].opt_l, "ksm-unmerge-method M"))
+			row = help[i].description;
+	assert_non_null(row);
+	assert_memory_equal(row, want, strlen(want));
+}
+
+/*
+ *  test_racer_entries()
+ *	every table entry is complete, and a racer built is not marked otherwise
+ */
+static void test_racer_entries(void **state)
+{
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < KSM_UNMERGE_RACERS; i++) {
+		const stress_ksm_unmerge_racer_t *r = &stress_ksm_unmerge_racers[i];
+
+		assert_non_null(r->name);
+		assert_non_null(r->path);
+		assert_non_null(r->evidence);
+		assert_int_equal(stress_ksm_unmerge_method_bit(r->name),
+			STRESS_BIT_ULL(KSM_UNMERGE_RACER_SHIFT + i));
+		if (!r->not_built) {
+			assert_non_null(r->supported);
+			assert_non_null(r->start);
+		}
+	}
 }
 
 /*
@@ -330,6 +379,8 @@ int main(void)
 		cmocka_unit_test(test_minor_flags),
 		cmocka_unit_test(test_exec_judge),
 		cmocka_unit_test(test_racer_table),
+		cmocka_unit_test(test_method_help_row),
+		cmocka_unit_test(test_racer_entries),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
