@@ -34,7 +34,6 @@ static const char * const stress_ksm_unmerge_counter_verdicts[] = {
 	"ok", "missing", "negative", "wrapped below 0 (2^63 or more)", "not a number",
 };
 
-#define KSM_FORKC_PROMPT_NS	(2000000ULL)	/* child read within 2 ms of fork() */
 
 /* Counters around one fork, in memory shared with the child */
 typedef struct {
@@ -44,6 +43,8 @@ typedef struct {
 	volatile int64_t child[3];		/* child's first read */
 	volatile int child_verdict[3];		/* KSM_COUNTER_* of each */
 	volatile bool child_read;		/* the child read its ksm_stat */
+	volatile int64_t scanned_before;	/* parent: global pages_scanned before fork(), -1 none */
+	volatile int64_t scanned_after;		/* child: pages_scanned after its read, -1 none */
 } stress_ksm_unmerge_forkc_t;
 
 static const char * const stress_ksm_unmerge_forkc_fields[3] = {
@@ -169,6 +170,19 @@ static int stress_ksm_unmerge_zc_check(stress_ksm_unmerge_ctx_t *ctx, const char
 }
 
 /*
+ *  stress_ksm_unmerge_forkc_scanned()
+ *	global pages_scanned (6.7+): pages ksmd has scanned so far, -1 if absent
+ */
+static int64_t stress_ksm_unmerge_forkc_scanned(void)
+{
+	char buf[32];
+
+	if (stress_ksm_unmerge_knob_read("pages_scanned", buf, sizeof(buf)) < 0)
+		return -1;
+	return (int64_t)strtoll(buf, NULL, 10);
+}
+
+/*
  *  stress_ksm_unmerge_forkc_before()
  *	parent, right before fork(): its own counters and the time
  */
@@ -190,6 +204,7 @@ static void stress_ksm_unmerge_forkc_before(stress_ksm_unmerge_ctx_t *ctx, stres
 				fc->parent[k] = v;
 		}
 	}
+	fc->scanned_before = stress_ksm_unmerge_forkc_scanned();
 	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
 	fc->fork_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
@@ -214,6 +229,7 @@ static void stress_ksm_unmerge_forkc_child(stress_ksm_unmerge_forkc_t *fc)
 	if (fd < 0)
 		return;
 	n = stress_ksm_unmerge_fd_read(fd, buf, sizeof(buf));
+	fc->scanned_after = stress_ksm_unmerge_forkc_scanned();
 	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
 	(void)close(fd);
 	if (n <= 0)
@@ -231,8 +247,9 @@ static void stress_ksm_unmerge_forkc_child(stress_ksm_unmerge_forkc_t *fc)
 /*
  *  stress_ksm_unmerge_forkc_verdict()
  *	pure: did the child inherit its parent's KSM counters; 1 yes (why
- *	says which), 0 no, 2 inconclusive (read too late: ksmd may have
- *	scanned the child by then), 3 the child's ksm_zero_pages is below 0
+ *	says which), 0 no, 2 inconclusive (ksmd scanned enough pages between
+ *	the fork and the read to have made the child's rmap items itself, or
+ *	pages_scanned is missing), 3 the child's ksm_zero_pages is below 0
  */
 static int stress_ksm_unmerge_forkc_verdict(const stress_ksm_unmerge_forkc_t *fc, char *why, const size_t len)
 {
@@ -252,22 +269,20 @@ static int stress_ksm_unmerge_forkc_verdict(const stress_ksm_unmerge_forkc_t *fc
 			break;
 	if (k == 2)
 		return 0;
-	if (fc->read_ns < fc->fork_ns || fc->read_ns - fc->fork_ns > KSM_FORKC_PROMPT_NS)
-		return 2;
 	/*
-	 * Read within 2 ms: ksmd adds a forked mm behind its cursor, so it
-	 * reaches the child after the rest of its list; a count equal to the
-	 * parent's is the copy, anything else may be ksmd's own scan
+	 * ksmd makes at most one rmap item per page it scans: a child holding
+	 * more rmap items than ksmd scanned pages between the fork and its
+	 * read got them from its parent. Without pages_scanned (before 6.7)
+	 * ksmd's own scan of the child cannot be told from a copy.
 	 */
-	for (k = 0; k < 2; k++) {
-		if (fc->child_verdict[k] != KSM_COUNTER_OK || fc->child[k] <= 0)
-			continue;
-		if (fc->child[k] != fc->parent[k])
-			return 2;
-	}
+	if (fc->scanned_before < 0 || fc->scanned_after < fc->scanned_before ||
+	    fc->child_verdict[1] != KSM_COUNTER_OK ||
+	    fc->child[1] <= fc->scanned_after - fc->scanned_before)
+		return 2;
 	(void)snprintf(why, len, "ksm_merging_pages %" PRId64 ", ksm_rmap_items %" PRId64
-		" (the parent's were %" PRId64 " and %" PRId64 ")",
-		fc->child[0], fc->child[1], fc->parent[0], fc->parent[1]);
+		" (the parent's were %" PRId64 " and %" PRId64 "; ksmd scanned %" PRId64
+		" pages meanwhile)", fc->child[0], fc->child[1], fc->parent[0], fc->parent[1],
+		fc->scanned_after - fc->scanned_before);
 	return 1;
 }
 

@@ -128,7 +128,8 @@ static void test_zc_check(void **state)
 
 /*
  *  t_forkc()
- *	counters around a fork: parent's, child's, read delay in ns
+ *	counters around a fork: parent's, child's, read delay in ns; ksmd
+ *	scanned no page between the fork and the read
  */
 static void t_forkc(stress_ksm_unmerge_forkc_t *fc, const int64_t pm, const int64_t pr,
 	const int64_t cm, const int64_t cr, const int64_t cz, const uint64_t delay_ns)
@@ -145,12 +146,14 @@ static void t_forkc(stress_ksm_unmerge_forkc_t *fc, const int64_t pm, const int6
 	fc->fork_ns = 1000000000ULL;
 	fc->read_ns = fc->fork_ns + delay_ns;
 	fc->child_read = true;
+	fc->scanned_before = 1000;
+	fc->scanned_after = 1000;	/* ksmd scanned nothing meanwhile */
 }
 
 /*
  *  test_forkc_verdict()
- *	the child that reads its parent's counters right after fork fails;
- *	zero, late or different counts (ksmd's own scan) do not
+ *	a child holding more rmap items than ksmd scanned pages since the
+ *	fork fails; zero counts, or counts ksmd's own scan explains, do not
  */
 static void test_forkc_verdict(void **state)
 {
@@ -172,12 +175,22 @@ static void test_forkc_verdict(void **state)
 	/* only rmap items copied (merging pages 0 in the parent too) */
 	t_forkc(&fc, 0, 16, 0, 16, 0, 1000);
 	assert_int_equal(stress_ksm_unmerge_forkc_verdict(&fc, why, sizeof(why)), 1);
-	/* read late: ksmd may have scanned the child, inconclusive */
-	t_forkc(&fc, 4096, 4100, 4096, 4100, 0, 30000000);
+	/* ksmd scanned enough pages to have made the child's items: inconclusive */
+	t_forkc(&fc, 4096, 4100, 4096, 4100, 0, 1636000);
+	fc.scanned_after = fc.scanned_before + 4100;
 	assert_int_equal(stress_ksm_unmerge_forkc_verdict(&fc, why, sizeof(why)), 2);
 	assert_int_equal(stress_ksm_unmerge_forkc_judge(&e->ctx, &fc), 0);
-	/* ksmd's partial scan of the child: not the parent's counts */
+	/* ... but one page short of them: copied, however late the read */
+	fc.scanned_after = fc.scanned_before + 4099;
+	fc.read_ns = fc.fork_ns + 30000000;
+	assert_int_equal(stress_ksm_unmerge_forkc_verdict(&fc, why, sizeof(why)), 1);
+	/* ksmd's partial scan of the child */
 	t_forkc(&fc, 4096, 4100, 10, 12, 0, 1000);
+	fc.scanned_after = fc.scanned_before + 100;
+	assert_int_equal(stress_ksm_unmerge_forkc_verdict(&fc, why, sizeof(why)), 2);
+	/* no pages_scanned (before 6.7): a copy cannot be told from a scan */
+	t_forkc(&fc, 4096, 4100, 4096, 4100, 0, 1000);
+	fc.scanned_before = fc.scanned_after = -1;
 	assert_int_equal(stress_ksm_unmerge_forkc_verdict(&fc, why, sizeof(why)), 2);
 	/* the child's zero pages below 0 */
 	t_forkc(&fc, 4096, 4100, 0, 0, -1, 1000);
