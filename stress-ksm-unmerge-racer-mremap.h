@@ -54,6 +54,8 @@ typedef struct {
 	uint64_t still_ksm;		/* moved KSM pages still KSM at the new address */
 } stress_ksm_unmerge_mremap_t;
 
+#define KSM_MREMAP_D_CUT	(0)	/* moves cut at a VMA's end (EFAULT before 6.17) */
+
 /*
  *  stress_ksm_unmerge_mremap_move()
  *	move n pages from src to dst, keeping src mapped; 0 or -1 (errno)
@@ -72,21 +74,71 @@ static int stress_ksm_unmerge_mremap_move(uint8_t *src, uint8_t *dst, const size
 }
 
 /*
+ *  stress_ksm_unmerge_mremap_vma_end()
+ *	end of the VMA holding addr (/proc/self/maps), 0 if not found
+ */
+static uintptr_t stress_ksm_unmerge_mremap_vma_end(const void *addr)
+{
+	const uintptr_t a = (uintptr_t)addr;
+	unsigned long start, end;
+	char line[512];
+	uintptr_t ret = 0;
+	FILE *fp = fopen("/proc/self/maps", "re");
+
+	if (!fp)
+		return 0;
+	while (fgets(line, sizeof(line), fp)) {
+		if (sscanf(line, "%lx-%lx", &start, &end) == 2 && a >= start && a < end) {
+			ret = (uintptr_t)end;
+			break;
+		}
+	}
+	(void)fclose(fp);
+	return ret;
+}
+
+/*
+ *  stress_ksm_unmerge_mremap_out()
+ *	move *n pages at off out to the scratch range; before 6.17 mremap()
+ *	refuses (EFAULT) a range over more than one VMA, and the moves back
+ *	can leave the range in pieces the kernel did not merge: then the move
+ *	is cut at the VMA's end (counted), not failed
+ */
+static int stress_ksm_unmerge_mremap_out(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_mremap_t *m,
+	const size_t off, size_t *n)
+{
+	uintptr_t end;
+
+	if (stress_ksm_unmerge_mremap_move(m->range + off, m->scratch + off, *n * ctx->page_size) == 0)
+		return 0;
+	if (errno != EFAULT)
+		return -1;
+	end = stress_ksm_unmerge_mremap_vma_end(m->range + off);
+	if (!end || end >= (uintptr_t)(m->range + off + *n * ctx->page_size)) {
+		errno = EFAULT;
+		return -1;
+	}
+	*n = (end - (uintptr_t)(m->range + off)) / ctx->page_size;
+	stress_ksm_unmerge_racer_stats(ctx, KSM_RACER_IDX_MREMAP)->detail[KSM_MREMAP_D_CUT]++;
+	return stress_ksm_unmerge_mremap_move(m->range + off, m->scratch + off, *n * ctx->page_size);
+}
+
+/*
  *  stress_ksm_unmerge_mremap_one()
  *	move 1..16 random pages out and back, checking their data each way
  */
 static void stress_ksm_unmerge_mremap_one(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_mremap_t *m)
 {
 	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, KSM_RACER_IDX_MREMAP);
-	const size_t n = 1 + stress_mwc32modn(KSM_MREMAP_MAX_PAGES);
+	size_t n = 1 + stress_mwc32modn(KSM_MREMAP_MAX_PAGES);
 	const size_t first = stress_mwc32modn((uint32_t)(m->npages - n + 1));
-	const size_t off = first * ctx->page_size, len = n * ctx->page_size;
+	const size_t off = first * ctx->page_size;
 	uint64_t was_ksm;
 	ssize_t bad;
 
 	stress_ksm_unmerge_racer_merged_op_begins(ctx, KSM_RACER_IDX_MREMAP);
 	was_ksm = stress_ksm_unmerge_ksm_page_count(ctx, m->range + off, n);
-	if (stress_ksm_unmerge_mremap_move(m->range + off, m->scratch + off, len) < 0) {
+	if (stress_ksm_unmerge_mremap_out(ctx, m, off, &n) < 0) {
 		stress_ksm_unmerge_racer_fail(ctx, KSM_RACER_IDX_MREMAP, "moving %zu pages (%zu KSM) out failed, errno=%d (%s)",
 			n, (size_t)was_ksm, errno, strerror(errno));
 		return;
@@ -98,7 +150,7 @@ static void stress_ksm_unmerge_mremap_one(stress_ksm_unmerge_ctx_t *ctx, stress_
 	else
 		rs->evidence += was_ksm;
 	m->still_ksm += stress_ksm_unmerge_ksm_page_count(ctx, m->scratch + off, n);
-	if (stress_ksm_unmerge_mremap_move(m->scratch + off, m->range + off, len) < 0) {
+	if (stress_ksm_unmerge_mremap_move(m->scratch + off, m->range + off, n * ctx->page_size) < 0) {
 		m->broken = true;
 		stress_ksm_unmerge_racer_fail(ctx, KSM_RACER_IDX_MREMAP, "moving %zu pages back failed, errno=%d (%s)",
 			n, errno, strerror(errno));
@@ -289,6 +341,7 @@ static void stress_ksm_unmerge_mremap_stop(stress_ksm_unmerge_ctx_t *ctx, const 
 	.name = "mremap",                                              \
 	.path = "mremap moves of merged ranges, merged and unmerging", \
 	.evidence = "ksm-pages-moved",                                 \
+	.details = { "moves-cut-at-vma-end" },                         \
 	.supported = stress_ksm_unmerge_racer_supported_always,        \
 	.start = stress_ksm_unmerge_mremap_start,                      \
 	.stop = stress_ksm_unmerge_mremap_stop,                        \
