@@ -426,10 +426,10 @@ static void stress_ksm_unmerge_racers_reached(const stress_ksm_unmerge_shared_t 
 }
 
 /*
- *  stress_ksm_unmerge_unmerge_rate()
+ *  stress_ksm_unmerge_mib_per_sec()
  *	MiB/s of unmerging over all instances so far, 0 if none
  */
-static double stress_ksm_unmerge_unmerge_rate(const stress_ksm_unmerge_shared_t *sh)
+static double stress_ksm_unmerge_mib_per_sec(const stress_ksm_unmerge_shared_t *sh)
 {
 	double secs = 0.0, pages = 0.0;
 	uint32_t i;
@@ -489,7 +489,7 @@ static size_t stress_ksm_unmerge_progress_doc(const stress_ksm_unmerge_shared_t 
 		"intervals-logged: %" PRIu32 "\nintervals-lost: %" PRIu32 "\nrss-growth-max-kb: %" PRIu64 "\n",
 		now, now - sh->start_time, sh->end_time > now ? sh->end_time - now : 0.0,
 		final ? "true" : "false", t->cycles, t->pages_merged, t->pages_unmerged,
-		stress_ksm_unmerge_unmerge_rate(sh), t->merge_timeouts, t->failures, t->hangs,
+		stress_ksm_unmerge_mib_per_sec(sh), t->merge_timeouts, t->failures, t->hangs,
 		stress_ksm_unmerge_klog_events(), reached, active, sh->log_elapsed,
 		sh->log_written, sh->log_lost, sh->rss_growth_kb);
 	if (stress_ksm_unmerge_stop_latency(sh, &lat))
@@ -526,7 +526,7 @@ static void stress_ksm_unmerge_progress_line(const stress_ksm_unmerge_shared_t *
 		",unmerge-mb-per-sec=%.1f,pages-merged=%" PRIu64 ",racers-reached=%" PRIu32 "/%" PRIu32
 		",kernel-warnings=%" PRIu32 ",failures=%" PRIu64 ",hangs=%" PRIu64,
 		now - sh->start_time, sh->end_time > now ? sh->end_time - now : 0.0, t->cycles,
-		stress_ksm_unmerge_unmerge_rate(sh), t->pages_merged, reached, active,
+		stress_ksm_unmerge_mib_per_sec(sh), t->pages_merged, reached, active,
 		stress_ksm_unmerge_klog_events(), t->failures, t->hangs);
 	free(t);
 }

@@ -8,11 +8,13 @@
  *
  * stress-ksm-unmerge-verify.h: page verification of one cycle (private
  * header of stress-ksm-unmerge.c, included once): the region scan (pfns
- * sorted, pages grouped by frame), waiting for ksmd to merge, and the four
- * checks with independent signals that must agree: verify_merge (the
- * pages really share frames), verify_pfns (after unmerge no page keeps a
- * KSM frame), verify_data (every byte is what was written) and
- * verify_unmerge (the counters moved as the pages say).
+ * sorted, pages grouped by frame), waiting for ksmd to merge, and the
+ * checks whose independent signals must agree: verify_merge (the pages
+ * really share frames, as the counters say), and after the unmerge
+ * verify_unmerge: verify_pfns (no page keeps a KSM frame), verify_data
+ * (every byte is what was written), VMA flags kept, ksm_zero_pages and
+ * cow_ksm moved as the pages say.  The MADV_(UN)MERGEABLE / prctl
+ * switches they check stay in stress-ksm-unmerge.c.
  */
 
 /*
