@@ -282,26 +282,6 @@ static int stress_ksm_unmerge_supported(const char *name)
 }
 
 /*
- *  stress_ksm_unmerge_meminfo_available()
- *	MemAvailable in bytes, 0 if unknown
- */
-static uint64_t stress_ksm_unmerge_meminfo_available(void)
-{
-	char buf[4096];
-	const char *p;
-	ssize_t n;
-
-	n = stress_fs_file_read("/proc/meminfo", buf, sizeof(buf) - 1);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	p = strstr(buf, "MemAvailable:");
-	if (!p)
-		return 0;
-	return strtoull(p + 13, NULL, 10) * KB;
-}
-
-/*
  *  stress_ksm_unmerge_knobs_set()
  *	start ksmd with fast scanning and the zero-page mode the pattern needs
  */

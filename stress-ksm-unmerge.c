@@ -28,6 +28,8 @@
  *   stress-ksm-unmerge-verify.h          region scan, merge wait, verify_*
  *   stress-ksm-unmerge-check-counters.h  KSM counter sanity checks
  *   stress-ksm-unmerge-racer-*.h         the racers and their helpers
+ *   stress-ksm-unmerge-memory.h          memory a run may take (MemAvailable,
+ *                                        cgroup limits), region size
  *   stress-ksm-unmerge-report.h          totals, summary, monitor process
  *                                        (progress, soak log, hang check),
  *                                        evidence, standalone YAML
@@ -5649,158 +5651,7 @@ static int stress_ksm_unmerge_cycle(stress_ksm_unmerge_ctx_t *ctx, const uint64_
 	return 0;
 }
 
-/*
- *  stress_ksm_unmerge_avail()
- *	MemAvailable as the parent read it before any instance filled its
- *	region (every instance caps with the same figure)
- */
-static uint64_t stress_ksm_unmerge_avail(void)
-{
-	const stress_ksm_unmerge_shared_t *sh = stress_ksm_unmerge_shared;
-
-	return (sh && sh->mem_avail) ? sh->mem_avail : stress_ksm_unmerge_meminfo_available();
-}
-
-/*
- *  stress_ksm_unmerge_cgroup_max()
- *	room left under memory.max of cgroup v2 directory dir (bytes, in
- *	*room); false if it has no limit or cannot be read
- */
-static bool stress_ksm_unmerge_cgroup_max(const char *dir, uint64_t *room)
-{
-	char path[PATH_MAX + 32], val[32];
-	uint64_t max, cur;
-	ssize_t n;
-
-	(void)snprintf(path, sizeof(path), "/sys/fs/cgroup%s/memory.max", dir);
-	n = stress_fs_file_read(path, val, sizeof(val) - 1);
-	if (n <= 0)
-		return false;
-	val[n] = '\0';
-	if (val[0] < '0' || val[0] > '9')	/* "max": no limit */
-		return false;
-	max = strtoull(val, NULL, 10);
-	(void)snprintf(path, sizeof(path), "/sys/fs/cgroup%s/memory.current", dir);
-	n = stress_fs_file_read(path, val, sizeof(val) - 1);
-	val[n > 0 ? n : 0] = '\0';
-	cur = (n > 0) ? strtoull(val, NULL, 10) : 0;
-	*room = (max > cur) ? max - cur : 0;
-	return true;
-}
-
-/*
- *  stress_ksm_unmerge_cgroup_room()
- *	bytes this process's cgroup v2 and its ancestors can still charge
- *	before the tightest memory.max; false if none is limited (or no v2)
- */
-static bool stress_ksm_unmerge_cgroup_room(uint64_t *room)
-{
-	char buf[4096], dir[PATH_MAX];
-	char *p, *slash;
-	uint64_t r, best = 0;
-	bool found = false;
-	ssize_t n;
-
-	n = stress_fs_file_read("/proc/self/cgroup", buf, sizeof(buf) - 1);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	if (!strncmp(buf, "0::", 3)) {
-		p = buf + 3;
-	} else {
-		p = strstr(buf, "\n0::");
-		if (!p)
-			return false;
-		p += 4;
-	}
-	(void)strlcpy(dir, p, sizeof(dir));
-	dir[strcspn(dir, "\n")] = '\0';
-	for (;;) {
-		if (stress_ksm_unmerge_cgroup_max(dir, &r) && (!found || r < best)) {
-			best = r;
-			found = true;
-		}
-		slash = strrchr(dir, '/');
-		if (!slash || slash == dir)
-			break;
-		*slash = '\0';
-	}
-	*room = best;
-	return found;
-}
-
-/*
- *  stress_ksm_unmerge_cap()
- *	largest total region that fits in limit bytes with what each instance
- *	keeps besides it: per region page the pfn array and the uffd-wp,
- *	mprotect and dontneed racers' state, a second copy of every page for
- *	the mrelease victims, and a few MB per racer (thp: its THPs)
- */
-static uint64_t stress_ksm_unmerge_cap(const uint64_t limit, stress_args_t *args, const uint64_t methods)
-{
-	static const struct {
-		size_t idx, bytes;	/* racer, bytes it keeps per region page */
-	} per_page[] = {
-		{ KSM_RACER_IDX_UFFD_WP, 1 + sizeof(uint32_t) + sizeof(uint64_t) },
-		{ KSM_RACER_IDX_MPROTECT, 2 + 5 * sizeof(uint64_t) },
-		{ KSM_RACER_IDX_DONTNEED, 1 },
-	};
-	const uint64_t copies = (methods & STRESS_BIT_ULL(KSM_UNMERGE_RACER_SHIFT + KSM_RACER_IDX_MRELEASE)) ? 2 : 1;
-	uint64_t extra = sizeof(uint64_t), fixed = 0;
-	size_t i;
-
-	for (i = 0; i < KSM_UNMERGE_RACERS; i++)
-		if (methods & STRESS_BIT_ULL(KSM_UNMERGE_RACER_SHIFT + i))
-			fixed += (i == KSM_RACER_IDX_THP) ? KSM_THP_MAX_BYTES / 4 + 2 * MB : 4 * MB;
-	fixed *= args->instances;
-	for (i = 0; i < SIZEOF_ARRAY(per_page); i++)
-		if (methods & STRESS_BIT_ULL(KSM_UNMERGE_RACER_SHIFT + per_page[i].idx))
-			extra += per_page[i].bytes;
-	if (limit <= fixed)
-		return 0;
-	return (limit - fixed) / (copies * args->page_size + extra) * args->page_size;
-}
-
-/*
- *  stress_ksm_unmerge_region_size()
- *	this instance's share of --ksm-unmerge-bytes, capped so region, copies
- *	and racers fit in half of MemAvailable or of the cgroup's memory.max room
- */
-static size_t stress_ksm_unmerge_region_size(stress_args_t *args, const uint64_t methods, size_t *total)
-{
-	size_t bytes = DEFAULT_KSM_UNMERGE_BYTES;
-	uint64_t avail = stress_ksm_unmerge_avail();
-	uint64_t room = 0, cap;
-	const char *what = "MemAvailable";
-	size_t per;
-
-	if (!stress_setting_get("ksm-unmerge-bytes", &bytes)) {
-		if (g_opt_flags & OPT_FLAGS_MAXIMIZE)
-			bytes = 1 * GB;
-		if (g_opt_flags & OPT_FLAGS_MINIMIZE)
-			bytes = MIN_KSM_UNMERGE_BYTES * args->instances;
-	}
-	if (stress_ksm_unmerge_cgroup_room(&room) && (!avail || room < avail)) {
-		avail = room;
-		what = "the cgroup's memory.max room";
-	}
-	/* leave headroom: racers and unmerged copies need memory too */
-	cap = stress_ksm_unmerge_cap(avail / 2, args, methods);
-	if (avail && bytes > cap) {
-		if (stress_instance_zero(args))
-			pr_inf("%s: capping %zu bytes to %" PRIu64 " bytes: half of %s (%" PRIu64
-				" bytes) less the racers' and verification memory%s\n", args->name, bytes, cap,
-				what, avail, (methods & STRESS_BIT_ULL(KSM_UNMERGE_RACER_SHIFT + KSM_RACER_IDX_MRELEASE)) ?
-				", halved for the mrelease victims' copies" : "");
-		bytes = (size_t)cap;
-	}
-	per = bytes / args->instances;
-	per &= ~(args->page_size - 1);
-	if (per < MIN_KSM_UNMERGE_BYTES)
-		per = MIN_KSM_UNMERGE_BYTES;
-	*total = per * args->instances;
-	return per;
-}
+#include "stress-ksm-unmerge-memory.h"
 
 /*
  *  stress_ksm_unmerge_open()
