@@ -5518,43 +5518,6 @@ static bool stress_ksm_unmerge_partial_fails(stress_ksm_unmerge_ctx_t *ctx, cons
 }
 
 /*
- *  stress_ksm_unmerge_merge_short()
- *	count a cycle whose merge fell short of the prediction (nothing merged:
- *	a merge timeout, else a partial merge); true when that is a failure
- */
-static bool stress_ksm_unmerge_merge_short(stress_ksm_unmerge_ctx_t *ctx, const bool empty,
-	const double t0, const int64_t merging, const int64_t zero, const uint64_t ksm, const uint64_t kzero)
-{
-	if (empty)
-		ctx->st->merge_timeouts++;
-	else
-		ctx->st->partial_merges++;
-	pr_dbg("%s: cycle %" PRIu64 ": merge incomplete after %.2f s: %" PRIu64
-		" KSM + %" PRIu64 " zero pages of %" PRIu64 " predicted\n", ctx->args->name,
-		ctx->cycle, stress_time_now() - t0, ksm, kzero, ctx->expect_merged + ctx->expect_zero);
-	return stress_ksm_unmerge_partial_fails(ctx, empty, merging, zero, ksm, kzero);
-}
-
-/*
- *  stress_ksm_unmerge_cycle_tally()
- *	add one cycle's merged and unmerged pages, unmerge time and cow_ksm
- *	growth to the instance's figures
- */
-static void stress_ksm_unmerge_cycle_tally(stress_ksm_unmerge_instance_t *st, const uint64_t ksm,
-	const uint64_t kzero, const double dt, const int64_t cow0, const int64_t cow1)
-{
-	st->pages_merged += ksm + kzero;
-	st->pages_zero += kzero;
-	if (ksm + kzero) {
-		st->pages_unmerged += ksm + kzero;
-		st->unmerge_secs += dt;
-		stress_ksm_unmerge_lat_add(&st->unmerge_lat, dt * 1000.0);
-	}
-	if (cow0 >= 0 && cow1 >= cow0)
-		st->cow_ksm += (uint64_t)(cow1 - cow0);
-}
-
-/*
  *  stress_ksm_unmerge_cycle()
  *	one bogo op: merge, verify merged, timed unmerge, verify unmerged;
  *	returns 0 verified, 1 stopped by the end of the run, -1 failed
@@ -5602,9 +5565,17 @@ static int stress_ksm_unmerge_cycle(stress_ksm_unmerge_ctx_t *ctx, const uint64_
 	}
 	/* nothing of the region merged (pinned by racers, or ksmd too slow) */
 	empty = (ksm + kzero == 0) && (ctx->expect_merged + ctx->expect_zero > 0);
-	if ((waited == 0 || empty) &&
-	    stress_ksm_unmerge_merge_short(ctx, empty, t0, merging, zero, ksm, kzero))
-		rc = -1;
+	if (waited == 0 || empty) {
+		if (empty)
+			st->merge_timeouts++;
+		else
+			st->partial_merges++;
+		pr_dbg("%s: cycle %" PRIu64 ": merge incomplete after %.2f s: %" PRIu64
+			" KSM + %" PRIu64 " zero pages of %" PRIu64 " predicted\n", args->name,
+			ctx->cycle, stress_time_now() - t0, ksm, kzero, ctx->expect_merged + ctx->expect_zero);
+		if (stress_ksm_unmerge_partial_fails(ctx, empty, merging, zero, ksm, kzero))
+			rc = -1;
+	}
 
 	if (ksm + kzero)
 		stress_ksm_unmerge_racers_meet(ctx);
@@ -5636,7 +5607,15 @@ static int stress_ksm_unmerge_cycle(stress_ksm_unmerge_ctx_t *ctx, const uint64_
 		rc = -1;
 	stress_ksm_unmerge_phase_set(ctx, KSM_PHASE_IDLE);
 
-	stress_ksm_unmerge_cycle_tally(st, ksm, kzero, dt, cow0, cow1);
+	st->pages_merged += ksm + kzero;
+	st->pages_zero += kzero;
+	if (ksm + kzero) {
+		st->pages_unmerged += ksm + kzero;
+		st->unmerge_secs += dt;
+		stress_ksm_unmerge_lat_add(&st->unmerge_lat, dt * 1000.0);
+	}
+	if (cow0 >= 0 && cow1 >= cow0)
+		st->cow_ksm += (uint64_t)(cow1 - cow0);
 	if (rc < 0) {
 		stress_ksm_unmerge_fail(ctx);
 		return -1;
