@@ -310,6 +310,7 @@ static const char *stress_ksm_unmerge_state_file = "/run/stress-ksm-unmerge.stat
 
 #define KSM_SYSFS			stress_ksm_unmerge_sysfs
 #define KSM_STATE_FILE			stress_ksm_unmerge_state_file
+#define KSM_UNMERGE_JUDGE_CYCLES	(4)	/* fewer verified cycles: racers' reach not judged */
 #define KSM_UNMERGE_MAX_FAILURES	(5)
 #define KSM_UNMERGE_LAT_SAMPLES		(4096)
 #define KSM_UNMERGE_FEW_TEMPLATES	(8)
@@ -1772,6 +1773,12 @@ static int stress_ksm_unmerge_outcome(stress_ksm_unmerge_ctx_t *ctx, int rc)
 			pr_fail("%s: racer %s: %" PRIu64 " verification failure(s)\n", args->name,
 				stress_ksm_unmerge_racer_name(i), rs->failures);
 			rc = EXIT_FAILURE;
+		} else if (!rs->evidence && ctx->verify && st->cycles &&
+			   st->cycles < KSM_UNMERGE_JUDGE_CYCLES) {
+			pr_inf("%s: racer %s not reached in %" PRIu64 " verified cycle(s): too short "
+				"a run to judge (a racer that never reaches its path in %d cycles "
+				"fails --verify)\n", args->name, stress_ksm_unmerge_racer_name(i),
+				st->cycles, KSM_UNMERGE_JUDGE_CYCLES);
 		} else if (!rs->evidence && ctx->verify && st->cycles) {
 			pr_fail("%s: racer %s ran %" PRIu64 " ops but never reached its path (%s): "
 				"degenerate run\n", args->name, stress_ksm_unmerge_racer_name(i),
