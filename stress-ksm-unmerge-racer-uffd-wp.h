@@ -26,7 +26,7 @@
 #define UFFD_FEATURE_THREAD_ID		(1 << 8)
 #endif
 
-#define KSM_UFFD_HANG_SECS		(10.0)	/* an unmerge longer than this hangs */
+#define KSM_UFFD_HANG_SECS		(10.0)	/* an unmerge call longer than this is checked for a hang */
 #define KSM_UFFD_MAX_RANGE		(64)	/* pages per WRITEPROTECT toggle */
 
 typedef struct {
@@ -248,30 +248,65 @@ static void *stress_ksm_unmerge_uffd_thread(void *arg)
 }
 
 /*
- *  stress_ksm_unmerge_uffd_hang_report()
- *	report an unmerge that is taking too long, with its kernel stack
+ *  stress_ksm_unmerge_uffd_stack()
+ *	kernel stack of the main thread into buf; false if unreadable
  */
-static void stress_ksm_unmerge_uffd_hang_report(stress_ksm_unmerge_ctx_t *ctx,
-	stress_ksm_unmerge_uffd_t *u, const double secs)
+static bool stress_ksm_unmerge_uffd_stack(const stress_ksm_unmerge_uffd_t *u, char *buf, const size_t len)
 {
-	char path[64], stack[2048];
+	char path[64];
 	ssize_t n;
 
 	(void)snprintf(path, sizeof(path), "/proc/self/task/%d/stack", (int)u->main_tid);
-	n = stress_fs_file_read(path, stack, sizeof(stack) - 1);
-	if (n < 0)
-		(void)snprintf(stack, sizeof(stack), "(%s not readable, errno=%d)\n", path, errno);
-	else
-		stack[n] = '\0';
-	pr_fail("%s: uffd-wp racer: unmerge of cycle %" PRIu64 " still running after %.1f s "
-		"(hang, bound %.0f s); kernel stack of tid %d:\n%s", ctx->args->name, ctx->cycle,
-		secs, KSM_UFFD_HANG_SECS, (int)u->main_tid, stack);
-	stress_ksm_unmerge_racer_stats(ctx, KSM_RACER_IDX_UFFD_WP)->failures++;
+	n = stress_fs_file_read(path, buf, len - 1);
+	if (n < 0) {
+		(void)snprintf(buf, len, "(%s not readable, errno=%d)\n", path, errno);
+		return false;
+	}
+	buf[n] = '\0';
+	return true;
+}
+
+/*
+ *  stress_ksm_unmerge_uffd_cow_ksm()
+ *	global cow_ksm (KSM pages unshared so far), -1 if the kernel lacks it
+ */
+static int64_t stress_ksm_unmerge_uffd_cow_ksm(void)
+{
+	char buf[16384];
+	const ssize_t n = stress_fs_file_read("/proc/vmstat", buf, sizeof(buf) - 1);
+
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return stress_ksm_unmerge_field(buf, "cow_ksm");
+}
+
+/*
+ *  stress_ksm_unmerge_uffd_stuck()
+ *	an unmerge call running past the bound is a hang only on the kernel's
+ *	word: over one more second its thread stays in the KSM unmerge path
+ *	(kernel stack) and no KSM page anywhere is unshared (cow_ksm); a slow
+ *	unmerge that progresses (an emulated CPU, a busy machine) is not one
+ */
+static bool stress_ksm_unmerge_uffd_stuck(stress_ksm_unmerge_ctx_t *ctx, const stress_ksm_unmerge_uffd_t *u,
+	const uint64_t call, char *stack, const size_t len)
+{
+	const int64_t cow0 = stress_ksm_unmerge_uffd_cow_ksm();
+	bool readable;
+
+	(void)shim_nanosleep_uint64(1000000000ULL);
+	if (ctx->unmerge_call != call || !ctx->in_unmerge_call)
+		return false;
+	if (cow0 >= 0 && stress_ksm_unmerge_uffd_cow_ksm() != cow0)
+		return false;
+	readable = stress_ksm_unmerge_uffd_stack(u, stack, len);
+	return !readable || strstr(stack, "ksm") != NULL;
 }
 
 /*
  *  stress_ksm_unmerge_uffd_watchdog()
- *	thread: an unmerge phase that lasts longer than the bound is a hang
+ *	thread: an unmerge call longer than the bound that the kernel shows
+ *	stuck (no progress, still in the unmerge path) is a hang
  */
 static void *stress_ksm_unmerge_uffd_watchdog(void *arg)
 {
@@ -279,18 +314,28 @@ static void *stress_ksm_unmerge_uffd_watchdog(void *arg)
 	stress_ksm_unmerge_uffd_t *u = (stress_ksm_unmerge_uffd_t *)ctx->run[KSM_RACER_IDX_UFFD_WP].priv;
 	uint64_t seen = 0, reported = 0;
 	double t0 = 0.0;
+	char stack[2048];
 
 	while (stress_ksm_unmerge_racer_until_stop(ctx)) {
-		if (ctx->phase == KSM_PHASE_UNMERGING) {
-			const uint64_t cycle = ctx->cycle;
-			const double now = stress_time_now();
+		const uint64_t call = ctx->unmerge_call;
+		const double now = stress_time_now();
 
-			if (cycle != seen) {
-				seen = cycle;
-				t0 = now;
-			} else if (reported != cycle && now - t0 > KSM_UFFD_HANG_SECS) {
-				reported = cycle;
-				stress_ksm_unmerge_uffd_hang_report(ctx, u, now - t0);
+		if (!ctx->in_unmerge_call || call != seen) {
+			seen = call;
+			t0 = now;
+		} else if (reported != call && now - t0 > KSM_UFFD_HANG_SECS) {
+			if (stress_ksm_unmerge_uffd_stuck(ctx, u, call, stack, sizeof(stack))) {
+				reported = call;
+				pr_fail("%s: uffd-wp racer: unmerge call of cycle %" PRIu64 " stuck for %.1f s "
+					"(hang: bound %.0f s, no KSM page unshared in the last second, thread "
+					"in the unmerge path); kernel stack of tid %d:\n%s", ctx->args->name,
+					ctx->cycle, stress_time_now() - t0, KSM_UFFD_HANG_SECS,
+					(int)u->main_tid, stack);
+				stress_ksm_unmerge_racer_stats(ctx, KSM_RACER_IDX_UFFD_WP)->failures++;
+			} else {
+				pr_dbg("%s: uffd-wp racer: unmerge call still running after %.1f s but "
+					"progressing\n", ctx->args->name, now - t0);
+				t0 = stress_time_now();
 			}
 		}
 		(void)shim_nanosleep_uint64(10000000);

@@ -596,6 +596,8 @@ typedef struct stress_ksm_unmerge_ctx {
 	char vmflags_before[256];
 	volatile int phase;		/* KSM_PHASE_* */
 	volatile uint64_t cycle;	/* cycle number */
+	volatile uint64_t unmerge_call;	/* timed unmerge calls begun (watchdogs) */
+	volatile bool in_unmerge_call;	/* the main thread is inside one */
 	volatile uint64_t quiesce;	/* cycle for which racers must park */
 	volatile bool racers_stop;	/* racers must exit */
 	uint64_t racers_mask;		/* racers started */
@@ -1278,9 +1280,12 @@ static int stress_ksm_unmerge_timed_call(stress_ksm_unmerge_ctx_t *ctx, const ui
 	struct timespec a, b;
 	int ret;
 
+	ctx->unmerge_call++;
+	ctx->in_unmerge_call = true;
 	(void)clock_gettime(CLOCK_MONOTONIC, &a);
 	ret = stress_ksm_unmerge_signal_off(ctx, sw, off, len);
 	(void)clock_gettime(CLOCK_MONOTONIC, &b);
+	ctx->in_unmerge_call = false;
 	*dt += (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1.0E-9;
 	ctx->st->unmerge_calls++;
 	return ret;
