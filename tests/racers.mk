@@ -9,7 +9,7 @@ RACERS_TESTS := tests/build/test-racers-a tests/build/test-racers-b tests/build/
 TEST_TARGETS += $(RACERS_TESTS)
 CLEAN_FILES  += $(RACERS_TESTS)
 
-$(RACERS_TESTS): tests/build/test-racers-%: tests/test-racers-%.c tests/test-env.h \
+$(RACERS_TESTS): tests/build/test-racers-%: tests/unit/test-racers-%.c tests/unit/test-env.h \
 		$(STRESSOR).c $(STRESSOR_HDR) core-shim/libshim.a $(SHIM_HDR)
 	@mkdir -p tests/build
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< core-shim/libshim.a -lcmocka $(LDLIBS)

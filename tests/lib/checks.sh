@@ -1,6 +1,6 @@
-# tests/checks.sh: count the assertions an integration script makes, so
+# tests/lib/checks.sh: count the assertions an integration script makes, so
 # tests/run-tests can refuse a script that passed without checking anything.
-# Source it (tests/lib.sh does).  Prefix an assertion with "check":
+# Source it (tests/lib/lib.sh does).  Prefix an assertion with "check":
 #     check [ "$rc" = 0 ] || fail "exit $rc"
 # count a loop's assertions with "checked N", and end a passing script with
 # "checks_done", which prints the line run-tests requires: "checks: N".

@@ -1,7 +1,7 @@
-# tests/fuzz.sh: shared steps of the libFuzzer scripts (it-fuzz-opts.sh,
-# it-klog-fuzz.sh).  Source it from the top of the tree; it sets CC_FUZZ
+# tests/lib/fuzz.sh: shared steps of the libFuzzer scripts (it/hygiene/fuzz-opts.sh,
+# it/klog/fuzz.sh).  Source it from the top of the tree; it sets CC_FUZZ
 # (FUZZ_CC, default clang) and FUZZ_TMP (removed on exit).
-. tests/checks.sh
+. tests/lib/checks.sh
 CC_FUZZ=${FUZZ_CC:-clang}
 FUZZ_TMP=$(mktemp -d /tmp/fuzz.XXXXXX)
 trap 'rm -rf "$FUZZ_TMP"' EXIT

@@ -1,7 +1,7 @@
-# tests/lib.sh: shared helpers for the integration scripts (source it).
+# tests/lib/lib.sh: shared helpers for the integration scripts (source it).
 # Exit codes: 0 pass, 77 skip (reason on stdout), anything else fail.
 
-TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 . "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
 STRESSOR=${STRESSOR:-$TOP/stress-ksm-unmerge}
 KSM=/sys/kernel/mm/ksm

@@ -1,5 +1,5 @@
-# tests/lock.sh: helpers for /tmp/ksm-dev.lock, the lock every KSM run
-# holds.  tests/run-tests runs every it-*.sh under that flock, and a nested
+# tests/lib/lock.sh: helpers for /tmp/ksm-dev.lock, the lock every KSM run
+# holds.  tests/run-tests runs every it/<group>/*.sh under that flock, and a nested
 # flock on the same file would wait forever.  Source it.
 KSM_LOCK=/tmp/ksm-dev.lock
 

@@ -9,7 +9,7 @@
 # no process of the run and no temp file left, KSM knobs as before, plus
 # racer specific figures (mrelease latency spread, sparse walk cost).
 #
-# The body of every tests/it-racer-NAME.sh except it-racer-all.sh.  It runs
+# The body of every tests/it/racer/NAME.sh except all.sh and default.sh.  It runs
 # the stressor, so run it under "flock /tmp/ksm-dev.lock" (tests/run-tests
 # does).
 . "$(dirname "$0")/lib.sh"

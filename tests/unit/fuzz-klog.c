@@ -6,11 +6,11 @@
  * as published by the Free Software Foundation; either version 2
  * of the License, or (at your option) any later version.
  *
- * tests/fuzz-klog.c: libFuzzer target for the kernel-log watcher's
+ * tests/unit/fuzz-klog.c: libFuzzer target for the kernel-log watcher's
  * record parser, unescaper, classifier / LKP key normaliser and splat
  * grouping.  The input is a list of /dev/kmsg records, one per line
  * (lines starting with a space are dictionary lines of the record
- * before), as in tests/corpus/klog.  Invariants are checked with
+ * before), as in tests/data/corpus/klog.  Invariants are checked with
  * __builtin_trap().
  *
  *   make fuzz-klog FUZZ_KLOG_TIME=30

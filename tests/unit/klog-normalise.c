@@ -6,9 +6,9 @@
  * as published by the Free Software Foundation; either version 2
  * of the License, or (at your option) any later version.
  *
- * tests/klog-normalise.c: the kernel-log watcher's LKP key normaliser run
- * over a fixed line set, for the equivalence test (tests/it-klog-normalise.sh)
- * and its speed.  The line set is every message of tests/corpus/klog plus
+ * tests/unit/klog-normalise.c: the kernel-log watcher's LKP key normaliser run
+ * over a fixed line set, for the equivalence test (tests/it/klog/normalise.sh)
+ * and its speed.  The line set is every message of tests/data/corpus/klog plus
  * seeded mutations of them (digits, hex words, punctuation, spaces, tabs,
  * splices), 300,731 lines in all, always the same.  For each line it prints
  * "<error id>\t<key>": the generate_error_id() normalisation of the whole

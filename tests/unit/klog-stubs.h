@@ -6,10 +6,10 @@
  * as published by the Free Software Foundation; either version 2
  * of the License, or (at your option) any later version.
  *
- * tests/klog-stubs.h: silent stubs of the stress-ng core output functions
+ * tests/unit/klog-stubs.h: silent stubs of the stress-ng core output functions
  * the kernel-log watcher calls (pr_*, pr_block_*, stress_yaml_extra_add),
  * for the programs that include stress-ksm-unmerge-klog.h and do not look
- * at its output (tests/fuzz-klog.c, tests/klog-normalise.c).
+ * at its output (tests/unit/fuzz-klog.c, tests/unit/klog-normalise.c).
  */
 #ifndef TESTS_KLOG_STUBS_H
 #define TESTS_KLOG_STUBS_H

@@ -6,7 +6,7 @@
  * as published by the Free Software Foundation; either version 2
  * of the License, or (at your option) any later version.
  *
- * tests/test-env.h: a context with a small pattern-filled region, as the
+ * tests/unit/test-env.h: a context with a small pattern-filled region, as the
  * stressor fills it, for the unit tests that #include stress-ksm-unmerge.c
  * (test-stressor.c and the racer verifier tests).  Include it after
  * stress-ksm-unmerge.c.

@@ -6,7 +6,7 @@
  * as published by the Free Software Foundation; either version 2
  * of the License, or (at your option) any later version.
  *
- * tests/test-iface.c: cmocka unit tests of the interface self-test
+ * tests/unit/test-iface.c: cmocka unit tests of the interface self-test
  * (stress_ksm_unmerge_iface_judge) and the page verdict
  * (stress_ksm_unmerge_page_what), fed what pagemap, kpageflags and the
  * counters said on three real kernels (tests/data/kernel-signals/,

@@ -6,8 +6,8 @@
  * as published by the Free Software Foundation; either version 2
  * of the License, or (at your option) any later version.
  *
- * tests/test-klog.c: cmocka tests of the kernel-log watcher fragment:
- * the corpora in tests/corpus/klog (keys as LKP names them, event
+ * tests/unit/test-klog.c: cmocka tests of the kernel-log watcher fragment:
+ * the corpora in tests/data/corpus/klog (keys as LKP names them, event
  * counts, noise), /dev/kmsg record parsing, escapes, continuation
  * records, lost records, facilities, reports, taint letters and taint
  * diffs (with an injected tainted file), and the YAML section.
@@ -139,12 +139,12 @@ static uint32_t test_has_key(const char *key)
 
 /*
  *  test_corpus_dir()
- *	find tests/corpus/klog from the repo root or from tests/
+ *	find tests/data/corpus/klog from the repo root, tests/ or tests/unit/
  */
 static const char *test_corpus_dir(void)
 {
 	static const char * const dirs[] = {
-		"tests/corpus/klog", "corpus/klog", "../tests/corpus/klog", "../corpus/klog",
+		"tests/data/corpus/klog", "data/corpus/klog", "../data/corpus/klog",
 	};
 	const char *env = getenv("KLOG_CORPUS");
 	size_t i;
@@ -255,7 +255,7 @@ static void test_corpus(void **state)
 
 	(void)state;
 	if (!dir)
-		fail_msg("corpus directory tests/corpus/klog not found (set KLOG_CORPUS)");
+		fail_msg("corpus directory tests/data/corpus/klog not found (set KLOG_CORPUS)");
 	n = scandir(dir, &names, NULL, alphasort);
 	assert_true(n > 0);
 	for (i = 0; i < n; i++) {
@@ -814,7 +814,7 @@ static void test_sync_no_watcher(void **state)
 /*
  *  test_watcher_live()
  *	real watcher on /dev/kmsg (root): start, sync, stop, no events
- *	(injection is tested by tests/it-klog-inject.sh under the lock)
+ *	(injection is tested by tests/it/klog/inject.sh under the lock)
  */
 static void test_watcher_live(void **state)
 {

@@ -6,7 +6,7 @@
  * as published by the Free Software Foundation; either version 2
  * of the License, or (at your option) any later version.
  *
- * tests/test-racers-a.c: cmocka unit tests of the verifiers of the
+ * tests/unit/test-racers-a.c: cmocka unit tests of the verifiers of the
  * vmsplice, gup, uffd-wp and thp racers (stress-ksm-unmerge.c):
  * each is fed good input, then a corrupted buffer or a wrong count, and
  * must tell them apart.

@@ -6,7 +6,7 @@
  * as published by the Free Software Foundation; either version 2
  * of the License, or (at your option) any later version.
  *
- * tests/test-racers-b.c: cmocka unit tests of the verifiers of the
+ * tests/unit/test-racers-b.c: cmocka unit tests of the verifiers of the
  * mrelease, fork, mprotect and sparse racers
  * (stress-ksm-unmerge.c): each is fed good input and then a
  * corrupted buffer or a wrong count, and must tell them apart.

@@ -6,7 +6,7 @@
  * as published by the Free Software Foundation; either version 2
  * of the License, or (at your option) any later version.
  *
- * tests/test-racers-c.c: cmocka unit tests of the checks and racers added
+ * tests/unit/test-racers-c.c: cmocka unit tests of the checks and racers added
  * for the upstream KSM fixes of 2024-2026 (stress-ksm-unmerge-check-*.h,
  * stress-ksm-unmerge-racer-*.h): each check is fed the value the broken
  * kernel gave and must fail, and the good value and must pass.

@@ -1,6 +1,6 @@
 /*
  * Unit tests of ksm-report's YAML reader (libyaml) on the fixture sets in
- * tests/fixtures/report (regenerate them with gen-fixtures.py there).
+ * tests/data/fixtures/report (regenerate them with gen-fixtures.py there).
  */
 #include "../tools/ksm-report.c"
 
@@ -9,7 +9,7 @@
 #include <cmocka.h>
 
 #ifndef KR_FIXTURES
-#define KR_FIXTURES "tests/fixtures/report"
+#define KR_FIXTURES "tests/data/fixtures/report"
 #endif
 
 /*

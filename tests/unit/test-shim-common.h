@@ -1,5 +1,5 @@
 /*
- * tests/test-shim-common.h: helpers shared by the test-shim-*.c cmocka
+ * tests/unit/test-shim-common.h: helpers shared by the test-shim-*.c cmocka
  * tests: capture a file descriptor into a temp file and read it back.
  */
 #ifndef TEST_SHIM_COMMON_H

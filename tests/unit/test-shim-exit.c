@@ -1,5 +1,5 @@
 /*
- * tests/test-shim-exit.c: cmocka tests of the exit code rules in
+ * tests/unit/test-shim-exit.c: cmocka tests of the exit code rules in
  * core-shim/core-helper.c: run exit code precedence 2 > 3 > 7 > 0,
  * errno to exit status, exit status text.
  */

@@ -1,5 +1,5 @@
 /*
- * tests/test-shim-klog.c: cmocka tests of the --klog-check record
+ * tests/unit/test-shim-klog.c: cmocka tests of the --klog-check record
  * classification (stress-ng 0.22 rules) in core-shim/core-klog.c.
  */
 #include "test-shim-common.h"

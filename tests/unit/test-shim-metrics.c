@@ -1,5 +1,5 @@
 /*
- * tests/test-shim-metrics.c: cmocka tests of core-shim/core-metrics.c:
+ * tests/unit/test-shim-metrics.c: cmocka tests of core-shim/core-metrics.c:
  * metrics table rows (10/12 fields with the log prefix, number
  * formats), misc metric rows, mean computations, the shared metrics
  * table, summary lines and duration/size strings.

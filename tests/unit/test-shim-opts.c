@@ -1,5 +1,5 @@
 /*
- * tests/test-shim-opts.c: cmocka tests of core-shim/core-opts.c: sizes,
+ * tests/unit/test-shim-opts.c: cmocka tests of core-shim/core-opts.c: sizes,
  * times, numbers, instance count, ops split, stress_parse_opt() on the
  * dummy stressor's option table and whole command lines.  Every bad
  * input must give exactly one stderr line naming option and value.

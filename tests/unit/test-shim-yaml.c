@@ -1,5 +1,5 @@
 /*
- * tests/test-shim-yaml.c: cmocka tests of the YAML side of
+ * tests/unit/test-shim-yaml.c: cmocka tests of the YAML side of
  * core-shim/core-metrics.c: stress_description_yamlify() key
  * normalisation, and a whole --yaml file (with extra sections)
  * loaded back with libyaml.

@@ -6,7 +6,7 @@
  * as published by the Free Software Foundation; either version 2
  * of the License, or (at your option) any later version.
  *
- * tests/test-stressor.c: cmocka unit tests of the stressor's own logic:
+ * tests/unit/test-stressor.c: cmocka unit tests of the stressor's own logic:
  * method lists, page patterns and their checks, predictions, latency
  * spread, report line shapes, proc field parsing, counter fallbacks, and
  * KSM knob save/restore/repair against a fake sysfs directory.

@@ -1,5 +1,5 @@
 #!/bin/bash
-# it-stress-ng-tree: the upstream patch on a real stress-ng tree.  Fetches
+# tests/it/build/stress-ng-tree.sh: the upstream patch on a real stress-ng tree.  Fetches
 # nothing: runs only when STRESS_NG_TREE names a stress-ng git clone (skips
 # otherwise).  On a copy of it (cp -a, so a tree built once rebuilds only
 # what changed; a never built tree takes minutes: raise TEST_TIMEOUT):
@@ -12,7 +12,7 @@
 #  - stress-ng.1 has an entry for every option of the stressor's option
 #    table and renders with no groff warning the parent commit lacks;
 #  - stress-ng --help passes lkp's --<test>-method all detection.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../../lib/lib.sh"
 
 [ -n "${STRESS_NG_TREE:-}" ] ||
 	skip "STRESS_NG_TREE not set (path of a stress-ng git clone; this test fetches nothing)"
@@ -91,4 +91,4 @@ tail -5 "$TMPD/job.log"
 [ "$rc" = 0 ] || { cat "$TMPD/job.log"; fail "example job: exit $rc"; }
 grep -q "racer .* reached" "$TMPD/job.log" || fail "example job ran no racer"
 [ "$(knobs)" = "$before" ] || fail "knobs '$(knobs)' != '$before'"
-echo "it-stress-ng-tree: ok"
+echo "it/build/stress-ng-tree.sh: ok"

@@ -1,14 +1,14 @@
 #!/bin/bash
-# tests/it-cli-bad-input.sh: every malformed command line in
-# tests/bad-input.tsv must exit 1 with exactly one stderr line naming the
+# tests/it/cli/bad-input.sh: every malformed command line in
+# tests/data/bad-input.tsv must exit 1 with exactly one stderr line naming the
 # option, print nothing on stdout, and touch nothing: the KSM knob files
 # in /sys/kernel/mm/ksm are byte-identical before and after, and (dummy
 # runner) the stressor's init() was never called.
 # BIN=<binary> overrides; default ./stress-ksm-unmerge, else the dummy runner.
 
-cd "$(dirname "$0")/.." || exit 1
-. tests/checks.sh
-TSV=${BAD_INPUT_TSV:-tests/bad-input.tsv}
+cd "$(dirname "$0")/../../.." || exit 1
+. tests/lib/checks.sh
+TSV=${BAD_INPUT_TSV:-tests/data/bad-input.tsv}
 DUMMY=tests/build/dummy-runner
 if [ -n "$BIN" ]; then :;
 elif [ -x ./stress-ksm-unmerge ]; then BIN=./stress-ksm-unmerge;

@@ -1,11 +1,11 @@
 #!/bin/bash
-# tests/it-cli-exit-codes.sh: runner behaviour with the dummy stressor
+# tests/it/cli/exit-codes.sh: runner behaviour with the dummy stressor
 # (tests/build/dummy-runner): exit codes and summary lines per stressor
 # outcome, init/deinit called exactly once, --ksm-unmerge-ops split,
 # default timeout line, help, and the 0-day command line.
 
-cd "$(dirname "$0")/.." || exit 1
-. tests/checks.sh
+cd "$(dirname "$0")/../../.." || exit 1
+. tests/lib/checks.sh
 R=tests/build/dummy-runner
 [ -x "$R" ] || { echo "$R not built"; exit 1; }
 tmp=$(mktemp -d /tmp/it-exit.XXXXXX)

@@ -1,12 +1,12 @@
 #!/bin/bash
-# tests/it-cli-klog-check.sh: stress-ng 0.22 --klog-check semantics of the
+# tests/it/cli/klog-check.sh: stress-ng 0.22 --klog-check semantics of the
 # shim (dummy runner): a user-space "<3>" record (facility 1) is ignored;
 # a real kernel level-3 error (ext4 mount of a zeroed loop file) fails
 # the run with exit 2 and the verdict after the final line; without -K
 # the same error does not fail the run.  Needs root, /dev/kmsg, losetup.
 
-cd "$(dirname "$0")/.." || exit 1
-. tests/checks.sh
+cd "$(dirname "$0")/../../.." || exit 1
+. tests/lib/checks.sh
 R=tests/build/dummy-runner
 [ -x "$R" ] || { echo "$R not built"; exit 1; }
 [ "$(id -u)" = 0 ] || { echo "needs root"; exit 77; }

@@ -1,11 +1,11 @@
 #!/bin/bash
-# tests/it-cli-signals.sh: SIGTERM / SIGINT to the parent mid-run stop all
+# tests/it/cli/signals.sh: SIGTERM / SIGINT to the parent mid-run stop all
 # instances, print the full summary and run deinit() exactly once, within
 # 2 s; an instance that ignores SIGALRM is SIGKILLed after 2 s, reported,
 # and counted as a failure (exit 2).  Uses tests/build/dummy-runner.
 
-cd "$(dirname "$0")/.." || exit 1
-. tests/checks.sh
+cd "$(dirname "$0")/../../.." || exit 1
+. tests/lib/checks.sh
 R=tests/build/dummy-runner
 [ -x "$R" ] || { echo "$R not built"; exit 1; }
 tmp=$(mktemp -d /tmp/it-signals.XXXXXX)

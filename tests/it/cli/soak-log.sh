@@ -1,12 +1,12 @@
 #!/bin/bash
-# it-cli-soak-log: the soak log is part of the result.  A log path that
+# tests/it/cli/soak-log.sh: the soak log is part of the result.  A log path that
 # cannot be written is refused before anything starts (exit 1, one line,
 # knobs untouched, no file created); on /dev/full every interval fails, is
 # reported at once and the run fails with the count; on a full 8 KiB tmpfs
 # the failed intervals are cut off the file, retried and written once space
 # is back (every interval in the file, final: true, exit 0); a tmpfs that
 # stays full fails the run and never gets final: true.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../../lib/lib.sh"
 require_ksm
 command -v python3 >/dev/null || skip "python3 missing"
 

@@ -1,11 +1,11 @@
 #!/bin/bash
-# tests/it-cli-valgrind.sh: the dummy runner (parent, instances and klog
+# tests/it/cli/valgrind.sh: the dummy runner (parent, instances and klog
 # reader) has no valgrind memcheck errors and no definite leaks for a
 # metrics+YAML+times run, a klog-check run, a skipped run, a SIGTERM stop
 # and a bad command line.
 
-cd "$(dirname "$0")/.." || exit 1
-. tests/checks.sh
+cd "$(dirname "$0")/../../.." || exit 1
+. tests/lib/checks.sh
 R=tests/build/dummy-runner
 [ -x "$R" ] || { echo "$R not built"; exit 1; }
 command -v valgrind >/dev/null || { echo "valgrind not installed"; exit 77; }

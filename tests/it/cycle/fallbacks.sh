@@ -1,9 +1,9 @@
 #!/bin/bash
-# it-cycle-fallbacks: the counter fallbacks older kernels need, exercised on
+# tests/it/cycle/fallbacks.sh: the counter fallbacks older kernels need, exercised on
 # this kernel through --ksm-unmerge-proc (a fake /proc root): no per-process
 # counters -> pagemap; only ksm_merging_pages (5.19-6.0) -> that file, and
 # pagemap for zero pages.  Each run must still merge, verify and pass.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../../lib/lib.sh"
 require_ksm
 
 run() {	# run <root> <pattern> <expected source>

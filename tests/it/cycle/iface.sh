@@ -1,12 +1,12 @@
 #!/bin/bash
-# it-cycle-iface: the interface self-test on the real kernel.  -v prints the
+# tests/it/cycle/iface.sh: the interface self-test on the real kernel.  -v prints the
 # whole table (5 interfaces); the replacement paths pass on this kernel when
 # the other kernels' behaviour is faked: KPF_KSM on every anonymous page
 # (Debian 6.12), read faults mapping private pages (pvm_no_zero_page=1,
 # STRESS_KSM_UNMERGE_FAKE, tests only), ksm_stat with only ksm_rmap_items
 # (6.1, through a fake /proc root); advisor_mode=scan-time is saved, set to
 # none and restored.  Each run: exit 0, pages merged, no partial merge.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../../lib/lib.sh"
 require_ksm
 
 checks=0

@@ -1,8 +1,8 @@
 #!/bin/bash
-# it-cycle-patterns: a short run per pattern and merge switch on the real
+# tests/it/cycle/patterns.sh: a short run per pattern and merge switch on the real
 # kernel: exit 0, pages merged (none for unique), cow_ksm grew by at least
 # the KSM pages unmerged, bogo ops > 0, valid YAML, knobs as before.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../../lib/lib.sh"
 require_ksm
 check python3 -c 'import yaml' 2>/dev/null || fail "python3-yaml missing (make deps)"
 

@@ -1,9 +1,9 @@
 #!/bin/bash
-# it-cycle-signals: SIGTERM/SIGINT of the parent mid-cycle stop the run within
+# tests/it/cycle/signals.sh: SIGTERM/SIGINT of the parent mid-cycle stop the run within
 # 2 s with the summary and the knobs restored; SIGKILL of an instance is
 # reported, fails the run (exit 2) and the knobs are restored; SIGKILL of the parent is repaired by the
 # next run from the state file.  Nothing is left behind in any case.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../../lib/lib.sh"
 require_ksm
 private_bin		# leftovers are this script's processes only (others may queue for the lock)
 STRESSOR=$BIN

@@ -1,5 +1,5 @@
 #!/bin/bash
-# it-cycle-stop: stop on time and no false pass.  At 256 MiB a run ends
+# tests/it/cycle/stop.sh: stop on time and no false pass.  At 256 MiB a run ends
 # within 2 s of its timeout and of SIGTERM sent at several points of the
 # cycle (fill, merge wait, unmerge, verification), knobs restored every
 # time; an instance SIGKILLed before its first verified cycle fails the run
@@ -7,7 +7,7 @@
 # (skipped with the step it ended in).  KSM_IT_BIG=1 adds the opt-in large
 # case: --ksm-unmerge 0 --ksm-unmerge-bytes 50% runs, verifies and stops on
 # time (several minutes and half of memory).
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../../lib/lib.sh"
 require_ksm
 private_bin		# leftovers are this script's processes only (others may queue for the lock)
 STRESSOR=$BIN

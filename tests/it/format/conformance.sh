@@ -1,5 +1,5 @@
 #!/bin/bash
-# tests/it-format-conformance.sh: our metrics table must match stress-ng's.
+# tests/it/format/conformance.sh: our metrics table must match stress-ng's.
 # Runs Debian's stress-ng (0.15.06 logs to stderr) with --vm-splice and
 # our binary with --metrics-brief and --metrics, then checks the header
 # lines are identical and the rows split into the same number of fields
@@ -7,8 +7,8 @@
 # the misc metric rows against lkp's parser rules and the --times block.
 # BIN=<binary> overrides; default ./stress-ksm-unmerge, else the dummy.
 
-cd "$(dirname "$0")/.." || exit 1
-. tests/checks.sh
+cd "$(dirname "$0")/../../.." || exit 1
+. tests/lib/checks.sh
 if [ -n "$BIN" ]; then :;
 elif [ -x ./stress-ksm-unmerge ]; then BIN=./stress-ksm-unmerge;
 else BIN=tests/build/dummy-runner; fi

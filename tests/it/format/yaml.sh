@@ -1,12 +1,12 @@
 #!/bin/bash
-# tests/it-format-yaml.sh: --yaml output of a short run loads with libyaml
+# tests/it/format/yaml.sh: --yaml output of a short run loads with libyaml
 # (python3 yaml.CSafeLoader) and has the stress-ng 0.22 layout: ---,
 # build-info, system-info (quoted strings), metrics with per-instance
 # entries, times, extra sections after metrics, and a final "...".
 # BIN=<binary> overrides; default ./stress-ksm-unmerge, else the dummy.
 
-cd "$(dirname "$0")/.." || exit 1
-. tests/checks.sh
+cd "$(dirname "$0")/../../.." || exit 1
+. tests/lib/checks.sh
 if [ -n "$BIN" ]; then :;
 elif [ -x ./stress-ksm-unmerge ]; then BIN=./stress-ksm-unmerge;
 else BIN=tests/build/dummy-runner; fi

@@ -1,5 +1,5 @@
 #!/bin/bash
-# tests/it-hygiene-asan.sh: ASan+UBSan+LSan build ("make asan", build/asan/)
+# tests/it/hygiene/asan.sh: ASan+UBSan+LSan build ("make asan", build/asan/)
 # of the stressor and of every cmocka unit test; runs the unit tests, then
 # two short real runs under /tmp/ksm-dev.lock:
 #   1. --ksm-unmerge 1 -t 5 --verify --metrics --ksm-unmerge-bytes 8M --ksm-unmerge-method madvise
@@ -18,7 +18,7 @@
 #
 # ASAN_HYG_FAST=1 skips run 2.  Exit: 0 pass, 77 skip, anything else fail.
 
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../../lib/lib.sh"
 cd "$TOP" || exit 2
 ASAN=$TOP/build/asan
 PATTERN='ERROR: AddressSanitizer|runtime error:|LeakSanitizer|ERROR: UndefinedBehaviorSanitizer'
@@ -28,7 +28,7 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$LOG:log_exe_n
 export LSAN_OPTIONS="log_path=$LOG:log_exe_name=1"
 errors=0
 
-. "$(dirname "$0")/lock.sh"
+. "$(dirname "$0")/../../lib/lock.sh"
 
 # san_reports OUT: print sanitizer reports (files and OUT), true if any
 san_reports() {

@@ -1,6 +1,6 @@
 #!/bin/bash
-# tests/it-hygiene-cppcheck.sh: static checks of the stressor,
-# core-shim/*.c, tools/*.c and tests/fuzz-opts.c:
+# tests/it/hygiene/cppcheck.sh: static checks of the stressor,
+# core-shim/*.c, tools/*.c and tests/unit/fuzz-opts.c:
 #   1. cppcheck --enable=warning,performance,portability, clean.  The
 #      Linux build configuration is checked (-D__linux__ -DMADV_MERGEABLE
 #      -DMADV_UNMERGEABLE: without system headers cppcheck would otherwise
@@ -14,13 +14,13 @@
 #
 # Exit: 0 pass, 77 skip (reason printed), anything else fail.
 
-cd "$(dirname "$0")/.." || exit 2
-. tests/checks.sh
+cd "$(dirname "$0")/../../.." || exit 2
+. tests/lib/checks.sh
 command -v cppcheck >/dev/null 2>&1 || { echo "SKIP: cppcheck not installed (Debian: apt-get install cppcheck)"; exit 77; }
 tmp=$(mktemp -d /tmp/hyg-cppcheck.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 start=$SECONDS
-SRC="stress-ksm-unmerge.c $(ls core-shim/*.c tools/*.c 2>/dev/null) tests/fuzz-opts.c"
+SRC="stress-ksm-unmerge.c $(ls core-shim/*.c tools/*.c 2>/dev/null) tests/unit/fuzz-opts.c"
 CPPCHECK=(cppcheck --enable=warning,performance,portability --error-exitcode=1
 	--inline-suppr -I core-shim -I . --std=c11 --suppress=missingIncludeSystem
 	--suppressions-list=tests/cppcheck.suppress -q

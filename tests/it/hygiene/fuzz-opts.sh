@@ -1,17 +1,17 @@
 #!/bin/bash
-# tests/it-fuzz-opts.sh: libFuzzer run (FUZZ_OPTS_TIME s, default 20) of the
+# tests/it/hygiene/fuzz-opts.sh: libFuzzer run (FUZZ_OPTS_TIME s, default 20) of the
 # command line parser with the real stressor's option table
-# (tests/fuzz-opts.c via "make fuzz-opts"), seeded with every line of
-# tests/bad-input.tsv and some good command lines.  Fails on a crash,
+# (tests/unit/fuzz-opts.c via "make fuzz-opts"), seeded with every line of
+# tests/data/bad-input.tsv and some good command lines.  Fails on a crash,
 # sanitizer report, leak, timeout or broken invariant (see fuzz-opts.c),
 # or when the fuzzer ran suspiciously few inputs.  Skips (77) when clang
 # cannot link -fsanitize=fuzzer.
 #
-#   tests/it-fuzz-opts.sh --seeds DIR TSV   (used by make) write the seeds
+#   tests/it/hygiene/fuzz-opts.sh --seeds DIR TSV   (used by make) write the seeds
 #
 # Exit: 0 pass, 77 skip (reason printed), anything else fail.
 
-cd "$(dirname "$0")/.." || exit 2
+cd "$(dirname "$0")/../../.." || exit 2
 
 # seeds DIR TSV: one file per argv, elements NUL separated, and a libFuzzer
 # dictionary DIR.dict of every option name and method/pattern word
@@ -58,7 +58,7 @@ if [ "$1" = "--seeds" ]; then
 fi
 
 TIME=${FUZZ_OPTS_TIME:-10}
-. tests/fuzz.sh
+. tests/lib/fuzz.sh
 fuzz_require
 fuzz_run fuzz-opts "$TIME" FUZZ_OPTS_TIME="$TIME"
 checks_done

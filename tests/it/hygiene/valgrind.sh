@@ -1,5 +1,5 @@
 #!/bin/bash
-# tests/it-hygiene-valgrind.sh: valgrind memcheck of a short real run of
+# tests/it/hygiene/valgrind.sh: valgrind memcheck of a short real run of
 # the stressor (parent, instance and every forked child; valgrind follows
 # fork() and checks leaks at _exit too):
 #   --ksm-unmerge 1 -t 4 --ksm-unmerge-bytes 4M --verify --metrics --ksm-unmerge-method madvise
@@ -7,19 +7,19 @@
 # any process (--error-exitcode=99, and every per-pid log's "ERROR SUMMARY"
 # must be 0), or if the run itself does not succeed.  A canary first
 # proves that an invalid write in a forked child is reported.  The tests'
-# dummy runner is covered by tests/it-cli-valgrind.sh; this one runs the
+# dummy runner is covered by tests/it/cli/valgrind.sh; this one runs the
 # real stressor.  Skips (77) when valgrind is missing.
 #
 # Exit: 0 pass, 77 skip (reason printed), anything else fail.
 
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../../lib/lib.sh"
 cd "$TOP" || exit 2
 command -v valgrind >/dev/null 2>&1 || skip "valgrind not installed (Debian: apt-get install valgrind)"
 VG=(valgrind --tool=memcheck --trace-children=yes --child-silent-after-fork=no
 	--error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite
 	--show-leak-kinds=definite)
 
-. "$(dirname "$0")/lock.sh"
+. "$(dirname "$0")/../../lib/lock.sh"
 
 # the whole script holds /tmp/ksm-dev.lock (the knob snapshot too); re-exec
 # under flock unless an ancestor (tests/run-tests) already holds it

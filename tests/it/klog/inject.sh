@@ -1,5 +1,5 @@
 #!/bin/bash
-# tests/it-klog-inject.sh: the kernel-log watcher end to end (root).
+# tests/it/klog/inject.sh: the kernel-log watcher end to end (root).
 #  1. a clean run passes and reports "kernel warnings: 0"
 #  2. a WARNING splat written to /dev/kmsg during a run fails it (exit 2),
 #     names the LKP key, and lands in the YAML kernel-log section
@@ -15,13 +15,13 @@
 #
 # Exit: 0 pass, 77 skip (reason printed), anything else fail.
 
-. "$(dirname "$0")/lock.sh"
+. "$(dirname "$0")/../../lib/lock.sh"
 if ! lock_held; then
 	command -v flock >/dev/null 2>&1 || { echo "SKIP: flock(1) not installed"; exit 77; }
 	exec flock "$KSM_LOCK" bash "$0" "$@"
 fi
 
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../../lib/lib.sh"
 require_ksm
 [ -w /dev/kmsg ] || skip "/dev/kmsg not writable"
 [ -r /dev/kmsg ] || skip "/dev/kmsg not readable"

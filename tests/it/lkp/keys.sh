@@ -6,8 +6,8 @@
 # asserting ksm-unmerge.ops, .ops_per_sec, one key per misc metric, no
 # .fail key and no key with whitespace (dump-stat would abort).
 set -u
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-FX=$ROOT/tests/fixtures/report/lkp
+ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
+FX=$ROOT/tests/data/fixtures/report/lkp
 TMP=$(mktemp -d /tmp/it-lkp-keys.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 fails=0
@@ -74,9 +74,9 @@ for k, v in parse(open(sys.argv[1], errors='replace')):
     print('%s: %s' % (k, v))
 PY
 
-. "$(dirname "$0")/lock.sh"
-# this script's check NAME CMD... replaces the one of tests/checks.sh
-. "$(dirname "$0")/checks.sh"
+. "$(dirname "$0")/../../lib/lock.sh"
+# this script's check NAME CMD... replaces the one of tests/lib/checks.sh
+. "$(dirname "$0")/../../lib/checks.sh"
 check() {
 	local name=$1
 	shift
@@ -179,6 +179,6 @@ else
 	[ "$fails" -eq 0 ] || sed 's/^/    | /' "$TMP/real.txt"
 fi
 
-echo "it-lkp-keys: $fails failure(s)"
+echo "it/lkp/keys.sh: $fails failure(s)"
 checks_done
 [ "$fails" -eq 0 ]

@@ -1,10 +1,10 @@
 #!/bin/bash
-# it-qemu-badinput.sh: tools/ksm-qemu rejects bad input with one clear
+# tests/it/qemu/badinput.sh: tools/ksm-qemu rejects bad input with one clear
 # "ksm-qemu: error: ..." line and exit status 64, before booting anything.
 # Needs no qemu, kernel or busybox: it uses fake stand-ins for them.
 
-cd "$(dirname "$0")/.." || exit 1
-. tests/checks.sh
+cd "$(dirname "$0")/../../.." || exit 1
+. tests/lib/checks.sh
 TOOL=tools/ksm-qemu
 T=$(mktemp -d /tmp/it-qemu-badinput.XXXXXX) || exit 1
 trap 'rm -rf "$T"' EXIT
@@ -93,7 +93,7 @@ fi
 expect_bad "busybox" "no busybox" \
 	KSM_QEMU_BUSYBOX=/nonexistent/busybox "${GOOD[@]}" -- --ksm-unmerge 1
 
-echo "it-qemu-badinput: $PASS passed, $FAIL failed"
+echo "it/qemu/badinput.sh: $PASS passed, $FAIL failed"
 checked $((PASS + FAIL))
 checks_done
 [ "$FAIL" -eq 0 ]

@@ -1,5 +1,5 @@
 #!/bin/bash
-# it-qemu-boot.sh: boot Debian's 6.1 kernel under qemu with tools/ksm-qemu
+# tests/it/qemu/boot.sh: boot Debian's 6.1 kernel under qemu with tools/ksm-qemu
 # and check the harness end to end:
 #   1. a short stressor run: the harness's exit status agrees with the
 #      stressor's summary printed in the guest (pass <-> "successful run
@@ -12,11 +12,11 @@
 # make kernel-6.1 (or KSM_QEMU_KERNEL=/path/vmlinuz).
 
 if [ "${KSM_QEMU_TESTS:-0}" != 1 ]; then
-	echo "skip: it-qemu-boot boots a kernel under qemu (slow); set KSM_QEMU_TESTS=1 or run 'make test-qemu'"
+	echo "skip: it/qemu/boot.sh boots a kernel under qemu (slow); set KSM_QEMU_TESTS=1 or run 'make test-qemu'"
 	exit 77
 fi
-cd "$(dirname "$0")/.." || exit 1
-. tests/checks.sh
+cd "$(dirname "$0")/../../.." || exit 1
+. tests/lib/checks.sh
 TOOL=tools/ksm-qemu
 KERNEL=${KSM_QEMU_KERNEL:-$(ls build/kernels/linux-image-6.1.*/boot/vmlinuz-6.1.* 2>/dev/null | head -n 1)}
 MEM=${KSM_QEMU_MEM:-1G}
@@ -94,7 +94,7 @@ harness hang --timeout 40 --init-cmd 'sleep 600'
 [ "$RC" -eq 124 ] && grep -q 'timed out' "$T/hang.log" &&
 	ok "hung guest gives 124" || bad "hung guest gave exit $RC (want 124)"
 
-echo "it-qemu-boot: $PASS passed, $FAIL failed"
+echo "it/qemu/boot.sh: $PASS passed, $FAIL failed"
 checked $((PASS + FAIL))
 checks_done
 [ "$FAIL" -eq 0 ]

@@ -1,5 +1,5 @@
 #!/bin/bash
-# it-qemu-kernels: the stressor's verdicts on real Debian kernels under qemu
+# tests/it/qemu/kernels.sh: the stressor's verdicts on real Debian kernels under qemu
 # (tools/ksm-qemu), two runs per kernel:
 #   plain:  --ksm-unmerge 1 -t 15 --verify --metrics (madvise cycles)
 #   0-day:  the lkp line --timeout 60 --times --verify --metrics
@@ -16,8 +16,8 @@
 # Every guest: a result came back, the guest kernel log has no
 # WARNING/BUG/Oops.  Slow (about 4 minutes under TCG): KSM_QEMU_TESTS=1
 # (make test-qemu).  QEMU_KERNELS="6.1 6.12" picks the kernels.
-. "$(dirname "$0")/lib.sh"
-[ "${KSM_QEMU_TESTS:-0}" = 1 ] || skip "it-qemu-kernels boots kernels under qemu (slow); set KSM_QEMU_TESTS=1 or run 'make test-qemu'"
+. "$(dirname "$0")/../../lib/lib.sh"
+[ "${KSM_QEMU_TESTS:-0}" = 1 ] || skip "it/qemu/kernels.sh boots kernels under qemu (slow); set KSM_QEMU_TESTS=1 or run 'make test-qemu'"
 STATIC=${KSM_QEMU_STRESSOR:-$TOP/stress-ksm-unmerge-static}
 [ -x "$STATIC" ] || fail "no $STATIC: run 'make static'"
 command -v qemu-system-x86_64 >/dev/null || fail "qemu-system-x86 not installed (make test-qemu says what to install)"

@@ -1,10 +1,10 @@
 #!/bin/bash
-# it-qemu-taint: a taint bit that appears during a run fails it (exit 2,
+# tests/it/qemu/taint.sh: a taint bit that appears during a run fails it (exit 2,
 # "kernel taint: U ... set during the run").  A taint bit can never be
 # cleared, so this sets it inside a qemu guest (Debian's 6.1 kernel), not on
-# the host.  Opt-in like it-qemu-boot: KSM_QEMU_TESTS=1 (make test-qemu).
-. "$(dirname "$0")/lib.sh"
-[ "${KSM_QEMU_TESTS:-0}" = 1 ] || skip "it-qemu-taint boots a kernel under qemu (slow); set KSM_QEMU_TESTS=1 or run 'make test-qemu'"
+# the host.  Opt-in like it/qemu/boot.sh: KSM_QEMU_TESTS=1 (make test-qemu).
+. "$(dirname "$0")/../../lib/lib.sh"
+[ "${KSM_QEMU_TESTS:-0}" = 1 ] || skip "it/qemu/taint.sh boots a kernel under qemu (slow); set KSM_QEMU_TESTS=1 or run 'make test-qemu'"
 KERNEL=$(ls "$TOP"/build/kernels/linux-image-6.1.*/boot/vmlinuz-6.1.* 2>/dev/null | head -1)
 [ -n "$KERNEL" ] || skip "no kernel unpacked (make kernel-6.1)"
 [ -x "$TOP/stress-ksm-unmerge-static" ] || skip "no static stressor (make static)"

@@ -1,12 +1,12 @@
 #!/bin/bash
-# it-racer-all: --ksm-unmerge-method all with 2 instances on the real
+# tests/it/racer/all.sh: --ksm-unmerge-method all with 2 instances on the real
 # kernel: exit 0 with --verify, every racer "reached" (or skipped by its
 # supported() check where the kernel lacks its interface: racer_skip_ok in
 # lib.sh; a start() failure or a skip on a kernel that has the interface
 # fails), no fail: line, and nothing
 # left behind: no process of the run, no new file of the run in /tmp,
 # /var/tmp or its working directory, the KSM knobs as before.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../../lib/lib.sh"
 require_ksm
 
 private_bin

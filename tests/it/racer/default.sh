@@ -1,10 +1,10 @@
 #!/bin/bash
-# it-racer-default: with no --ksm-unmerge-method a run does the whole job,
+# tests/it/racer/default.sh: with no --ksm-unmerge-method a run does the whole job,
 # as "all": both merge switches cycle (prctl only where the kernel has
 # PR_SET_MEMORY_MERGE, else a skip line) and every racer prints "reached"
 # with kernel-side evidence, or "skipped:" with a reason; exit 0 with
 # --verify and the KSM knobs as before.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../../lib/lib.sh"
 require_ksm
 
 private_bin

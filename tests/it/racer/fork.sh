@@ -1,4 +1,4 @@
 #!/bin/bash
-# it-racer-fork: the fork racer alone, 2 instances
-# (checks in tests/racer-one.sh)
-exec bash "$(dirname "$0")/racer-one.sh" fork
+# tests/it/racer/fork.sh: the fork racer alone, 2 instances
+# (checks in tests/lib/racer-one.sh)
+exec bash "$(dirname "$0")/../../lib/racer-one.sh" fork

@@ -1,4 +1,4 @@
 #!/bin/bash
-# it-racer-mrelease: the mrelease racer alone on the real kernel, 2 instances
-# (checks in tests/racer-one.sh)
-exec bash "$(dirname "$0")/racer-one.sh" mrelease
+# tests/it/racer/mrelease.sh: the mrelease racer alone on the real kernel, 2 instances
+# (checks in tests/lib/racer-one.sh)
+exec bash "$(dirname "$0")/../../lib/racer-one.sh" mrelease

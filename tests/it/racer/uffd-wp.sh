@@ -1,4 +1,4 @@
 #!/bin/bash
-# it-racer-uffd-wp: the uffd-wp racer alone, 2 instances
-# (checks in tests/racer-one.sh)
-exec bash "$(dirname "$0")/racer-one.sh" uffd-wp
+# tests/it/racer/uffd-wp.sh: the uffd-wp racer alone, 2 instances
+# (checks in tests/lib/racer-one.sh)
+exec bash "$(dirname "$0")/../../lib/racer-one.sh" uffd-wp

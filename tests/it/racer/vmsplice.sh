@@ -1,4 +1,4 @@
 #!/bin/bash
-# it-racer-vmsplice: the vmsplice racer alone, 2 instances
-# (checks in tests/racer-one.sh)
-exec bash "$(dirname "$0")/racer-one.sh" vmsplice
+# tests/it/racer/vmsplice.sh: the vmsplice racer alone, 2 instances
+# (checks in tests/lib/racer-one.sh)
+exec bash "$(dirname "$0")/../../lib/racer-one.sh" vmsplice

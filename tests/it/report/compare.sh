@@ -3,17 +3,17 @@
 # LKP table rows (hand-computed), bad-input handling, SVG well-formedness,
 # and one valgrind run. Exit 0 pass, 1 fail, 77 skip.
 set -u
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
 KR=$ROOT/tools/ksm-report
-F=$ROOT/tests/fixtures/report
+F=$ROOT/tests/data/fixtures/report
 TMP=$(mktemp -d /tmp/it-report-compare.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 fails=0
 
 [ -x "$KR" ] || make -C "$ROOT" -s tools/ksm-report >/dev/null || { echo "cannot build $KR"; exit 1; }
 
-# this script's check NAME CMD... replaces the one of tests/checks.sh
-. "$(dirname "$0")/checks.sh"
+# this script's check NAME CMD... replaces the one of tests/lib/checks.sh
+. "$(dirname "$0")/../../lib/checks.sh"
 # check NAME CONDITION...: report one assertion
 check() {
 	local name=$1
@@ -135,6 +135,6 @@ else
 	echo "note: valgrind not installed, leak check not run"
 fi
 
-echo "it-report-compare: $fails failure(s)"
+echo "it/report/compare.sh: $fails failure(s)"
 checks_done
 [ "$fails" -eq 0 ]

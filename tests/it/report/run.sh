@@ -4,18 +4,18 @@
 # With the real ./stress-ksm-unmerge built and KSM present, also a short
 # real 2-run series (under the KSM lock). Exit 0 pass, 1 fail, 77 skip.
 set -u
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
 KR=$ROOT/tools/ksm-report
-F=$ROOT/tests/fixtures/report
+F=$ROOT/tests/data/fixtures/report
 TMP=$(mktemp -d /tmp/it-report-run.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 fails=0
 
 [ -x "$KR" ] || make -C "$ROOT" -s tools/ksm-report >/dev/null || { echo "cannot build $KR"; exit 1; }
 
-. "$(dirname "$0")/lock.sh"
-# this script's check NAME CMD... replaces the one of tests/checks.sh
-. "$(dirname "$0")/checks.sh"
+. "$(dirname "$0")/../../lib/lock.sh"
+# this script's check NAME CMD... replaces the one of tests/lib/checks.sh
+. "$(dirname "$0")/../../lib/checks.sh"
 check() {
 	local name=$1
 	shift
@@ -84,6 +84,6 @@ else
 	echo "note: real series skipped (./stress-ksm-unmerge not built or no KSM)"
 fi
 
-echo "it-report-run: $fails failure(s)"
+echo "it/report/run.sh: $fails failure(s)"
 checks_done
 [ "$fails" -eq 0 ]

@@ -3,16 +3,16 @@
 # kernel warning, skip (no KSM, stressor skipped, no resources) using stub
 # stressors; plus a real short run when ./stress-ksm-unmerge is built.
 set -u
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
 TAP=$ROOT/tools/ksm-tap
-F=$ROOT/tests/fixtures/report
+F=$ROOT/tests/data/fixtures/report
 TMP=$(mktemp -d /tmp/it-tap.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 fails=0
 
-. "$(dirname "$0")/lock.sh"
-# this script's check NAME CMD... replaces the one of tests/checks.sh
-. "$(dirname "$0")/checks.sh"
+. "$(dirname "$0")/../../lib/lock.sh"
+# this script's check NAME CMD... replaces the one of tests/lib/checks.sh
+. "$(dirname "$0")/../../lib/checks.sh"
 check() {
 	local name=$1
 	shift
@@ -105,6 +105,6 @@ else
 	echo "note: real run skipped (./stress-ksm-unmerge not built or no KSM)"
 fi
 
-echo "it-tap: $fails failure(s)"
+echo "it/report/tap.sh: $fails failure(s)"
 checks_done
 [ "$fails" -eq 0 ]

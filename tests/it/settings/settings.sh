@@ -1,5 +1,5 @@
 #!/bin/bash
-# it-settings: a short all-racers --verify run (2 instances, 5 s, 16M)
+# tests/it/settings/settings.sh: a short all-racers --verify run (2 instances, 5 s, 16M)
 # under each setting real machines have: THP always and never,
 # advisor_mode=scan-time, vm.overcommit_memory=2, kernel.io_uring_disabled=2,
 # a cgroup v2 memory cgroup with memory.max 256M, the run's directory on
@@ -8,7 +8,7 @@
 # KSM knobs as before) or skips with a reason (the setting does not exist
 # here, or the stressor itself skipped with its reason, as a non-root user
 # must be told).  Every setting changed is restored (trap), also on failure.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../../lib/lib.sh"
 require_ksm
 private_bin
 chmod 755 "$TMPD" "$BIN"
