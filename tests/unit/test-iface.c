@@ -16,7 +16,7 @@
  * (ksm_stat has only ksm_rmap_items).  Also the field-by-field counter
  * fallback and the advisor_mode knob's reading.
  */
-#include "../stress-ksm-unmerge.c"
+#include "../../stress-ksm-unmerge.c"
 
 #include <stdarg.h>
 #include <stddef.h>

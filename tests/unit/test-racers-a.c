@@ -11,7 +11,7 @@
  * each is fed good input, then a corrupted buffer or a wrong count, and
  * must tell them apart.
  */
-#include "../stress-ksm-unmerge.c"
+#include "../../stress-ksm-unmerge.c"
 
 #include <stdarg.h>
 #include <stddef.h>

@@ -11,7 +11,7 @@
  * stress-ksm-unmerge-racer-*.h): each check is fed the value the broken
  * kernel gave and must fail, and the good value and must pass.
  */
-#include "../stress-ksm-unmerge.c"
+#include "../../stress-ksm-unmerge.c"
 
 #include <stdarg.h>
 #include <stddef.h>

@@ -2,7 +2,7 @@
  * Unit tests of ksm-report's YAML reader (libyaml) on the fixture sets in
  * tests/data/fixtures/report (regenerate them with gen-fixtures.py there).
  */
-#include "../tools/ksm-report.c"
+#include "../../tools/ksm-report.c"
 
 #include <setjmp.h>
 #include <stddef.h>

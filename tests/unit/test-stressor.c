@@ -11,7 +11,7 @@
  * spread, report line shapes, proc field parsing, counter fallbacks, and
  * KSM knob save/restore/repair against a fake sysfs directory.
  */
-#include "../stress-ksm-unmerge.c"
+#include "../../stress-ksm-unmerge.c"
 
 #include <stdarg.h>
 #include <stddef.h>
