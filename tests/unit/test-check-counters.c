@@ -6,19 +6,12 @@
  * as published by the Free Software Foundation; either version 2
  * of the License, or (at your option) any later version.
  *
- * tests/unit/test-racers-c.c: cmocka unit tests of the checks and racers added
- * for the upstream KSM fixes of 2024-2026 (stress-ksm-unmerge-check-*.h,
- * stress-ksm-unmerge-racer-*.h): each check is fed the value the broken
- * kernel gave and must fail, and the good value and must pass.
+ * tests/unit/test-check-counters.c: cmocka unit tests of the counter checks of
+ * stress-ksm-unmerge-check-counters.h (upstream KSM fixes of 2024-2026):
+ * each check is fed the value the broken kernel gave and must fail, and
+ * the good value and must pass.
  */
-#include "../../stress-ksm-unmerge.c"
-
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
-#include <cmocka.h>
-
-#include "test-env.h"
+#include "test-racer.h"
 
 /*
  *  test_counter_judge()
@@ -78,7 +71,7 @@ static int t_file(const char *dir, const char *name, const char *text)
  */
 static int t_zc_run(t_env_t *e, const char *global, const char *stat)
 {
-	char dir[] = "/tmp/test-racers-c.XXXXXX";
+	char dir[] = "/tmp/test-check-counters.XXXXXX";
 	char path[PATH_MAX];
 	const char *saved = stress_ksm_unmerge_sysfs;
 	int fd, ret;
@@ -190,134 +183,8 @@ static void test_forkc_verdict(void **state)
 }
 
 /*
- *  test_signal_window()
- *	signals go out only while the main thread is inside the unmerge, and
- *	at most KSM_SIGNAL_MAX_PER_CYCLE per unmerge
- */
-static void test_signal_window(void **state)
-{
-	stress_ksm_unmerge_signal_t s;
-	struct sigaction sa, old;
-	uint32_t i;
-
-	(void)state;
-	(void)memset(&s, 0, sizeof(s));
-	(void)memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = stress_ksm_unmerge_signal_handler;
-	s.target = pthread_self();
-	s.signo = SIGRTMIN + 3;
-	assert_int_equal(sigaction(s.signo, &sa, &old), 0);
-	(void)pthread_mutex_init(&s.lock, NULL);
-	assert_false(stress_ksm_unmerge_signal_send(&s));
-	s.window = true;
-	stress_ksm_unmerge_signal_caught = 0;
-	assert_true(stress_ksm_unmerge_signal_send(&s));
-	assert_int_equal(stress_ksm_unmerge_signal_caught, 1);
-	for (i = 1; i < KSM_SIGNAL_MAX_PER_CYCLE; i++)
-		assert_true(stress_ksm_unmerge_signal_send(&s));
-	assert_false(stress_ksm_unmerge_signal_send(&s));
-	(void)pthread_mutex_destroy(&s.lock);
-	(void)sigaction(s.signo, &old, NULL);
-}
-
-/*
- *  test_mremap_bad()
- *	a moved page that lost one byte is found, intact pages are not
- */
-static void test_mremap_bad(void **state)
-{
-	t_env_t *e = t_env_new(KSM_UNMERGE_PATTERN_SAME, T_PAGES);
-	uint8_t *buf;
-	size_t k;
-
-	(void)state;
-	assert_non_null(e);
-	buf = calloc(4, T_PAGE);
-	assert_non_null(buf);
-	for (k = 0; k < 4; k++)
-		(void)memcpy(buf + k * T_PAGE, e->ctx.templates, T_PAGE);
-	assert_int_equal(stress_ksm_unmerge_c_bad(buf, 4, e->ctx.templates, T_PAGE), -1);
-	buf[2 * T_PAGE + 100] ^= 1;
-	assert_int_equal(stress_ksm_unmerge_c_bad(buf, 4, e->ctx.templates, T_PAGE), 2);
-	/* a page that came back empty (zero-filled) */
-	(void)memset(buf, 0, T_PAGE);
-	assert_int_equal(stress_ksm_unmerge_c_bad(buf, 4, e->ctx.templates, T_PAGE), 0);
-	free(buf);
-	t_env_free(e);
-}
-
-/*
- *  test_minor_flags()
- *	the flags a 32-bit VM_MERGEABLE mask left (no "ui") fail the check
- */
-static void test_minor_flags(void **state)
-{
-	(void)state;
-	assert_true(stress_ksm_unmerge_minor_has_ui("rd wr mr mw me ac ui "));
-	assert_true(stress_ksm_unmerge_minor_has_ui("ui rd"));
-	assert_false(stress_ksm_unmerge_minor_has_ui("rd wr mr mw me ac "));
-	assert_false(stress_ksm_unmerge_minor_has_ui("rd uio wr"));
-	assert_int_equal(stress_ksm_unmerge_minor_flags_judge("rd wr mr mw me ac ui ",
-		"rd wr mr mw me ac ui "), 0);
-	/* what the broken kernel left: bits above 31 gone */
-	assert_int_equal(stress_ksm_unmerge_minor_flags_judge("rd wr mr mw me ac ui ",
-		"rd wr mr mw me ac "), 2);
-	assert_int_equal(stress_ksm_unmerge_minor_flags_judge("rd wr mr mw me ac ui ",
-		"rd mr mw me ac ui "), 1);
-}
-
-/*
- *  test_exec_judge()
- *	merge-any lost across exec, or a new VMA left unmergeable, fails
- */
-static void test_exec_judge(void **state)
-{
-	stress_ksm_unmerge_exec_report_t r;
-
-	(void)state;
-	assert_int_equal(stress_ksm_unmerge_exec_parse("get=1 mg=1 merging=63\n", &r), 0);
-	assert_int_equal(r.get, 1);
-	assert_int_equal(r.merging, 63);
-	assert_int_equal(stress_ksm_unmerge_exec_judge(&r), 0);
-	/* the broken kernels: merge-any dropped by exec */
-	assert_int_equal(stress_ksm_unmerge_exec_parse("get=0 mg=0 merging=0\n", &r), 0);
-	assert_int_equal(stress_ksm_unmerge_exec_judge(&r), 1);
-	/* merge-any kept, but the new program's VMA not marked mergeable */
-	assert_int_equal(stress_ksm_unmerge_exec_parse("get=1 mg=0 merging=0\n", &r), 0);
-	assert_int_equal(stress_ksm_unmerge_exec_judge(&r), 2);
-	/* smaps unreadable: only the prctl state is judged */
-	assert_int_equal(stress_ksm_unmerge_exec_parse("get=1 mg=-1 merging=-1\n", &r), 0);
-	assert_int_equal(stress_ksm_unmerge_exec_judge(&r), 0);
-	assert_int_equal(stress_ksm_unmerge_exec_parse("garbage", &r), -1);
-}
-
-/*
- *  test_racer_table()
- *	the new racers sit at their indexes with their evidence names
- */
-static void test_racer_table(void **state)
-{
-	(void)state;
-	assert_string_equal(stress_ksm_unmerge_racer_names[KSM_RACER_IDX_SIGNAL], "signal");
-	assert_string_equal(stress_ksm_unmerge_racers[KSM_RACER_IDX_SIGNAL].name, "signal");
-	assert_string_equal(stress_ksm_unmerge_racers[KSM_RACER_IDX_SIGNAL].evidence, "unmerges-interrupted");
-	assert_ptr_equal(stress_ksm_unmerge_racers[KSM_RACER_IDX_SIGNAL].start, stress_ksm_unmerge_signal_start);
-	assert_true(stress_ksm_unmerge_method_bit("signal") != 0);
-	assert_string_equal(stress_ksm_unmerge_racer_names[KSM_RACER_IDX_MREMAP], "mremap");
-	assert_string_equal(stress_ksm_unmerge_racers[KSM_RACER_IDX_MREMAP].name, "mremap");
-	assert_string_equal(stress_ksm_unmerge_racers[KSM_RACER_IDX_MREMAP].evidence, "ksm-pages-moved");
-	assert_ptr_equal(stress_ksm_unmerge_racers[KSM_RACER_IDX_MREMAP].cycle, stress_ksm_unmerge_mremap_cycle);
-	assert_string_equal(stress_ksm_unmerge_racer_names[KSM_RACER_IDX_UFFD_MINOR], "uffd-minor");
-	assert_string_equal(stress_ksm_unmerge_racers[KSM_RACER_IDX_UFFD_MINOR].name, "uffd-minor");
-	assert_string_equal(stress_ksm_unmerge_racers[KSM_RACER_IDX_UFFD_MINOR].evidence, "ksm-pages-unmerged");
-	assert_string_equal(stress_ksm_unmerge_racer_names[KSM_RACER_IDX_PRCTL_EXEC], "prctl-exec");
-	assert_string_equal(stress_ksm_unmerge_racers[KSM_RACER_IDX_PRCTL_EXEC].name, "prctl-exec");
-	assert_string_equal(stress_ksm_unmerge_racers[KSM_RACER_IDX_PRCTL_EXEC].evidence, "helpers-merged");
-}
-
-/*
  *  main()
- *	run the check and racer tests
+ *	run the counter check tests
  */
 int main(void)
 {
@@ -325,11 +192,6 @@ int main(void)
 		cmocka_unit_test(test_counter_judge),
 		cmocka_unit_test(test_zc_check),
 		cmocka_unit_test(test_forkc_verdict),
-		cmocka_unit_test(test_signal_window),
-		cmocka_unit_test(test_mremap_bad),
-		cmocka_unit_test(test_minor_flags),
-		cmocka_unit_test(test_exec_judge),
-		cmocka_unit_test(test_racer_table),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
