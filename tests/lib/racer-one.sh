@@ -27,6 +27,7 @@ thp)		EVIDENCE=thps-split;;
 fork)		EVIDENCE=ksm-cow-writes;;
 mrelease)	EVIDENCE=ksm-victims-killed;;
 mprotect)	EVIDENCE=ksm-pages-protected;;
+dontneed)	EVIDENCE=ksm-pages-discarded;;
 sparse)		EVIDENCE=sparse-ksm-pages;;
 signal)		EVIDENCE=unmerges-interrupted;;
 mremap)		EVIDENCE=ksm-pages-moved;;
