@@ -20,11 +20,11 @@ mount -t tmpfs -o size=8k,ro tmpfs "$MNT" || skip "cannot mount tmpfs"
 for path in /nonexistent/dir/log.yaml "$TMPD" "$MNT/log.yaml"; do
 	"$STRESSOR" --ksm-unmerge 1 -t 2 --ksm-unmerge-log "$path" >"$TMPD/out" 2>"$TMPD/err"
 	rc=$?
-	[ "$rc" = 1 ] || fail "log $path: exit $rc, expected 1"
-	[ "$(wc -l <"$TMPD/err")" = 1 ] || { cat "$TMPD/err"; fail "log $path: not one stderr line"; }
-	grep -q "ksm-unmerge-log: cannot write soak log '$path'" "$TMPD/err" || fail "log $path: $(cat "$TMPD/err")"
+	check [ "$rc" = 1 ] || fail "log $path: exit $rc, expected 1"
+	check [ "$(wc -l <"$TMPD/err")" = 1 ] || { cat "$TMPD/err"; fail "log $path: not one stderr line"; }
+	check grep -q "ksm-unmerge-log: cannot write soak log '$path'" "$TMPD/err" || fail "log $path: $(cat "$TMPD/err")"
 	[ -s "$TMPD/out" ] && fail "log $path: printed on stdout: $(head -1 "$TMPD/out")"
-	[ "$(knobs)" = "$before" ] || fail "log $path: knobs touched"
+	check [ "$(knobs)" = "$before" ] || fail "log $path: knobs touched"
 done
 umount "$MNT"
 [ -e /nonexistent/dir ] && fail "refused log created a directory"
@@ -32,11 +32,11 @@ umount "$MNT"
 # /dev/full: each interval reported at once, the run fails with the count
 "$STRESSOR" --ksm-unmerge 1 -t 3 --ksm-unmerge-progress 1 --ksm-unmerge-log /dev/full >"$TMPD/full" 2>&1
 rc=$?
-[ "$rc" = 2 ] || { cat "$TMPD/full"; fail "/dev/full: exit $rc, expected 2"; }
-grep -q 'soak log /dev/full: 1 interval(s) not written, errno=28' "$TMPD/full" || fail "/dev/full: no report at the first interval"
+check [ "$rc" = 2 ] || { cat "$TMPD/full"; fail "/dev/full: exit $rc, expected 2"; }
+check grep -q 'soak log /dev/full: 1 interval(s) not written, errno=28' "$TMPD/full" || fail "/dev/full: no report at the first interval"
 grep -Eq 'fail: .*soak log /dev/full: [0-9]+ of [0-9]+ intervals are not in the file' "$TMPD/full" ||
 	{ cat "$TMPD/full"; fail "/dev/full: no fail line with the count"; }
-grep -q 'unsuccessful run completed' "$TMPD/full" || fail "/dev/full: run not unsuccessful"
+check grep -q 'unsuccessful run completed' "$TMPD/full" || fail "/dev/full: run not unsuccessful"
 
 # full_tmpfs: an 8 KiB tmpfs with no block left
 full_tmpfs() {
@@ -67,25 +67,26 @@ sleep 1
 rm -f "$MNT/fill"
 wait $pid
 rc=$?
-[ "$rc" = 0 ] || { cat "$TMPD/retry"; fail "tmpfs retry: exit $rc, expected 0"; }
-grep -q 'delayed interval(s) written' "$TMPD/retry" || fail "tmpfs retry: no delayed write line"
+check [ "$rc" = 0 ] || { cat "$TMPD/retry"; fail "tmpfs retry: exit $rc, expected 0"; }
+check grep -q 'delayed interval(s) written' "$TMPD/retry" || fail "tmpfs retry: no delayed write line"
 read -r n final gaps < <(docs "$MNT/log.yaml")
 elapsed=$(grep -o 'intervals-logged=[0-9]*/[0-9]*' "$TMPD/retry" | sed 's/.*=//')
 echo "tmpfs retry: $n documents, last final=$final, gaps=$gaps, logged/elapsed $elapsed"
-[ "$final" = True ] || fail "tmpfs retry: last document not final: true"
-[ "$gaps" = 0 ] || fail "tmpfs retry: intervals missing from the file"
-[ "${elapsed%/*}" = "${elapsed#*/}" ] || fail "tmpfs retry: logged/elapsed $elapsed"
+check [ "$final" = True ] || fail "tmpfs retry: last document not final: true"
+check [ "$gaps" = 0 ] || fail "tmpfs retry: intervals missing from the file"
+check [ "${elapsed%/*}" = "${elapsed#*/}" ] || fail "tmpfs retry: logged/elapsed $elapsed"
 umount "$MNT"
 
 # stays full: the run fails, the file holds no half document and no final: true
 full_tmpfs
 "$STRESSOR" --ksm-unmerge 1 -t 3 --ksm-unmerge-progress 1 --ksm-unmerge-log "$MNT/log.yaml" >"$TMPD/stuck" 2>&1
 rc=$?
-[ "$rc" = 2 ] || { cat "$TMPD/stuck"; fail "tmpfs full: exit $rc, expected 2"; }
-grep -q 'intervals are not in the file' "$TMPD/stuck" || fail "tmpfs full: no count of lost intervals"
+check [ "$rc" = 2 ] || { cat "$TMPD/stuck"; fail "tmpfs full: exit $rc, expected 2"; }
+check grep -q 'intervals are not in the file' "$TMPD/stuck" || fail "tmpfs full: no count of lost intervals"
 read -r n final gaps < <(docs "$MNT/log.yaml")
 [ "$final" = True ] && fail "tmpfs full: final: true written"
 umount "$MNT"
-[ "$(knobs)" = "$before" ] || fail "knobs '$(knobs)' != '$before'"
+check [ "$(knobs)" = "$before" ] || fail "knobs '$(knobs)' != '$before'"
 echo "ok: refused paths, /dev/full, full tmpfs retried and kept full"
+checks_done
 exit 0
