@@ -62,5 +62,6 @@ else
 	echo "note: no advisor_mode (before 6.8): not tested"
 fi
 [ "$(knobs)" = "$before" ] || fail "knobs changed: $before -> $(knobs)"
-echo "$checks checks"
+checked "$checks"
+checks_done
 exit 0
