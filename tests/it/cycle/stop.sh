@@ -18,9 +18,9 @@ lat() { echo "$2 - $1" | bc; }
 
 # check_after NAME LOG: knobs restored, nothing left
 check_after() {
-	[ "$(knobs)" = "$before" ] || fail "$1: knobs '$(knobs)' != '$before'"
+	check [ "$(knobs)" = "$before" ] || fail "$1: knobs '$(knobs)' != '$before'"
 	for i in $(seq 1 20); do [ -z "$(ours)" ] && break; sleep 0.1; done
-	[ -z "$(ours)" ] || fail "$1: processes left: $(ours)"
+	check [ -z "$(ours)" ] || fail "$1: processes left: $(ours)"
 	grep -q 'still running, sending SIGKILL' "$2" && { cat "$2"; fail "$1: instance had to be killed"; }
 	return 0
 }
@@ -31,7 +31,7 @@ t0=$(date +%s.%N)
 rc=$?
 s=$(lat "$t0" "$(date +%s.%N)")
 echo "256M -t 3: exit $rc after ${s}s"
-[ "$(echo "$s < 5" | bc)" = 1 ] || fail "-t 3 run took ${s}s"
+check [ "$(echo "$s < 5" | bc)" = 1 ] || fail "-t 3 run took ${s}s"
 check_after timeout "$TMPD/t.log"
 
 # SIGTERM at several points of the cycle
@@ -46,7 +46,7 @@ for at in 0.2 0.7 1.3 2.1 2.9; do
 	rc=$?
 	s=$(lat "$t0" "$(date +%s.%N)")
 	echo "256M SIGTERM after ${at}s: exit $rc, stopped in ${s}s"
-	[ "$(echo "$s < 2" | bc)" = 1 ] || { cat "$log"; fail "SIGTERM at ${at}s: stopped in ${s}s"; }
+	check [ "$(echo "$s < 2" | bc)" = 1 ] || { cat "$log"; fail "SIGTERM at ${at}s: stopped in ${s}s"; }
 	case $rc in 0|3) ;; *) cat "$log"; fail "SIGTERM at ${at}s: exit $rc" ;; esac
 	if [ "$rc" = 3 ]; then
 		grep -q 'no merge/unmerge cycle verified: the run ended during the' "$log" ||
@@ -62,17 +62,17 @@ log=$TMPD/kill0.log
 pid=$!
 for i in $(seq 1 100); do grep -q 'per stressor instance' "$log" && break; sleep 0.02; done
 child=$(for c in $(pgrep -P $pid); do grep -q '\[run\]' /proc/$c/cmdline 2>/dev/null && echo $c; done | head -1)
-[ -n "$child" ] || fail "kill0: no instance process"
+check [ -n "$child" ] || fail "kill0: no instance process"
 kill -KILL "$child"
 wait $pid
 rc=$?
 cycles=$(total "$log" cycles)
 echo "instance killed after $cycles cycles: run exit $rc"
 [ "$cycles" = 0 ] || echo "note: the instance verified $cycles cycle(s) before the kill"
-[ "$rc" = 2 ] || { cat "$log"; fail "kill0: exit $rc, expected 2"; }
-grep -q '\] failed: 1: ksm-unmerge (1)$' "$log" || fail "kill0: no failed line"
-grep -q '\] passed: 0$' "$log" || fail "kill0: counted as passed"
-grep -q 'killed from outside the run (not by the OOM killer) after' "$log" || fail "kill0: no reason"
+check [ "$rc" = 2 ] || { cat "$log"; fail "kill0: exit $rc, expected 2"; }
+check grep -q '\] failed: 1: ksm-unmerge (1)$' "$log" || fail "kill0: no failed line"
+check grep -q '\] passed: 0$' "$log" || fail "kill0: counted as passed"
+check grep -q 'killed from outside the run (not by the OOM killer) after' "$log" || fail "kill0: no reason"
 check_after kill0 "$log"
 
 # a timeout too short for the region: not a pass, the step is named
@@ -81,9 +81,9 @@ log=$TMPD/short.log
 rc=$?
 echo "512M -t 1: exit $rc"
 if [ "$(total "$log" cycles)" = 0 ]; then
-	[ "$rc" = 3 ] || { cat "$log"; fail "short: 0 cycles, exit $rc, expected 3"; }
-	grep -q 'no merge/unmerge cycle verified: the run ended during the' "$log" || fail "short: no reason"
-	grep -q '\] skipped: 1: ksm-unmerge (1)$' "$log" || fail "short: not skipped"
+	check [ "$rc" = 3 ] || { cat "$log"; fail "short: 0 cycles, exit $rc, expected 3"; }
+	check grep -q 'no merge/unmerge cycle verified: the run ended during the' "$log" || fail "short: no reason"
+	check grep -q '\] skipped: 1: ksm-unmerge (1)$' "$log" || fail "short: not skipped"
 fi
 check_after short "$log"
 
@@ -94,10 +94,11 @@ if [ "${KSM_IT_BIG:-0}" = 1 ]; then
 	rc=$?
 	s=$(lat "$t0" "$(date +%s.%N)")
 	echo "50% -t 240: exit $rc after ${s}s, cycles $(total "$log" cycles)"
-	[ "$rc" = 0 ] || { cat "$log"; fail "big: exit $rc"; }
-	[ "$(total "$log" cycles)" -gt 0 ] || fail "big: no verified cycle"
-	[ "$(echo "$s < 242" | bc)" = 1 ] || fail "big: ended ${s}s after start (timeout 240)"
+	check [ "$rc" = 0 ] || { cat "$log"; fail "big: exit $rc"; }
+	check [ "$(total "$log" cycles)" -gt 0 ] || fail "big: no verified cycle"
+	check [ "$(echo "$s < 242" | bc)" = 1 ] || fail "big: ended ${s}s after start (timeout 240)"
 	check_after big "$log"
 fi
 echo "ok: timeout and SIGTERM stops within 2 s, killed instance fails the run, short run not a pass"
+checks_done
 exit 0

@@ -14,13 +14,14 @@ before=$(knobs)
 log=$TMPD/default.log
 (cd "$RUNDIR" && exec "$BIN" --ksm-unmerge 1 -t 8 --verify --ksm-unmerge-bytes 32M) >"$log" 2>&1
 rc=$?
-[ $rc = 0 ] || { cat "$log"; fail "exit $rc"; }
-[ "$(total "$log" madvise-cycles)" -gt 0 ] 2>/dev/null || { cat "$log"; fail "no madvise cycle"; }
+check [ $rc = 0 ] || { cat "$log"; fail "exit $rc"; }
+check [ "$(total "$log" madvise-cycles)" -gt 0 ] 2>/dev/null || { cat "$log"; fail "no madvise cycle"; }
 if ! grep -q "method prctl skipped:" "$log"; then
-	[ "$(total "$log" prctl-cycles)" -gt 0 ] 2>/dev/null || { cat "$log"; fail "no prctl cycle"; }
+	check [ "$(total "$log" prctl-cycles)" -gt 0 ] 2>/dev/null || { cat "$log"; fail "no prctl cycle"; }
 fi
 racers_check "$log"
-[ "$RACERS_REACHED" -gt 0 ] || fail "no racer ran by default"
-[ "$(knobs)" = "$before" ] || fail "knobs '$(knobs)' != '$before'"
+check [ "$RACERS_REACHED" -gt 0 ] || fail "no racer ran by default"
+check [ "$(knobs)" = "$before" ] || fail "knobs '$(knobs)' != '$before'"
 grep -E "racer .* reached|totals:" "$log" | sed 's/.*ksm-unmerge: /ok /'
+checks_done
 exit 0
