@@ -2,13 +2,13 @@
 # cppcheck.  Included by the top-level Makefile.  See docs/hygiene.md.
 #
 #   make asan       ASan+UBSan build of the stressor and of every cmocka
-#                   unit test tests/test-*.c, in build/asan/ (objects never
-#                   mixed with the normal build); run: tests/it-hygiene-asan.sh
+#                   unit test tests/unit/test-*.c, in build/asan/ (objects never
+#                   mixed with the normal build); run: tests/it/hygiene/asan.sh
 #   make fuzz-opts  libFuzzer run of the option parser (clang), FUZZ_OPTS_TIME
-#                   seconds (default 20), seeded from tests/bad-input.tsv
+#                   seconds (default 20), seeded from tests/data/bad-input.tsv
 #   make cppcheck   cppcheck of the stressor (+ fragments), core-shim, tools
 #
-# The tests (tests/it-hygiene-*.sh, tests/it-fuzz-opts.sh) build what they
+# The tests (tests/it/hygiene/*.sh) build what they
 # need themselves, so none of this is added to TEST_TARGETS: a plain
 # "make test" on a machine without clang/valgrind still works.
 
@@ -19,7 +19,7 @@ SAN_FLAGS     := -fsanitize=address,undefined -fno-omit-frame-pointer \
 		 -fno-sanitize-recover=undefined
 # no -Werror here: -fsanitize changes gcc's value ranges and so its
 # -Wformat-truncation/-Wclobbered verdicts; the normal build is the
-# -Werror gate, tests/it-hygiene-asan.sh lists these warnings
+# -Werror gate, tests/it/hygiene/asan.sh lists these warnings
 ASAN_CFLAGS   := -O1 -g -std=gnu11 -Wall -Wextra -D_GNU_SOURCE \
 		 -Icore-shim -I. $(SAN_FLAGS) -MMD -MP
 ASAN_LDLIBS   := -lcmocka -lyaml $(LDLIBS)
@@ -27,13 +27,13 @@ ASAN_SHIM_OBJ := $(patsubst core-shim/%.c,$(ASAN_DIR)/core-shim/%.o,$(SHIM_SRC))
 ASAN_SHIM_LIB := $(ASAN_DIR)/libshim.a
 ASAN_STRESSOR := $(ASAN_DIR)/$(STRESSOR)
 ASAN_DUMMY    := $(ASAN_DIR)/tests/dummy-stressor.o
-ASAN_TESTS    := $(patsubst tests/%.c,$(ASAN_DIR)/tests/%,$(wildcard tests/test-*.c))
+ASAN_TESTS    := $(patsubst tests/unit/%.c,$(ASAN_DIR)/tests/%,$(wildcard tests/unit/test-*.c))
 
 # per-test link extras: the shim tests link the dummy stressor; the report
 # tests compile tools/ksm-report.c without its main (as tools/ksm-report.mk)
 $(ASAN_DIR)/tests/test-shim-%: ASAN_TEST_OBJS = $(ASAN_DUMMY)
 $(ASAN_DIR)/tests/test-report-%: ASAN_TEST_DEFS = -DKSM_REPORT_NO_MAIN \
-	-DKR_FIXTURES=\"$(CURDIR)/tests/fixtures/report\"
+	-DKR_FIXTURES=\"$(CURDIR)/tests/data/fixtures/report\"
 
 # ("-r": the top Makefile runs rm -f $(CLEAN_FILES); GNU rm takes it anywhere)
 CLEAN_FILES += -r $(ASAN_DIR)
@@ -59,11 +59,11 @@ $(ASAN_DIR)/$(STRESSOR).o: $(STRESSOR).c $(STRESSOR_HDR)
 $(ASAN_STRESSOR): $(ASAN_DIR)/$(STRESSOR).o $(ASAN_SHIM_LIB)
 	$(ASAN_CC) $(SAN_FLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(ASAN_DUMMY): tests/dummy-stressor.c
+$(ASAN_DUMMY): tests/unit/dummy-stressor.c
 	@mkdir -p $(@D)
 	$(ASAN_CC) $(ASAN_CFLAGS) -c -o $@ $<
 
-$(ASAN_DIR)/tests/test-%: tests/test-%.c $(ASAN_DUMMY) $(ASAN_SHIM_LIB)
+$(ASAN_DIR)/tests/test-%: tests/unit/test-%.c $(ASAN_DUMMY) $(ASAN_SHIM_LIB)
 	@mkdir -p $(@D)
 	$(ASAN_CC) $(ASAN_CFLAGS) $(ASAN_TEST_DEFS) $(LDFLAGS) -o $@ $< \
 		$(ASAN_TEST_OBJS) $(ASAN_SHIM_LIB) $(ASAN_LDLIBS)
@@ -72,7 +72,7 @@ $(ASAN_DIR)/tests/test-%: tests/test-%.c $(ASAN_DUMMY) $(ASAN_SHIM_LIB)
 -include $(wildcard $(ASAN_DIR)/*.d $(ASAN_DIR)/*/*.d)
 
 # ---------------------------------------------------------------- fuzzing
-# Generic libFuzzer pattern: tests/fuzz-NAME.c is linked with the shim and
+# Generic libFuzzer pattern: tests/unit/fuzz-NAME.c is linked with the shim and
 # the stressor built with coverage + ASan/UBSan (core-runner.o, which holds
 # main(), is left out: libFuzzer supplies main), into build/fuzz/fuzz-NAME.
 # "make fuzz-NAME" style runs use FUZZ_RUN (corpus dir, seeds dir, time).
@@ -85,7 +85,7 @@ FUZZ_SAN        := -fsanitize=address,undefined -fno-sanitize-recover=undefined 
 FUZZ_CFLAGS     := -std=gnu11 -g -O1 -D_GNU_SOURCE -Icore-shim -I. \
 		   -Wall -Wextra -Werror -MMD -MP $(FUZZ_SAN)
 # library objects: clang-only warnings are shown but do not stop fuzzing
-# (tests/it-hygiene-cppcheck.sh gates them with clang -Werror)
+# (tests/it/hygiene/cppcheck.sh gates them with clang -Werror)
 FUZZ_LIB_CFLAGS := $(FUZZ_CFLAGS) -Wno-error -fsanitize=fuzzer-no-link
 FUZZ_SHIM_OBJ   := $(patsubst core-shim/%.c,$(FUZZ_DIR)/core-shim/%.o,\
 		   $(filter-out core-shim/core-runner.c,$(SHIM_SRC)))
@@ -109,7 +109,7 @@ $(FUZZ_LIB): $(FUZZ_SHIM_OBJ) $(FUZZ_DIR)/$(STRESSOR).o
 	@rm -f $@
 	$(AR) rcs $@ $^
 
-$(FUZZ_DIR)/fuzz-%: tests/fuzz-%.c $(FUZZ_LIB)
+$(FUZZ_DIR)/fuzz-%: tests/unit/fuzz-%.c $(FUZZ_LIB)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB) $(LDLIBS)
 
 -include $(wildcard $(FUZZ_DIR)/*.d $(FUZZ_DIR)/*/*.d)
@@ -123,11 +123,11 @@ define FUZZ_RUN
 		-artifact_prefix=$(FUZZ_DIR)/ -print_final_stats=1 $(5) $(2) $(3)
 endef
 
-# seeds: one file per tests/bad-input.tsv line and per good command line,
-# argv elements NUL separated (the format tests/fuzz-opts.c reads)
-$(FUZZ_OPTS_SEEDS): tests/bad-input.tsv tests/it-fuzz-opts.sh
+# seeds: one file per tests/data/bad-input.tsv line and per good command line,
+# argv elements NUL separated (the format tests/unit/fuzz-opts.c reads)
+$(FUZZ_OPTS_SEEDS): tests/data/bad-input.tsv tests/it/hygiene/fuzz-opts.sh
 	@rm -rf $@ && mkdir -p $@
-	bash tests/it-fuzz-opts.sh --seeds $@ tests/bad-input.tsv
+	bash tests/it/hygiene/fuzz-opts.sh --seeds $@ tests/data/bad-input.tsv
 
 fuzz-opts: $(FUZZ_OPTS) $(FUZZ_OPTS_SEEDS)
 	$(call FUZZ_RUN,$(FUZZ_OPTS),$(FUZZ_OPTS_CORPUS),$(FUZZ_OPTS_SEEDS),$(FUZZ_OPTS_TIME),\
@@ -136,4 +136,4 @@ fuzz-opts: $(FUZZ_OPTS) $(FUZZ_OPTS_SEEDS)
 # ---------------------------------------------------------------- cppcheck
 # the file list, options and suppressions live in the test script
 cppcheck:
-	bash tests/it-hygiene-cppcheck.sh
+	bash tests/it/hygiene/cppcheck.sh

@@ -2,7 +2,7 @@
 #
 # make kernel-6.1   download + unpack Debian's 6.1.192 kernel into build/kernels/
 # make kernel-6.12  the same for Debian's 6.12.117 kernel
-# make test-qemu    boot them and run tests/it-qemu-*.sh through tests/run-tests
+# make test-qemu    boot them and run tests/it/qemu/*.sh through tests/run-tests
 #                   (KSM_QEMU_TESTS=1; opt-in, not part of make test)
 #
 # See docs/ksm-qemu.md.  Needs qemu-system-x86, busybox-static and cpio
@@ -27,4 +27,4 @@ qemu-tools:
 	done
 
 test-qemu: qemu-tools static kernel-6.1 kernel-6.12
-	KSM_QEMU_TESTS=1 tests/run-tests '^it-qemu-'
+	KSM_QEMU_TESTS=1 tests/run-tests '^it/qemu/'

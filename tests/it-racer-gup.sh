@@ -1,4 +1,0 @@
-#!/bin/bash
-# it-racer-gup: the gup racer alone, 2 instances
-# (checks in tests/racer-one.sh)
-exec bash "$(dirname "$0")/racer-one.sh" gup

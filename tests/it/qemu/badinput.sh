@@ -1,0 +1,99 @@
+#!/bin/bash
+# tests/it/qemu/badinput.sh: tools/ksm-qemu rejects bad input with one clear
+# "ksm-qemu: error: ..." line and exit status 64, before booting anything.
+# Needs no qemu, kernel or busybox: it uses fake stand-ins for them.
+
+cd "$(dirname "$0")/../../.." || exit 1
+. tests/lib/checks.sh
+TOOL=tools/ksm-qemu
+T=$(mktemp -d /tmp/it-qemu-badinput.XXXXXX) || exit 1
+trap 'rm -rf "$T"' EXIT
+PASS=0
+FAIL=0
+
+# fake_bzimage: write a file that carries the bzImage "HdrS" magic at 0x202
+fake_bzimage() {
+	head -c 1024 /dev/zero > "$1"
+	printf 'HdrS' | dd of="$1" bs=1 seek=514 conv=notrunc 2>/dev/null
+}
+
+# expect_bad: run the tool with the given env/args; it must exit 64 and print
+# exactly one stderr line "ksm-qemu: error: ..." containing $1
+expect_bad() {
+	local want=$1 name=$2 rc lines
+	shift 2
+	env "$@" > "$T/out" 2> "$T/err" < /dev/null
+	rc=$?
+	lines=$(wc -l < "$T/err")
+	if [ "$rc" -eq 64 ] && [ "$lines" -eq 1 ] && [ ! -s "$T/out" ] &&
+	   grep -q "^ksm-qemu: error: .*$want" "$T/err"; then
+		echo "ok   $name: $(cat "$T/err")"
+		PASS=$((PASS + 1))
+	else
+		echo "FAIL $name: rc=$rc (want 64), $lines stderr line(s) (want 1), want '$want'"
+		sed 's/^/     | /' "$T/err" "$T/out"
+		FAIL=$((FAIL + 1))
+	fi
+}
+
+fake_bzimage "$T/bzImage"
+head -c 1024 /dev/zero > "$T/notbz"
+printf 'int main(void) { return 0; }\n' > "$T/s.c"
+if ! gcc -static -o "$T/static" "$T/s.c" 2> "$T/gcc.err"; then
+	echo "FAIL cannot build a static test binary: $(head -n 1 "$T/gcc.err")"
+	exit 1
+fi
+GOOD=(KSM_QEMU_BIN=/bin/true "$TOOL" --kernel "$T/bzImage" --stressor "$T/static")
+AVAIL=$(awk '/^MemAvailable:/ {print int($2 / 1024)}' /proc/meminfo)
+
+expect_bad "does not exist" "missing kernel" \
+	"$TOOL" --kernel "$T/nope" -- --ksm-unmerge 1
+expect_bad "is required" "no --kernel" \
+	"$TOOL" -- --ksm-unmerge 1
+expect_bad "not an x86 bzImage" "kernel without HdrS" \
+	"$TOOL" --kernel "$T/notbz" -- --ksm-unmerge 1
+expect_bad "not an x86 bzImage" "kernel is a short file" \
+	"$TOOL" --kernel "$T/s.c" -- --ksm-unmerge 1
+expect_bad "not a readable file" "kernel is a directory" \
+	"$TOOL" --kernel "$T" -- --ksm-unmerge 1
+expect_bad "no qemu binary" "no qemu" \
+	KSM_QEMU_BIN=/nonexistent/qemu-system-x86_64 "$TOOL" --kernel "$T/bzImage" -- --ksm-unmerge 1
+expect_bad "larger than the host's MemAvailable" "--mem > MemAvailable" \
+	"${GOOD[@]}" --mem "$((AVAIL + 1024))M" -- --ksm-unmerge 1
+expect_bad "larger than the host's MemAvailable" "--mem in G > MemAvailable" \
+	"${GOOD[@]}" --mem "$((AVAIL / 1024 + 2))G" -- --ksm-unmerge 1
+for m in abc 1T 0 -1G 1.5G ""; do
+	expect_bad "malformed --mem" "--mem '$m'" \
+		"${GOOD[@]}" --mem "$m" -- --ksm-unmerge 1
+done
+expect_bad "too small" "--mem 16M" \
+	"${GOOD[@]}" --mem 16M -- --ksm-unmerge 1
+expect_bad "unknown option '--frobnicate'" "unknown option" \
+	"${GOOD[@]}" --frobnicate -- --ksm-unmerge 1
+expect_bad "unknown option '--ksm-unmerge'" "stressor option before --" \
+	"${GOOD[@]}" --ksm-unmerge 1
+expect_bad "needs a value" "option without value" \
+	"${GOOD[@]}" --mem
+expect_bad "malformed --cpus" "--cpus x" \
+	"${GOOD[@]}" --cpus x -- --ksm-unmerge 1
+expect_bad "malformed --timeout" "--timeout 0" \
+	"${GOOD[@]}" --timeout 0 -- --ksm-unmerge 1
+expect_bad "malformed --accel" "--accel xen" \
+	"${GOOD[@]}" --accel xen -- --ksm-unmerge 1
+expect_bad "no stressor arguments" "nothing after --" \
+	"${GOOD[@]}" --
+expect_bad "missing or not executable" "no stressor binary" \
+	KSM_QEMU_BIN=/bin/true "$TOOL" --kernel "$T/bzImage" --stressor "$T/nope" -- --ksm-unmerge 1
+if command -v readelf > /dev/null && readelf -l /bin/ls | grep -q 'program interpreter'; then
+	expect_bad "dynamically linked" "dynamic stressor" \
+		KSM_QEMU_BIN=/bin/true "$TOOL" --kernel "$T/bzImage" --stressor /bin/ls -- --ksm-unmerge 1
+else
+	echo "skip dynamic stressor: no readelf or /bin/ls is not dynamic"
+fi
+expect_bad "busybox" "no busybox" \
+	KSM_QEMU_BUSYBOX=/nonexistent/busybox "${GOOD[@]}" -- --ksm-unmerge 1
+
+echo "it/qemu/badinput.sh: $PASS passed, $FAIL failed"
+checked $((PASS + FAIL))
+checks_done
+[ "$FAIL" -eq 0 ]

@@ -1,0 +1,100 @@
+#!/bin/bash
+# tests/it/qemu/boot.sh: boot Debian's 6.1 kernel under qemu with tools/ksm-qemu
+# and check the harness end to end:
+#   1. a short stressor run: the harness's exit status agrees with the
+#      stressor's summary printed in the guest (pass <-> "successful run
+#      completed"; fail <-> exit 2 and a "fail:" line), and the output, YAML
+#      and guest dmesg came back;
+#   2. a guest command's exit status is passed through (--init-cmd 'exit 5');
+#   3. a guest kernel panic gives 126, a hung guest gives 124.
+# Slow (each boot is ~10 s under TCG), so it runs only with KSM_QEMU_TESTS=1.
+# Needs: make static (or KSM_QEMU_STRESSOR=/path/static-binary),
+# make kernel-6.1 (or KSM_QEMU_KERNEL=/path/vmlinuz).
+
+if [ "${KSM_QEMU_TESTS:-0}" != 1 ]; then
+	echo "skip: it/qemu/boot.sh boots a kernel under qemu (slow); set KSM_QEMU_TESTS=1 or run 'make test-qemu'"
+	exit 77
+fi
+cd "$(dirname "$0")/../../.." || exit 1
+. tests/lib/checks.sh
+TOOL=tools/ksm-qemu
+KERNEL=${KSM_QEMU_KERNEL:-$(ls build/kernels/linux-image-6.1.*/boot/vmlinuz-6.1.* 2>/dev/null | head -n 1)}
+MEM=${KSM_QEMU_MEM:-1G}
+STRESSOR=${KSM_QEMU_STRESSOR:-./stress-ksm-unmerge-static}
+T=$(mktemp -d /tmp/it-qemu-boot.XXXXXX) || exit 1
+trap 'rm -rf "$T"' EXIT
+FAIL=0
+PASS=0
+
+# ok/bad: record one check's outcome
+ok() { echo "ok   $*"; PASS=$((PASS + 1)); }
+bad() { echo "FAIL $*"; FAIL=$((FAIL + 1)); }
+
+# harness: run tools/ksm-qemu into $T/<name>, output in $T/<name>.log; sets RC
+harness() {
+	local name=$1
+	shift
+	"$TOOL" --kernel "$KERNEL" --mem "$MEM" --stressor "$STRESSOR" --out "$T/$name" "$@" > "$T/$name.log" 2>&1
+	RC=$?
+	echo "     $name: harness exit $RC; $(grep '^ksm-qemu: result:' "$T/$name.log")"
+}
+
+[ -n "$KERNEL" ] && [ -f "$KERNEL" ] || { echo "FAIL no 6.1 kernel: run 'make kernel-6.1' or set KSM_QEMU_KERNEL"; exit 1; }
+[ -x "$STRESSOR" ] || { echo "FAIL no $STRESSOR: run 'make static'"; exit 1; }
+
+# 1. the real stressor, short
+harness stress --timeout 900 -- --ksm-unmerge 1 -t 20 --ksm-unmerge-method all
+D=$T/stress
+cat "$D/stdout.txt" "$D/stderr.txt" > "$T/guest-out" 2>/dev/null
+if [ "$RC" -ge 124 ] || [ ! -s "$T/guest-out" ]; then
+	bad "stressor run: no result from the guest (exit $RC)"
+	tail -n 30 "$T/stress.log" | sed 's/^/     | /'
+else
+	nfail=$(grep -c 'fail:' "$T/guest-out")
+	succ=$(grep -c 'successful run completed' "$T/guest-out")
+	unsucc=$(grep -c 'unsuccessful run completed' "$T/guest-out")
+	succ=$((succ - unsucc))
+	if [ "$RC" -eq 0 ]; then
+		if [ "$succ" -ge 1 ] && [ "$nfail" -eq 0 ]; then
+			ok "stressor run: exit 0 and 'successful run completed', no fail: line"
+		else
+			bad "stressor run: exit 0 but successful=$succ fail-lines=$nfail"
+		fi
+	elif [ "$nfail" -gt 0 ]; then
+		if [ "$RC" -eq 2 ]; then
+			ok "stressor run: exit 2 and $nfail fail: line(s)"
+		else
+			bad "stressor run: $nfail fail: line(s) but exit $RC (want 2)"
+		fi
+	elif [ "$RC" -eq 2 ] && grep -q -E 'error:|unsuccessful run completed' "$T/guest-out"; then
+		ok "stressor run: exit 2 with an error line (no fail: line)"
+	else
+		bad "stressor run: exit $RC with successful=$succ and no fail: line"
+	fi
+	grep -E 'fail:|error:|skip|successful run' "$T/guest-out" | head -n 20 | sed 's/^/     | /'
+	[ "$(cat "$D/exit-status" 2>/dev/null)" = "$RC" ] && ok "exit-status file says $RC" ||
+		bad "exit-status file disagrees with exit $RC"
+	[ -s "$D/stress.yaml" ] && ok "YAML came back" || bad "no stress.yaml from the guest"
+	grep -q 'Linux version 6\.1\.' "$D/dmesg.txt" 2>/dev/null && ok "guest dmesg came back (6.1)" ||
+		bad "no guest dmesg.txt with 'Linux version 6.1.'"
+	grep -q 'run completed' "$D/console.log" && ok "stressor output streamed on the console" ||
+		bad "the stressor's summary is not in console.log"
+fi
+
+# 2. exit status pass-through
+harness rc5 --timeout 300 --init-cmd 'echo from-guest; exit 5'
+[ "$RC" -eq 5 ] && grep -q '^from-guest$' "$T/rc5/stdout.txt" 2>/dev/null &&
+	ok "guest status 5 passed through" || bad "guest 'exit 5' gave harness exit $RC"
+
+# 3. panic and timeout
+harness panic --timeout 300 --init-cmd 'echo c > /proc/sysrq-trigger; sleep 60'
+[ "$RC" -eq 126 ] && grep -q 'guest kernel panic' "$T/panic.log" &&
+	ok "guest panic gives 126" || bad "guest panic gave exit $RC (want 126)"
+harness hang --timeout 40 --init-cmd 'sleep 600'
+[ "$RC" -eq 124 ] && grep -q 'timed out' "$T/hang.log" &&
+	ok "hung guest gives 124" || bad "hung guest gave exit $RC (want 124)"
+
+echo "it/qemu/boot.sh: $PASS passed, $FAIL failed"
+checked $((PASS + FAIL))
+checks_done
+[ "$FAIL" -eq 0 ]

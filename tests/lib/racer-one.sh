@@ -1,0 +1,98 @@
+#!/bin/bash
+# racer-one.sh RACER: one racer alone on the real kernel, 2 instances
+# (madvise and prctl switches; RACER_IT_INSTANCES="1 2" for both counts;
+# vmsplice and gup also with pattern mixed):
+# exit 0 with --verify (checked before any skip), "racer RACER reached"
+# with its evidence > 0 (a skip only for a supported() refusal on a kernel
+# that lacks the racer's interface, see racer_skip_ok in lib.sh), at
+# least one verified cycle, no fail: lines, no fd growth in the instances,
+# no process of the run and no temp file left, KSM knobs as before, plus
+# racer specific figures (mrelease latency spread, sparse walk cost).
+#
+# The body of every tests/it/racer/NAME.sh except all.sh and default.sh.  It runs
+# the stressor, so run it under "flock /tmp/ksm-dev.lock" (tests/run-tests
+# does).
+. "$(dirname "$0")/lib.sh"
+
+RACER=$1
+# vmsplice and gup keep copies of region pages: with prctl's merge-any a
+# copy of a unique page must not merge with its source (pattern mixed)
+PATTERNS=same
+case $RACER in vmsplice|gup) PATTERNS="same mixed";; esac
+EVIDENCE=$(racer_evidence "$RACER") || fail "unknown racer '$RACER'"
+require_ksm
+
+private_bin
+# the run's cwd is the default --temp-path, where the gup racer tries first
+RUNDIR=$TMPD/cwd
+mkdir -p "$RUNDIR" || fail "cannot create $RUNDIR"
+
+# temp_files: O_DIRECT files of the gup racer left anywhere it may write
+temp_files() {
+	ls -d "$RUNDIR"/stress-ksm-unmerge-gup-* /var/tmp/stress-ksm-unmerge-gup-* \
+		/tmp/stress-ksm-unmerge-gup-* 2>/dev/null | grep -v -x -F -f <(echo "$TEMP_BEFORE") || true
+}
+
+# check_extra LOG: racer specific figures
+check_extra() {
+	local v
+	case $RACER in
+	mrelease)
+		v=$(grep -o "mrelease kill-to-reaped millisecs: .*" "$1")
+		check [ -n "$v" ] || fail "no mrelease latency spread printed"
+		checked; echo "$v" | grep -q "samples=[1-9]" || fail "no mrelease latency samples: $v"
+		echo "    $v"
+		;;
+	sparse)
+		v=$(sed -n 's/.* \([0-9.]*\) nanosecs per sparse page.*/\1/p' "$1" | head -1)
+		if [ -n "$v" ]; then
+			awk -v v="$v" 'BEGIN { exit !(v > 1 && v < 100000) }' ||
+				fail "implausible $v nanosecs per sparse page"
+			echo "    $v nanosecs per sparse page"
+		fi
+		;;
+	esac
+}
+
+TEMP_BEFORE=$(ls -d /var/tmp/stress-ksm-unmerge-gup-* /tmp/stress-ksm-unmerge-gup-* 2>/dev/null)
+before=$(knobs)
+for pat in $PATTERNS; do
+for n in ${RACER_IT_INSTANCES:-2}; do
+	log=$TMPD/run-$pat-$n.log
+	(cd "$RUNDIR" && exec "$BIN" --ksm-unmerge $n -t 6 --metrics --verify --ksm-unmerge-bytes 16M \
+		--ksm-unmerge-pattern $pat --ksm-unmerge-method "$RACER,madvise,prctl") >"$log" 2>&1 &
+	pid=$!
+	sleep 2
+	s1=$(fds $pid)
+	sleep 3
+	s2=$(fds $pid)
+	wait $pid
+	rc=$?
+	line=$(grep -o "racer $RACER .*" "$log")
+	# the exit status first: a run that failed is not a skip
+	check [ $rc = 0 ] || { cat "$log"; fail "$RACER, $pat, $n instance(s): exit status $rc"; }
+	case $line in
+	"racer $RACER skipped"*)
+		checked
+		why=$(racer_skip_ok "$line" "$RACER") || { cat "$log"; fail "$line: $why"; }
+		skip "$line ($why)";;
+	esac
+	checked; ! grep -q " fail: " "$log" || { cat "$log"; fail "$RACER, $pat, $n instance(s): fail: lines"; }
+	ev=$(echo "$line" | sed -n "s/.* reached: ops=[0-9]* $EVIDENCE=\([0-9]*\).*/\1/p")
+	check [ -n "$ev" ] && [ "$ev" -gt 0 ] || { cat "$log"; fail "$RACER, $n instance(s): '$line'"; }
+	cycles=$(total "$log" cycles)
+	check [ -n "$cycles" ] && [ "$cycles" -gt 0 ] || fail "$RACER, $n instance(s): no verified cycle"
+	growth=$(fd_growth "$s1" "$s2")
+	check [ "$growth" -le 3 ] || fail "$RACER, $n instance(s): an instance's fds grew by $growth ($s1 -> $s2)"
+	sleep 0.5
+	left=$(ours)
+	check [ -z "$left" ] || { ps -o pid,ppid,stat,cmd -p "$(echo $left | tr ' ' ',')"; fail "$RACER: processes left: $left"; }
+	files=$(temp_files)
+	check [ -z "$files" ] || fail "$RACER: temp files left: $files"
+	check [ "$(knobs)" = "$before" ] || fail "$RACER: KSM knobs changed: '$before' -> '$(knobs)'"
+	echo "ok $RACER, pattern $pat, $n instance(s), $cycles cycles: $line"
+	check_extra "$log"
+done
+done
+checks_done
+exit 0
