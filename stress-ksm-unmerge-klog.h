@@ -14,7 +14,7 @@
  * stress-ksm-unmerge-klog.h: the kernel-log watcher of the ksm-unmerge
  * stressor, private to stress-ksm-unmerge.c (included once, after the
  * stress-ng headers and the system headers it includes).  The unit and
- * fuzz tests (tests/test-klog.c, tests/fuzz-klog.c) include it directly.
+ * fuzz tests (tests/unit/test-klog.c, tests/unit/fuzz-klog.c) include it directly.
  */
 #ifndef STRESS_KSM_UNMERGE_KLOG_H
 #define STRESS_KSM_UNMERGE_KLOG_H
