@@ -267,37 +267,23 @@ static bool stress_ksm_unmerge_uffd_stack(const stress_ksm_unmerge_uffd_t *u, ch
 }
 
 /*
- *  stress_ksm_unmerge_uffd_cow_ksm()
- *	global cow_ksm (KSM pages unshared so far), -1 if the kernel lacks it
- */
-static int64_t stress_ksm_unmerge_uffd_cow_ksm(void)
-{
-	char buf[16384];
-	const ssize_t n = stress_fs_file_read("/proc/vmstat", buf, sizeof(buf) - 1);
-
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	return stress_ksm_unmerge_field(buf, "cow_ksm");
-}
-
-/*
  *  stress_ksm_unmerge_uffd_stuck()
  *	an unmerge call running past the bound is a hang only on the kernel's
  *	word: over one more second its thread stays in the KSM unmerge path
  *	(kernel stack) and no KSM page anywhere is unshared (cow_ksm); a slow
- *	unmerge that progresses (an emulated CPU, a busy machine) is not one
+ *	unmerge that progresses (an emulated CPU, a busy machine) is not one;
+ *	cow_ksm is read with pread on the shared fd, safe beside other threads
  */
 static bool stress_ksm_unmerge_uffd_stuck(stress_ksm_unmerge_ctx_t *ctx, const stress_ksm_unmerge_uffd_t *u,
 	const uint64_t call, char *stack, const size_t len)
 {
-	const int64_t cow0 = stress_ksm_unmerge_uffd_cow_ksm();
+	const int64_t cow0 = stress_ksm_unmerge_cow_ksm(ctx);
 	bool readable;
 
 	(void)shim_nanosleep_uint64(1000000000ULL);
 	if (ctx->unmerge_call != call || !ctx->in_unmerge_call)
 		return false;
-	if (cow0 >= 0 && stress_ksm_unmerge_uffd_cow_ksm() != cow0)
+	if (cow0 >= 0 && stress_ksm_unmerge_cow_ksm(ctx) != cow0)
 		return false;
 	readable = stress_ksm_unmerge_uffd_stack(u, stack, len);
 	return !readable || strstr(stack, "ksm") != NULL;
