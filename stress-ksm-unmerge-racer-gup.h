@@ -14,6 +14,12 @@
 /* gup: O_DIRECT read-only and write pins of KSM pages                */
 /* ------------------------------------------------------------------ */
 
+/* what identifies the racer, built or not */
+#define KSM_RACER_GUP_ID						\
+	.name = "gup",						\
+	.path = "O_DIRECT GUP-fast pins of KSM pages",	\
+	.evidence = "ksm-pages-pinned"
+
 #if defined(O_DIRECT)
 
 #define KSM_GUP_SLOT_OUT	(0)	/* file slot written from the region */
@@ -575,9 +581,7 @@ static void stress_ksm_unmerge_gup_stop(stress_ksm_unmerge_ctx_t *ctx, const siz
 }
 
 #define KSM_RACER_GUP {                                                                            \
-	.name = "gup",                                                                             \
-	.path = "O_DIRECT GUP-fast pins of KSM pages",                                             \
-	.evidence = "ksm-pages-pinned",                                                            \
+	KSM_RACER_GUP_ID,							\
 	.details = { "odirect-pins", "odirect-ksm-pages", "longterm-pins", "longterm-ksm-pages" }, \
 	.supported = stress_ksm_unmerge_racer_supported_always,                                    \
 	.start = stress_ksm_unmerge_gup_start,                                                     \
@@ -588,9 +592,7 @@ static void stress_ksm_unmerge_gup_stop(stress_ksm_unmerge_ctx_t *ctx, const siz
 
 /* feature guard off: the racer is listed, and reports "not built" */
 #define KSM_RACER_GUP {						\
-	.name = "gup",					\
-	.path = "O_DIRECT GUP-fast pins of KSM pages",	\
-	.evidence = "ksm-pages-pinned",				\
+	KSM_RACER_GUP_ID,							\
 	.not_built = "O_DIRECT missing",	\
 }
 

@@ -14,6 +14,12 @@
 /* thp: KSM split of THPs, unmerge racing memory compaction            */
 /* ------------------------------------------------------------------ */
 
+/* what identifies the racer, built or not */
+#define KSM_RACER_THP_ID						\
+	.name = "thp",						\
+	.path = "KSM split of THPs, unmerge vs compaction",	\
+	.evidence = "thps-split"
+
 #if defined(MADV_HUGEPAGE)
 
 #define KSM_THP_CHUNKS		(4)		/* most THPs in the racer's region */
@@ -609,9 +615,7 @@ static void stress_ksm_unmerge_thp_stop(stress_ksm_unmerge_ctx_t *ctx, const siz
 }
 
 #define KSM_RACER_THP {                                                \
-	.name = "thp",                                                 \
-	.path = "KSM split of THPs, unmerge vs compaction",            \
-	.evidence = "thps-split",                                      \
+	KSM_RACER_THP_ID,							\
 	.details = { "pmd-thps", "mthps", "pmd-mapped-in-smaps" },     \
 	.fixed_bytes = KSM_THP_MAX_BYTES / 4 + 2 * MB,	/* its THPs */ \
 	.supported = stress_ksm_unmerge_thp_supported,                 \
@@ -624,9 +628,7 @@ static void stress_ksm_unmerge_thp_stop(stress_ksm_unmerge_ctx_t *ctx, const siz
 
 /* feature guard off: the racer is listed, and reports "not built" */
 #define KSM_RACER_THP {						\
-	.name = "thp",					\
-	.path = "KSM split of THPs, unmerge vs compaction",	\
-	.evidence = "thps-split",				\
+	KSM_RACER_THP_ID,							\
 	.not_built = "MADV_HUGEPAGE missing",	\
 }
 

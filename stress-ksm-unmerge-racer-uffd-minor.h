@@ -29,6 +29,12 @@
  * unmerge of the minor-registered VMA that it left private.
  */
 
+/* what identifies the racer, built or not */
+#define KSM_RACER_UFFD_MINOR_ID						\
+	.name = "uffd-minor",						\
+	.path = "MADV_UNMERGEABLE of a uffd-minor VMA (flags above bit 31)",	\
+	.evidence = "ksm-pages-unmerged"
+
 #if defined(HAVE_LINUX_USERFAULTFD_H) &&	\
     defined(UFFDIO_REGISTER_MODE_MINOR) &&	\
     defined(UFFD_FEATURE_MINOR_SHMEM) &&	\
@@ -295,9 +301,7 @@ static void stress_ksm_unmerge_minor_stop(stress_ksm_unmerge_ctx_t *ctx, const s
 }
 
 #define KSM_RACER_UFFD_MINOR {                                               \
-	.name = "uffd-minor",                                                \
-	.path = "MADV_UNMERGEABLE of a uffd-minor VMA (flags above bit 31)", \
-	.evidence = "ksm-pages-unmerged",                                    \
+	KSM_RACER_UFFD_MINOR_ID,							\
 	.supported = stress_ksm_unmerge_minor_supported,                     \
 	.start = stress_ksm_unmerge_minor_start,                             \
 	.stop = stress_ksm_unmerge_minor_stop,                               \
@@ -308,9 +312,7 @@ static void stress_ksm_unmerge_minor_stop(stress_ksm_unmerge_ctx_t *ctx, const s
 
 /* feature guard off: the racer is listed, and reports "not built" */
 #define KSM_RACER_UFFD_MINOR {						\
-	.name = "uffd-minor",					\
-	.path = "MADV_UNMERGEABLE of a uffd-minor VMA (flags above bit 31)",	\
-	.evidence = "ksm-pages-unmerged",				\
+	KSM_RACER_UFFD_MINOR_ID,							\
 	.not_built = "userfaultfd minor mode (HAVE_LINUX_USERFAULTFD_H) or memfd_create missing",	\
 }
 

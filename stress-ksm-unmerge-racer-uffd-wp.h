@@ -14,6 +14,12 @@
 /* uffd-wp: unshare of write-protected KSM pages, unmerge watchdog    */
 /* ------------------------------------------------------------------ */
 
+/* what identifies the racer, built or not */
+#define KSM_RACER_UFFD_WP_ID						\
+	.name = "uffd-wp",						\
+	.path = "unshare of uffd-wp protected KSM pages",	\
+	.evidence = "wp-pages-unshared"
+
 #if defined(HAVE_LINUX_USERFAULTFD_H) &&	\
     defined(UFFDIO_WRITEPROTECT) &&		\
     defined(UFFD_FEATURE_PAGEFAULT_FLAG_WP) &&	\
@@ -616,9 +622,7 @@ static void stress_ksm_unmerge_uffd_stop(stress_ksm_unmerge_ctx_t *ctx, const si
 }
 
 #define KSM_RACER_UFFD_WP {                                                                           \
-	.name = "uffd-wp",                                                                            \
-	.path = "unshare of uffd-wp protected KSM pages",                                             \
-	.evidence = "wp-pages-unshared",                                                              \
+	KSM_RACER_UFFD_WP_ID,							\
 	.details = { "wp-ksm-pages-at-unmerge", "wp-bits-kept", "wp-kept-still-ksm" },                \
 	.page_bytes = 1 + sizeof(uint32_t) + sizeof(uint64_t),	/* state and fault record per page */ \
 	.supported = stress_ksm_unmerge_uffd_supported,                                               \
@@ -631,9 +635,7 @@ static void stress_ksm_unmerge_uffd_stop(stress_ksm_unmerge_ctx_t *ctx, const si
 
 /* feature guard off: the racer is listed, and reports "not built" */
 #define KSM_RACER_UFFD_WP {						\
-	.name = "uffd-wp",					\
-	.path = "unshare of uffd-wp protected KSM pages",	\
-	.evidence = "wp-pages-unshared",				\
+	KSM_RACER_UFFD_WP_ID,							\
 	.not_built = "userfaultfd write-protect missing (HAVE_LINUX_USERFAULTFD_H)",	\
 }
 

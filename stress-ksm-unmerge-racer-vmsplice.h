@@ -14,6 +14,12 @@
 /* vmsplice: GUP references on KSM pages held in a pipe               */
 /* ------------------------------------------------------------------ */
 
+/* what identifies the racer, built or not */
+#define KSM_RACER_VMSPLICE_ID						\
+	.name = "vmsplice",						\
+	.path = "GUP refs from vmsplice on KSM pages",	\
+	.evidence = "ksm-pages-spliced"
+
 #if defined(HAVE_VMSPLICE) && defined(SPLICE_F_NONBLOCK)
 
 /*
@@ -261,9 +267,7 @@ static void stress_ksm_unmerge_vmsplice_stop(stress_ksm_unmerge_ctx_t *ctx, cons
 }
 
 #define KSM_RACER_VMSPLICE {                                                       \
-	.name = "vmsplice",                                                        \
-	.path = "GUP refs from vmsplice on KSM pages",                             \
-	.evidence = "ksm-pages-spliced",                                           \
+	KSM_RACER_VMSPLICE_ID,							\
 	.details = { "splices-held-over-unmerge", "ksm-pages-held-over-unmerge" }, \
 	.supported = stress_ksm_unmerge_vmsplice_supported,                        \
 	.start = stress_ksm_unmerge_vmsplice_start,                                \
@@ -274,9 +278,7 @@ static void stress_ksm_unmerge_vmsplice_stop(stress_ksm_unmerge_ctx_t *ctx, cons
 
 /* feature guard off: the racer is listed, and reports "not built" */
 #define KSM_RACER_VMSPLICE {						\
-	.name = "vmsplice",					\
-	.path = "GUP refs from vmsplice on KSM pages",	\
-	.evidence = "ksm-pages-spliced",				\
+	KSM_RACER_VMSPLICE_ID,							\
 	.not_built = "vmsplice() or SPLICE_F_NONBLOCK missing (HAVE_VMSPLICE)",	\
 }
 
