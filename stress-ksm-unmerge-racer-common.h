@@ -28,12 +28,6 @@
 #define KPF_BIT_COMPOUND_TAIL		(16)
 #endif
 
-/* Racers that hold, pin or protect KSM pages; others may discard or protect pages */
-#define KSM_RACERS_HOLDING	(STRESS_BIT_ULL(KSM_RACER_IDX_VMSPLICE) |	\
-			 STRESS_BIT_ULL(KSM_RACER_IDX_GUP) |		\
-			 STRESS_BIT_ULL(KSM_RACER_IDX_UFFD_WP) |	\
-			 STRESS_BIT_ULL(KSM_RACER_IDX_THP))
-
 #define KSM_RACER_OP_MAX_PAGES		(16)	/* pages per vmsplice / O_DIRECT op */
 
 /* What one pagemap entry maps: the racers' one answer to "is this a KSM page" */
@@ -46,12 +40,19 @@ enum {
 
 /*
  *  stress_ksm_unmerge_others_run()
- *	do racers outside the group mine run: they may discard, protect or
- *	rewrite pages, so transient zero pages are legitimate
+ *	do racers outside the group mine (a KSM_RACER_F_* flag of the racer
+ *	table) run: they may discard, protect or rewrite pages, so transient
+ *	zero pages are legitimate
  */
-static inline bool stress_ksm_unmerge_others_run(const stress_ksm_unmerge_ctx_t *ctx, const uint64_t mine)
+static inline bool stress_ksm_unmerge_others_run(const stress_ksm_unmerge_ctx_t *ctx, const unsigned int mine)
 {
-	return (ctx->racers_mask & ~mine) != 0;
+	size_t i;
+
+	for (i = 0; i < KSM_UNMERGE_RACERS; i++) {
+		if ((ctx->racers_mask & STRESS_BIT_ULL(i)) && !(stress_ksm_unmerge_racers[i].flags & mine))
+			return true;
+	}
+	return false;
 }
 
 /*
@@ -347,12 +348,6 @@ static void stress_ksm_unmerge_lat_add(stress_ksm_unmerge_lat_t *lat, const doub
 #define KSM_SPARSE_DEFAULT_BYTES	(16ULL * GB)
 #define KSM_SPARSE_STRIDE		(64ULL * MB)	/* one populated page per */
 
-/* Racers of processes and VMAs (exit, fork, protections, sparse ranges) */
-#define KSM_RACERS_MM	(STRESS_BIT_ULL(KSM_RACER_IDX_MRELEASE) |	\
-			 STRESS_BIT_ULL(KSM_RACER_IDX_FORK) |		\
-			 STRESS_BIT_ULL(KSM_RACER_IDX_MPROTECT) |	\
-			 STRESS_BIT_ULL(KSM_RACER_IDX_SPARSE))
-
 /*
  *  stress_ksm_unmerge_pattern_bad_offset()
  *	byte offset of the first wrong byte of region page i at page, -1 if it
@@ -363,7 +358,7 @@ static ssize_t stress_ksm_unmerge_pattern_bad_offset(const stress_ksm_unmerge_ct
 {
 	const ssize_t off = stress_ksm_unmerge_page_check(ctx, i, page);
 
-	if (off >= 0 && stress_ksm_unmerge_others_run(ctx, KSM_RACERS_MM) &&
+	if (off >= 0 && stress_ksm_unmerge_others_run(ctx, KSM_RACER_F_MM) &&
 	    stress_ksm_unmerge_all_zero(page, ctx->page_size))
 		return -1;
 	return off;

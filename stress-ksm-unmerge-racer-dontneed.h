@@ -142,13 +142,11 @@ static void stress_ksm_unmerge_dontneed_stop(stress_ksm_unmerge_ctx_t *ctx, cons
 	ctx->run[idx].priv = NULL;
 }
 
-#define KSM_RACER_DONTNEED {                                    \
-	.name = "dontneed",                                     \
+#define KSM_RACER_DONTNEED                                      \
 	.path = "unmerge over MADV_DONTNEED holes",             \
 	.evidence = "ksm-pages-discarded",                      \
 	.page_bytes = 1,		/* hole map */          \
 	.supported = stress_ksm_unmerge_racer_supported_always, \
 	.start = stress_ksm_unmerge_dontneed_start,             \
 	.stop = stress_ksm_unmerge_dontneed_stop,               \
-	.restore = stress_ksm_unmerge_dontneed_refill,          \
-}
+	.restore = stress_ksm_unmerge_dontneed_refill,

@@ -429,12 +429,11 @@ static void stress_ksm_unmerge_fork_stop(stress_ksm_unmerge_ctx_t *ctx, const si
 	ctx->run[idx].priv = NULL;
 }
 
-#define KSM_RACER_FORK {                                        \
-	.name = "fork",                                         \
+#define KSM_RACER_FORK                                          \
+	.flags = KSM_RACER_F_MM,                                \
 	.path = "COW of KSM pages in forked children",          \
 	.evidence = "ksm-cow-writes",                           \
 	.supported = stress_ksm_unmerge_racer_supported_always, \
 	.start = stress_ksm_unmerge_fork_start,                 \
 	.stop = stress_ksm_unmerge_fork_stop,                   \
-	.cycle = stress_ksm_unmerge_fork_cycle,                 \
-}
+	.cycle = stress_ksm_unmerge_fork_cycle,

@@ -14,9 +14,9 @@
 /* gup: O_DIRECT read-only and write pins of KSM pages                */
 /* ------------------------------------------------------------------ */
 
-/* what identifies the racer, built or not */
+/* its built and not-built entries share these (the name: KSM_UNMERGE_RACER_LIST) */
 #define KSM_RACER_GUP_ID						\
-	.name = "gup",						\
+	.flags = KSM_RACER_F_HOLDING,				\
 	.path = "O_DIRECT GUP-fast pins of KSM pages",	\
 	.evidence = "ksm-pages-pinned"
 
@@ -189,7 +189,7 @@ static bool stress_ksm_unmerge_gup_io_ok(stress_ksm_unmerge_ctx_t *ctx, const si
 
 	if (ret == (ssize_t)len)
 		return true;
-	if (ret < 0 && (errno == EINTR || (errno == EFAULT && stress_ksm_unmerge_others_run(ctx, KSM_RACERS_HOLDING))))
+	if (ret < 0 && (errno == EINTR || (errno == EFAULT && stress_ksm_unmerge_others_run(ctx, KSM_RACER_F_HOLDING))))
 		return false;
 	pr_fail("%s: gup racer: O_DIRECT %s of %zu bytes returned %zd, errno=%d (%s)\n",
 		ctx->args->name, what, len, ret, ret < 0 ? errno : 0, ret < 0 ? strerror(errno) : "short");
@@ -238,7 +238,7 @@ static void stress_ksm_unmerge_gup_out(stress_ksm_unmerge_ctx_t *ctx, const size
 			pread(g->fd, g->buf, n * ps, slot), n * ps))
 		return;
 	bad = stress_ksm_unmerge_copied_pages_check(ctx, first, g->buf, n * ps,
-		stress_ksm_unmerge_others_run(ctx, KSM_RACERS_HOLDING), g->scratch, &off);
+		stress_ksm_unmerge_others_run(ctx, KSM_RACER_F_HOLDING), g->scratch, &off);
 	if (bad >= 0)
 		stress_ksm_unmerge_gup_report_bad(ctx, idx, g, "file written from region",
 			first + (size_t)bad, g->buf + (size_t)bad * ps, off);
@@ -295,7 +295,7 @@ static void stress_ksm_unmerge_gup_in(stress_ksm_unmerge_ctx_t *ctx, const size_
 	rs->detail[KSM_GUP_D_ODIRECT_KSM] += broken;
 	if (stress_ksm_unmerge_gup_cow_check((cow0 >= 0 && cow1 >= 0) ? cow1 - cow0 : -1, folios) < 0) {
 		g->cow_short++;
-		if (!stress_ksm_unmerge_others_run(ctx, KSM_RACERS_HOLDING)) {
+		if (!stress_ksm_unmerge_others_run(ctx, KSM_RACER_F_HOLDING)) {
 			pr_fail("%s: gup racer: O_DIRECT read broke %" PRIu64 " KSM pages (%zu..%zu) "
 				"but cow_ksm grew by only %" PRId64 "\n", ctx->args->name,
 				folios, first, first + n - 1, cow1 - cow0);
@@ -306,7 +306,7 @@ static void stress_ksm_unmerge_gup_in(stress_ksm_unmerge_ctx_t *ctx, const size_
 		const uint8_t *p = ctx->region + (first + j) * ps;
 
 		off = stress_ksm_unmerge_page_check(ctx, first + j, p);
-		if (off >= 0 && !(stress_ksm_unmerge_others_run(ctx, KSM_RACERS_HOLDING) && stress_ksm_unmerge_all_zero(p, ps))) {
+		if (off >= 0 && !(stress_ksm_unmerge_others_run(ctx, KSM_RACER_F_HOLDING) && stress_ksm_unmerge_all_zero(p, ps))) {
 			stress_ksm_unmerge_gup_report_bad(ctx, idx, g, "region after O_DIRECT read into",
 				first + j, p, off);
 			break;
@@ -362,7 +362,7 @@ static int stress_ksm_unmerge_gup_ring_open(stress_ksm_unmerge_ctx_t *ctx)
 static void stress_ksm_unmerge_gup_longterm_refused(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
 	stress_ksm_unmerge_gup_t *g, const int err)
 {
-	if (err == EINTR || (err == EFAULT && stress_ksm_unmerge_others_run(ctx, KSM_RACERS_HOLDING)))
+	if (err == EINTR || (err == EFAULT && stress_ksm_unmerge_others_run(ctx, KSM_RACER_F_HOLDING)))
 		return;
 	if (err == ENOMEM || err == EPERM || err == EOPNOTSUPP) {
 		pr_inf("%s: gup racer: long-term pins off from now on, IORING_REGISTER_BUFFERS "
@@ -428,7 +428,7 @@ static void stress_ksm_unmerge_gup_longterm(stress_ksm_unmerge_ctx_t *ctx, const
 		const uint8_t *p = ctx->region + (first + j) * ps;
 
 		off = stress_ksm_unmerge_page_check(ctx, first + j, p);
-		if (off >= 0 && !(stress_ksm_unmerge_others_run(ctx, KSM_RACERS_HOLDING) && stress_ksm_unmerge_all_zero(p, ps))) {
+		if (off >= 0 && !(stress_ksm_unmerge_others_run(ctx, KSM_RACER_F_HOLDING) && stress_ksm_unmerge_all_zero(p, ps))) {
 			stress_ksm_unmerge_gup_report_bad(ctx, idx, g, "region after a long-term pin of",
 				first + j, p, off);
 			break;
@@ -580,20 +580,18 @@ static void stress_ksm_unmerge_gup_stop(stress_ksm_unmerge_ctx_t *ctx, const siz
 	stress_ksm_unmerge_gup_free(ctx, idx);
 }
 
-#define KSM_RACER_GUP {                                                                            \
+#define KSM_RACER_GUP                                                                              \
 	KSM_RACER_GUP_ID,							\
 	.details = { "odirect-pins", "odirect-ksm-pages", "longterm-pins", "longterm-ksm-pages" }, \
 	.supported = stress_ksm_unmerge_racer_supported_always,                                    \
 	.start = stress_ksm_unmerge_gup_start,                                                     \
-	.stop = stress_ksm_unmerge_gup_stop,                                                       \
-}
+	.stop = stress_ksm_unmerge_gup_stop,
 
 #else
 
 /* feature guard off: the racer is listed, and reports "not built" */
-#define KSM_RACER_GUP {						\
+#define KSM_RACER_GUP						\
 	KSM_RACER_GUP_ID,							\
-	.not_built = "O_DIRECT missing",	\
-}
+	.not_built = "O_DIRECT missing",
 
 #endif

@@ -295,7 +295,7 @@ static void stress_ksm_unmerge_mprotect_evidence(stress_ksm_unmerge_ctx_t *ctx, 
 		after[k] = after[i];	/* compact in place: list is ascending, k <= i */
 		/* a KSM zero page, or a discarded one read back: pagemap cannot tell */
 		if (before[k] == ctx->zero_pfn && (after[k] & PM_PFN_MASK) == ctx->zero_pfn &&
-		    stress_ksm_unmerge_others_run(ctx, KSM_RACERS_MM))
+		    stress_ksm_unmerge_others_run(ctx, KSM_RACER_F_MM))
 			after[k] = 0;
 		mp->flags[k] = ((after[k] & PM_PRESENT) && (after[k] & PM_PFN_MASK) != ctx->zero_pfn) ?
 			stress_ksm_unmerge_kpageflags(ctx->kpageflags_fd, after[k] & PM_PFN_MASK) : 0;
@@ -428,13 +428,12 @@ static void stress_ksm_unmerge_mprotect_stop(stress_ksm_unmerge_ctx_t *ctx, cons
 	ctx->run[idx].priv = NULL;
 }
 
-#define KSM_RACER_MPROTECT {                                                           \
-	.name = "mprotect",                                                            \
+#define KSM_RACER_MPROTECT                                                             \
+	.flags = KSM_RACER_F_MM,                                                       \
 	.path = "unmerge of PROT_NONE / read-only KSM pages",                          \
 	.evidence = "ksm-pages-protected",                                             \
 	.page_bytes = 2 + 5 * sizeof(uint64_t),	/* protection and snapshot per page */ \
 	.supported = stress_ksm_unmerge_racer_supported_always,                        \
 	.start = stress_ksm_unmerge_mprotect_start,                                    \
 	.stop = stress_ksm_unmerge_mprotect_stop,                                      \
-	.cycle = stress_ksm_unmerge_mprotect_cycle,                                    \
-}
+	.cycle = stress_ksm_unmerge_mprotect_cycle,

@@ -345,13 +345,12 @@ static void stress_ksm_unmerge_mrelease_stop(stress_ksm_unmerge_ctx_t *ctx, cons
 	ctx->run[idx].priv = NULL;
 }
 
-#define KSM_RACER_MRELEASE {                                                   \
-	.name = "mrelease",                                                    \
+#define KSM_RACER_MRELEASE                                                     \
+	.flags = KSM_RACER_F_MM,                                               \
 	.path = "process_mrelease vs exit_mmap of KSM memory",                 \
 	.evidence = "ksm-victims-killed",                                      \
 	.details = { "mrelease-reaps", "mrelease-esrch", "victim-ksm-pages" }, \
 	.page_copy = true,		/* the victims' copies */              \
 	.supported = stress_ksm_unmerge_mrelease_supported,                    \
 	.start = stress_ksm_unmerge_mrelease_start,                            \
-	.stop = stress_ksm_unmerge_mrelease_stop,                              \
-}
+	.stop = stress_ksm_unmerge_mrelease_stop,

@@ -337,13 +337,11 @@ static void stress_ksm_unmerge_mremap_stop(stress_ksm_unmerge_ctx_t *ctx, const 
 	ctx->run[idx].priv = NULL;
 }
 
-#define KSM_RACER_MREMAP {                                             \
-	.name = "mremap",                                              \
+#define KSM_RACER_MREMAP                                               \
 	.path = "mremap moves of merged ranges, merged and unmerging", \
 	.evidence = "ksm-pages-moved",                                 \
 	.details = { "moves-cut-at-vma-end" },                         \
 	.supported = stress_ksm_unmerge_racer_supported_always,        \
 	.start = stress_ksm_unmerge_mremap_start,                      \
 	.stop = stress_ksm_unmerge_mremap_stop,                        \
-	.cycle = stress_ksm_unmerge_mremap_cycle,                      \
-}
+	.cycle = stress_ksm_unmerge_mremap_cycle,

@@ -336,11 +336,9 @@ static void stress_ksm_unmerge_exec_stop(stress_ksm_unmerge_ctx_t *ctx, const si
 		ctx->args->name, stress_ksm_unmerge_racer_stats(ctx, idx)->ksmd_waits_timed_out, KSM_EXEC_HELPER_WAIT_SECS);
 }
 
-#define KSM_RACER_PRCTL_EXEC {                              \
-	.name = "prctl-exec",                               \
+#define KSM_RACER_PRCTL_EXEC                                \
 	.path = "PR_SET_MEMORY_MERGE across fork and exec", \
 	.evidence = "helpers-merged",                       \
 	.supported = stress_ksm_unmerge_exec_supported,     \
 	.start = stress_ksm_unmerge_exec_start,             \
-	.stop = stress_ksm_unmerge_exec_stop,               \
-}
+	.stop = stress_ksm_unmerge_exec_stop,

@@ -179,11 +179,9 @@ static void stress_ksm_unmerge_signal_stop(stress_ksm_unmerge_ctx_t *ctx, const 
 	ctx->run[idx].priv = NULL;
 }
 
-#define KSM_RACER_SIGNAL {                                                \
-	.name = "signal",                                                 \
+#define KSM_RACER_SIGNAL                                                  \
 	.path = "signals interrupting the unmerge walk (EINTR, retried)", \
 	.evidence = "unmerges-interrupted",                               \
 	.supported = stress_ksm_unmerge_racer_supported_always,           \
 	.start = stress_ksm_unmerge_signal_start,                         \
-	.stop = stress_ksm_unmerge_signal_stop,                           \
-}
+	.stop = stress_ksm_unmerge_signal_stop,

@@ -331,8 +331,8 @@ static void stress_ksm_unmerge_sparse_stop(stress_ksm_unmerge_ctx_t *ctx, const 
 	ctx->run[idx].priv = NULL;
 }
 
-#define KSM_RACER_SPARSE {                                               \
-	.name = "sparse",                                                \
+#define KSM_RACER_SPARSE                                                 \
+	.flags = KSM_RACER_F_MM,                                         \
 	.path = "unmerge walk over unpopulated ranges",                  \
 	.evidence = "sparse-ksm-pages",                                  \
 	.details = { "sparse-pages-walked", "populated-pages-checked" }, \
@@ -340,5 +340,4 @@ static void stress_ksm_unmerge_sparse_stop(stress_ksm_unmerge_ctx_t *ctx, const 
 	.supported = stress_ksm_unmerge_racer_supported_always,          \
 	.start = stress_ksm_unmerge_sparse_start,                        \
 	.stop = stress_ksm_unmerge_sparse_stop,                          \
-	.cycle = stress_ksm_unmerge_sparse_cycle,                        \
-}
+	.cycle = stress_ksm_unmerge_sparse_cycle,

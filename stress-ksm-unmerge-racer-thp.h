@@ -14,9 +14,9 @@
 /* thp: KSM split of THPs, unmerge racing memory compaction            */
 /* ------------------------------------------------------------------ */
 
-/* what identifies the racer, built or not */
+/* its built and not-built entries share these (the name: KSM_UNMERGE_RACER_LIST) */
 #define KSM_RACER_THP_ID						\
-	.name = "thp",						\
+	.flags = KSM_RACER_F_HOLDING,				\
 	.path = "KSM split of THPs, unmerge vs compaction",	\
 	.evidence = "thps-split"
 
@@ -614,22 +614,20 @@ static void stress_ksm_unmerge_thp_stop(stress_ksm_unmerge_ctx_t *ctx, const siz
 	stress_ksm_unmerge_thp_free(ctx, idx);
 }
 
-#define KSM_RACER_THP {                                                \
+#define KSM_RACER_THP                                                  \
 	KSM_RACER_THP_ID,							\
 	.details = { "pmd-thps", "mthps", "pmd-mapped-in-smaps" },     \
 	.fixed_bytes = KSM_THP_MAX_BYTES / 4 + 2 * MB,	/* its THPs */ \
 	.supported = stress_ksm_unmerge_thp_supported,                 \
 	.start = stress_ksm_unmerge_thp_start,                         \
 	.stop = stress_ksm_unmerge_thp_stop,                           \
-	.cycle = stress_ksm_unmerge_thp_cycle,                         \
-}
+	.cycle = stress_ksm_unmerge_thp_cycle,
 
 #else
 
 /* feature guard off: the racer is listed, and reports "not built" */
-#define KSM_RACER_THP {						\
+#define KSM_RACER_THP						\
 	KSM_RACER_THP_ID,							\
-	.not_built = "MADV_HUGEPAGE missing",	\
-}
+	.not_built = "MADV_HUGEPAGE missing",
 
 #endif

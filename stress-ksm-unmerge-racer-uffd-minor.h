@@ -29,9 +29,8 @@
  * unmerge of the minor-registered VMA that it left private.
  */
 
-/* what identifies the racer, built or not */
+/* its built and not-built entries share these (the name: KSM_UNMERGE_RACER_LIST) */
 #define KSM_RACER_UFFD_MINOR_ID						\
-	.name = "uffd-minor",						\
 	.path = "MADV_UNMERGEABLE of a uffd-minor VMA (flags above bit 31)",	\
 	.evidence = "ksm-pages-unmerged"
 
@@ -300,20 +299,18 @@ static void stress_ksm_unmerge_minor_stop(stress_ksm_unmerge_ctx_t *ctx, const s
 	ctx->run[idx].priv = NULL;
 }
 
-#define KSM_RACER_UFFD_MINOR {                                               \
+#define KSM_RACER_UFFD_MINOR                                                 \
 	KSM_RACER_UFFD_MINOR_ID,							\
 	.supported = stress_ksm_unmerge_minor_supported,                     \
 	.start = stress_ksm_unmerge_minor_start,                             \
 	.stop = stress_ksm_unmerge_minor_stop,                               \
-	.cycle = stress_ksm_unmerge_minor_cycle,                             \
-}
+	.cycle = stress_ksm_unmerge_minor_cycle,
 
 #else
 
 /* feature guard off: the racer is listed, and reports "not built" */
-#define KSM_RACER_UFFD_MINOR {						\
+#define KSM_RACER_UFFD_MINOR						\
 	KSM_RACER_UFFD_MINOR_ID,							\
-	.not_built = "userfaultfd minor mode (HAVE_LINUX_USERFAULTFD_H) or memfd_create missing",	\
-}
+	.not_built = "userfaultfd minor mode (HAVE_LINUX_USERFAULTFD_H) or memfd_create missing",
 
 #endif

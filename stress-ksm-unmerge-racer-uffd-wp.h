@@ -14,9 +14,9 @@
 /* uffd-wp: unshare of write-protected KSM pages, unmerge watchdog    */
 /* ------------------------------------------------------------------ */
 
-/* what identifies the racer, built or not */
+/* its built and not-built entries share these (the name: KSM_UNMERGE_RACER_LIST) */
 #define KSM_RACER_UFFD_WP_ID						\
-	.name = "uffd-wp",						\
+	.flags = KSM_RACER_F_HOLDING,					\
 	.path = "unshare of uffd-wp protected KSM pages",	\
 	.evidence = "wp-pages-unshared"
 
@@ -454,7 +454,7 @@ static void stress_ksm_unmerge_uffd_after(stress_ksm_unmerge_ctx_t *ctx, const s
 	if (!lost)
 		return;
 	u->lost += lost;
-	if (stress_ksm_unmerge_others_run(ctx, KSM_RACERS_HOLDING))
+	if (stress_ksm_unmerge_others_run(ctx, KSM_RACER_F_HOLDING))
 		return;		/* another racer may have discarded them */
 	pr_fail("%s: uffd-wp racer: %" PRIu64 " KSM pages lost their uffd-wp bit across the "
 		"unmerge (first: page %zu, pagemap %#" PRIx64 ")\n", ctx->args->name, lost,
@@ -621,22 +621,20 @@ static void stress_ksm_unmerge_uffd_stop(stress_ksm_unmerge_ctx_t *ctx, const si
 	stress_ksm_unmerge_uffd_free(ctx, idx);
 }
 
-#define KSM_RACER_UFFD_WP {                                                                           \
+#define KSM_RACER_UFFD_WP                                                                             \
 	KSM_RACER_UFFD_WP_ID,							\
 	.details = { "wp-ksm-pages-at-unmerge", "wp-bits-kept", "wp-kept-still-ksm" },                \
 	.page_bytes = 1 + sizeof(uint32_t) + sizeof(uint64_t),	/* state and fault record per page */ \
 	.supported = stress_ksm_unmerge_uffd_supported,                                               \
 	.start = stress_ksm_unmerge_uffd_start,                                                       \
 	.stop = stress_ksm_unmerge_uffd_stop,                                                         \
-	.cycle = stress_ksm_unmerge_uffd_cycle,                                                       \
-}
+	.cycle = stress_ksm_unmerge_uffd_cycle,
 
 #else
 
 /* feature guard off: the racer is listed, and reports "not built" */
-#define KSM_RACER_UFFD_WP {						\
+#define KSM_RACER_UFFD_WP						\
 	KSM_RACER_UFFD_WP_ID,							\
-	.not_built = "userfaultfd write-protect missing (HAVE_LINUX_USERFAULTFD_H)",	\
-}
+	.not_built = "userfaultfd write-protect missing (HAVE_LINUX_USERFAULTFD_H)",
 
 #endif

@@ -14,9 +14,9 @@
 /* vmsplice: GUP references on KSM pages held in a pipe               */
 /* ------------------------------------------------------------------ */
 
-/* what identifies the racer, built or not */
+/* its built and not-built entries share these (the name: KSM_UNMERGE_RACER_LIST) */
 #define KSM_RACER_VMSPLICE_ID						\
-	.name = "vmsplice",						\
+	.flags = KSM_RACER_F_HOLDING,					\
 	.path = "GUP refs from vmsplice on KSM pages",	\
 	.evidence = "ksm-pages-spliced"
 
@@ -111,7 +111,7 @@ static void stress_ksm_unmerge_vmsplice_one(stress_ksm_unmerge_ctx_t *ctx, const
 	if (ret <= 0) {
 		/* EFAULT: another racer made the range PROT_NONE */
 		if (ret == 0 || errno == EAGAIN || errno == EINTR ||
-		    (errno == EFAULT && stress_ksm_unmerge_others_run(ctx, KSM_RACERS_HOLDING)))
+		    (errno == EFAULT && stress_ksm_unmerge_others_run(ctx, KSM_RACER_F_HOLDING)))
 			return;
 		pr_fail("%s: vmsplice racer: vmsplice of pages %zu..%zu failed, errno=%d (%s)\n",
 			ctx->args->name, first, first + n - 1, errno, strerror(errno));
@@ -130,7 +130,7 @@ static void stress_ksm_unmerge_vmsplice_one(stress_ksm_unmerge_ctx_t *ctx, const
 		return;
 	}
 	bad = stress_ksm_unmerge_copied_pages_check(ctx, first, v->buf, (size_t)ret,
-		stress_ksm_unmerge_others_run(ctx, KSM_RACERS_HOLDING), v->scratch, &off);
+		stress_ksm_unmerge_others_run(ctx, KSM_RACER_F_HOLDING), v->scratch, &off);
 	if (bad >= 0) {
 		pr_fail("%s: vmsplice racer: page %zu read back from the pipe: byte %zd is 0x%02x, "
 			"expected 0x%02x (was KSM when spliced: %s)\n", ctx->args->name,
@@ -266,20 +266,18 @@ static void stress_ksm_unmerge_vmsplice_stop(stress_ksm_unmerge_ctx_t *ctx, cons
 	stress_ksm_unmerge_vmsplice_free(ctx, idx);
 }
 
-#define KSM_RACER_VMSPLICE {                                                       \
+#define KSM_RACER_VMSPLICE                                                         \
 	KSM_RACER_VMSPLICE_ID,							\
 	.details = { "splices-held-over-unmerge", "ksm-pages-held-over-unmerge" }, \
 	.supported = stress_ksm_unmerge_vmsplice_supported,                        \
 	.start = stress_ksm_unmerge_vmsplice_start,                                \
-	.stop = stress_ksm_unmerge_vmsplice_stop,                                  \
-}
+	.stop = stress_ksm_unmerge_vmsplice_stop,
 
 #else
 
 /* feature guard off: the racer is listed, and reports "not built" */
-#define KSM_RACER_VMSPLICE {						\
+#define KSM_RACER_VMSPLICE						\
 	KSM_RACER_VMSPLICE_ID,							\
-	.not_built = "vmsplice() or SPLICE_F_NONBLOCK missing (HAVE_VMSPLICE)",	\
-}
+	.not_built = "vmsplice() or SPLICE_F_NONBLOCK missing (HAVE_VMSPLICE)",
 
 #endif

@@ -15,10 +15,11 @@
  * (break_ksm() via MADV_UNMERGEABLE or PR_SET_MEMORY_MERGE 0), race
  * other kernel paths against the unmerge, and verify every step.
  *
- * Map.  This file holds the options, the types, the page patterns, the
- * MADV/prctl switches, the racer framework and the racer table, one cycle,
- * the main loop, init/deinit and the stressor_info_t.  Private headers,
- * each #included once, in this order:
+ * Map.  This file holds the racer list (KSM_UNMERGE_RACER_LIST: indexes,
+ * help row and racer table come from it), the options, the types, the page
+ * patterns, the MADV/prctl switches, the racer framework and the racer
+ * table, one cycle, the main loop, init/deinit and the stressor_info_t.
+ * Private headers, each #included once, in this order:
  *   stress-ksm-unmerge-knobs.h           KSM sysfs knobs: save/set/restore,
  *                                        state file and repair, run lock,
  *                                        supported()
@@ -27,7 +28,12 @@
  *                                        self-test, the page verdict
  *   stress-ksm-unmerge-verify.h          region scan, merge wait, verify_*
  *   stress-ksm-unmerge-check-counters.h  KSM counter sanity checks
- *   stress-ksm-unmerge-racer-*.h         the racers and their helpers
+ *   stress-ksm-unmerge-racer-*.h         the racers and their helpers; each
+ *                                        racer header ends with its table
+ *                                        entry KSM_RACER_<ID> (a new racer:
+ *                                        its header, its #include above the
+ *                                        racer table, one line in
+ *                                        KSM_UNMERGE_RACER_LIST)
  *   stress-ksm-unmerge-memory.h          memory a run may take (MemAvailable,
  *                                        cgroup limits), region size
  *   stress-ksm-unmerge-report.h          totals, summary, monitor process
@@ -86,12 +92,39 @@
 #define KSM_UNMERGE_RACER_SHIFT		(8)
 #define KSM_UNMERGE_METHOD_ALL		(~0ULL)
 
+/*
+ *  The list of racers, the only one: X(ID, "name") per racer, in method bit
+ *  order after the two merge switches.  The racer indexes (KSM_RACER_IDX_<ID>),
+ *  the --ksm-unmerge-method help row and the racer table
+ *  (stress_ksm_unmerge_racers[], further down: each entry's name from here,
+ *  its other fields from KSM_RACER_<ID> in stress-ksm-unmerge-racer-<name>.h)
+ *  are all generated from it.  Append a racer at the end: a racer's bit is
+ *  its place in this list.
+ */
+#define KSM_UNMERGE_RACER_LIST(X)		\
+	X(VMSPLICE,	"vmsplice")		\
+	X(GUP,		"gup")			\
+	X(UFFD_WP,	"uffd-wp")		\
+	X(MRELEASE,	"mrelease")		\
+	X(FORK,		"fork")			\
+	X(MPROTECT,	"mprotect")		\
+	X(DONTNEED,	"dontneed")		\
+	X(SPARSE,	"sparse")		\
+	X(THP,		"thp")			\
+	X(SIGNAL,	"signal")		\
+	X(MREMAP,	"mremap")		\
+	X(UFFD_MINOR,	"uffd-minor")		\
+	X(PRCTL_EXEC,	"prctl-exec")
+
+#define KSM_RACER_HELP_OF(id, name)	" | " name
+
 static const stress_help_t help[] = {
 	{ NULL,	"ksm-unmerge N",	"start N workers merging and unmerging KSM pages" },
 	{ NULL,	"ksm-unmerge-bytes N",	"memory to merge/unmerge in total (K, M, G or % of available)" },
 	{ NULL,	"ksm-unmerge-hang-timeout S", "report an unmerge or racer step stuck longer than S seconds (default 60)" },
 	{ NULL,	"ksm-unmerge-log F",	"append a YAML document with progress figures to file F every interval" },
-	{ NULL,	"ksm-unmerge-method M",	"[ all | madvise | prctl | vmsplice | gup | uffd-wp | mrelease | fork | mprotect | dontneed | sparse | thp | signal | mremap | uffd-minor | prctl-exec ] merge switches and racers to run, a comma list (default all)" },
+	{ NULL,	"ksm-unmerge-method M",	"[ all | madvise | prctl" KSM_UNMERGE_RACER_LIST(KSM_RACER_HELP_OF)
+		" ] merge switches and racers to run, a comma list (default all)" },
 	{ NULL,	"ksm-unmerge-no-klog",	"do not watch the kernel log for warnings" },
 	{ NULL,	"ksm-unmerge-ops N",	"stop after N verified merge/unmerge cycles" },
 	{ NULL,	"ksm-unmerge-pattern P", "page contents: same, few, zero, mixed or unique" },
@@ -102,25 +135,11 @@ static const stress_help_t help[] = {
 	{ NULL,	NULL,			NULL }
 };
 
-/*
- *  Racer indexes: method bit order after the two merge switches and the
- *  index of each racer's entry in the racer table (stress_ksm_unmerge_racers[],
- *  further down: names, help, evidence and metric names all come from it)
- */
+/* Racer indexes: method bit order after the two merge switches, table index */
+#define KSM_RACER_IDX_OF(id, name)	KSM_RACER_IDX_##id,
+
 enum {
-	KSM_RACER_IDX_VMSPLICE = 0,
-	KSM_RACER_IDX_GUP,
-	KSM_RACER_IDX_UFFD_WP,
-	KSM_RACER_IDX_MRELEASE,
-	KSM_RACER_IDX_FORK,
-	KSM_RACER_IDX_MPROTECT,
-	KSM_RACER_IDX_DONTNEED,
-	KSM_RACER_IDX_SPARSE,
-	KSM_RACER_IDX_THP,
-	KSM_RACER_IDX_SIGNAL,
-	KSM_RACER_IDX_MREMAP,
-	KSM_RACER_IDX_UFFD_MINOR,
-	KSM_RACER_IDX_PRCTL_EXEC,
+	KSM_UNMERGE_RACER_LIST(KSM_RACER_IDX_OF)
 	KSM_UNMERGE_RACERS		/* number of racers */
 };
 
@@ -522,9 +541,18 @@ struct stress_ksm_unmerge_ctx;
 #define KSM_RACER_FIXED_BYTES	(4 * MB)	/* memory a racer keeps besides per-page state */
 
 /*
+ *  Racer groups (the flags of a racer's table entry): a racer's page checks
+ *  accept a transient zero page only while a racer outside its group runs
+ *  (stress_ksm_unmerge_others_run())
+ */
+#define KSM_RACER_F_HOLDING	(1U << 0)	/* holds, pins or protects KSM pages */
+#define KSM_RACER_F_MM		(1U << 1)	/* races processes and VMAs: exit, fork, protections, sparse ranges */
+
+/*
  *  One racer: started before the first cycle, stopped after the last; an
  *  entry of the racer table, written by its stress-ksm-unmerge-racer-*.h
- *  header with designated initialisers
+ *  header with designated initialisers (all fields but the name, which
+ *  comes from KSM_UNMERGE_RACER_LIST)
  */
 typedef struct {
 	const char *name;		/* method name, racer line name */
@@ -536,6 +564,7 @@ typedef struct {
 	size_t fixed_bytes;		/* memory cap: state besides, 0 = KSM_RACER_FIXED_BYTES */
 	bool page_copy;			/* memory cap: keeps a second copy of every region page */
 	const char *op_ns_metric;	/* metric of op_ns per op, NULL none */
+	unsigned int flags;		/* KSM_RACER_F_*: the groups it belongs to */
 	int (*supported)(char *reason, const size_t len);
 	int (*start)(struct stress_ksm_unmerge_ctx *ctx, const size_t idx);
 	void (*stop)(struct stress_ksm_unmerge_ctx *ctx, const size_t idx);
@@ -1044,6 +1073,9 @@ static void stress_ksm_unmerge_racer_helper_join(const pthread_t thread, bool *r
 	*running = false;
 }
 
+/* the racer table, defined after the racer headers that read it */
+static const stress_ksm_unmerge_racer_t stress_ksm_unmerge_racers[KSM_UNMERGE_RACERS];
+
 #include "stress-ksm-unmerge-racer-common.h"
 #include "stress-ksm-unmerge-racer-dontneed.h"
 #include "stress-ksm-unmerge-racer-vmsplice.h"
@@ -1060,25 +1092,19 @@ static void stress_ksm_unmerge_racer_helper_join(const pthread_t thread, bool *r
 #include "stress-ksm-unmerge-racer-prctl-exec.h"
 
 /*
- *  The racer table: the only list of racers.  A racer is added by writing
- *  its stress-ksm-unmerge-racer-<name>.h (ending with its KSM_RACER_<NAME>
- *  entry, or a "not built" entry when its feature guard is off), an index
- *  above and one line here.
+ *  The racer table, generated from KSM_UNMERGE_RACER_LIST: entry
+ *  KSM_RACER_IDX_<ID> is { .name = "name", KSM_RACER_<ID> }, where
+ *  KSM_RACER_<ID>, at the end of the racer's header, is the designated
+ *  initialisers of every other field, without braces (its real entry, or a
+ *  "not built" one when its feature guard is off).  A racer is added
+ *  by writing its stress-ksm-unmerge-racer-<name>.h, one X(ID, "name") line
+ *  in KSM_UNMERGE_RACER_LIST and the header's #include line above (C cannot
+ *  generate an #include from a list).
  */
+#define KSM_RACER_ENTRY_OF(id, name_)	[KSM_RACER_IDX_##id] = { .name = name_, KSM_RACER_##id },
+
 static const stress_ksm_unmerge_racer_t stress_ksm_unmerge_racers[KSM_UNMERGE_RACERS] = {
-	[KSM_RACER_IDX_VMSPLICE]	= KSM_RACER_VMSPLICE,
-	[KSM_RACER_IDX_GUP]		= KSM_RACER_GUP,
-	[KSM_RACER_IDX_UFFD_WP]		= KSM_RACER_UFFD_WP,
-	[KSM_RACER_IDX_MRELEASE]	= KSM_RACER_MRELEASE,
-	[KSM_RACER_IDX_FORK]		= KSM_RACER_FORK,
-	[KSM_RACER_IDX_MPROTECT]	= KSM_RACER_MPROTECT,
-	[KSM_RACER_IDX_DONTNEED]	= KSM_RACER_DONTNEED,
-	[KSM_RACER_IDX_SPARSE]		= KSM_RACER_SPARSE,
-	[KSM_RACER_IDX_THP]		= KSM_RACER_THP,
-	[KSM_RACER_IDX_SIGNAL]		= KSM_RACER_SIGNAL,
-	[KSM_RACER_IDX_MREMAP]		= KSM_RACER_MREMAP,
-	[KSM_RACER_IDX_UFFD_MINOR]	= KSM_RACER_UFFD_MINOR,
-	[KSM_RACER_IDX_PRCTL_EXEC]	= KSM_RACER_PRCTL_EXEC,
+	KSM_UNMERGE_RACER_LIST(KSM_RACER_ENTRY_OF)
 };
 
 /*

@@ -102,8 +102,8 @@ static void test_racer_details(void **state)
 
 /*
  *  test_method_help_row()
- *	the --ksm-unmerge-method help row (typed out for LKP's key parser)
- *	lists exactly the racer table's racers, in table order
+ *	the --ksm-unmerge-method help row (generated from the racer list, for
+ *	LKP's key parser) lists exactly the racer table's racers, in table order
  */
 static void test_method_help_row(void **state)
 {
@@ -150,6 +150,33 @@ static void test_racer_entries(void **state)
 }
 
 /*
+ *  test_racer_groups()
+ *	the groups of the table entries' flags: a racer's transient zero page
+ *	is explained only while a racer outside its group runs
+ */
+static void test_racer_groups(void **state)
+{
+	t_env_t *e = *state;
+
+	/* the page-holding racers among themselves */
+	e->ctx.racers_mask = STRESS_BIT_ULL(KSM_RACER_IDX_VMSPLICE) | STRESS_BIT_ULL(KSM_RACER_IDX_GUP) |
+		STRESS_BIT_ULL(KSM_RACER_IDX_UFFD_WP) | STRESS_BIT_ULL(KSM_RACER_IDX_THP);
+	assert_false(stress_ksm_unmerge_others_run(&e->ctx, KSM_RACER_F_HOLDING));
+	assert_true(stress_ksm_unmerge_others_run(&e->ctx, KSM_RACER_F_MM));
+	e->ctx.racers_mask |= STRESS_BIT_ULL(KSM_RACER_IDX_SIGNAL);
+	assert_true(stress_ksm_unmerge_others_run(&e->ctx, KSM_RACER_F_HOLDING));
+	/* the process and VMA racers among themselves */
+	e->ctx.racers_mask = STRESS_BIT_ULL(KSM_RACER_IDX_MRELEASE) | STRESS_BIT_ULL(KSM_RACER_IDX_FORK) |
+		STRESS_BIT_ULL(KSM_RACER_IDX_MPROTECT) | STRESS_BIT_ULL(KSM_RACER_IDX_SPARSE);
+	assert_false(stress_ksm_unmerge_others_run(&e->ctx, KSM_RACER_F_MM));
+	assert_true(stress_ksm_unmerge_others_run(&e->ctx, KSM_RACER_F_HOLDING));
+	/* no racer: nobody else */
+	e->ctx.racers_mask = 0;
+	assert_false(stress_ksm_unmerge_others_run(&e->ctx, KSM_RACER_F_MM));
+	assert_false(stress_ksm_unmerge_others_run(&e->ctx, KSM_RACER_F_HOLDING));
+}
+
+/*
  *  main()
  *	run the common tests
  */
@@ -162,6 +189,7 @@ int main(void)
 		cmocka_unit_test(test_racer_details),
 		cmocka_unit_test(test_method_help_row),
 		cmocka_unit_test(test_racer_entries),
+		cmocka_unit_test_setup_teardown(test_racer_groups, t_setup_same, t_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -51,6 +51,12 @@ cmp -s "$TOP/stress-ksm-unmerge.c" "$T/stress-ksm-unmerge.c" || fail "committed 
 check [ -z "$(git -C "$T" status --porcelain -- $files)" ] || fail "files left uncommitted"
 (cd "$T" && git format-patch -q -1 -o "$TMPD/patch") || fail "git format-patch failed"
 check grep -q "^Subject: \[PATCH\] $SUBJECT" "$TMPD"/patch/*.patch || fail "patch subject"
+# the commit message names the racers of the racer list, in its order
+RACERS=$(racer_list | awk '{ print $1 }')
+want=$(echo $RACERS | sed 's/ /, /g')
+got=$(git -C "$T" log -1 --format=%b | tr '\n' ' ' | sed 's/  */ /g' |
+	sed -n 's/.*every racer the kernel supports (\([^)]*\)).*/\1/p')
+check [ "$got" = "$want" ] || fail "commit message racers '$got', not the racer list '$want'"
 "$TOP/tools/stress-ng-integrate" --commit "$T" | grep -q "nothing to commit" ||
 	fail "a second --commit is not a no-op"
 
@@ -80,7 +86,7 @@ rc=$?
 cat "$log"
 check [ "$rc" = 0 ] || fail "stress-ng --ksm-unmerge 1 -t 10 --verify --metrics: exit $rc"
 check grep -Eq "metrc: .* ksm-unmerge +[0-9]+ " "$log" || fail "no ksm-unmerge metrics row"
-for r in vmsplice gup uffd-wp mrelease fork mprotect dontneed sparse thp; do
+for r in $RACERS; do
 	check grep -Eq "racer $r (reached|skipped: .+)" "$log" || fail "racer $r neither reached nor skipped"
 done
 sed 's/^timeout 60s$/timeout 10s/' "$T/example-jobs/ksm-unmerge.job" >"$TMPD/job"
