@@ -370,8 +370,10 @@ static bool stress_ksm_unmerge_log_flush(stress_ksm_unmerge_shared_t *sh, stress
 			return true;
 		}
 		err = (n >= 0 && n < (ssize_t)lg->len) ? ENOSPC : errno;
-		if (n > 0 && end >= 0)
-			(void)ftruncate(lg->fd, end);
+		/* cut the half document off; if that fails, the reader sees it */
+		if (n > 0 && end >= 0 && ftruncate(lg->fd, end) < 0)
+			pr_err("ksm-unmerge: soak log %s: cutting a half-written document "
+				"off failed, errno=%d (%s)\n", sh->log_path, errno, strerror(errno));
 	}
 	if (sh->log_errno != err || sh->log_pending != lg->docs)
 		pr_err("ksm-unmerge: soak log %s: %" PRIu32 " interval(s) not written, errno=%d (%s); "

@@ -49,7 +49,7 @@
 
 /*
  * What stress-ng's generated config.h says about this (Linux, glibc) box;
- * -DSTRESS_NO_HAVE_X turns HAVE_X off (tests/it-build-guards.sh builds the
+ * -DSTRESS_NO_HAVE_X turns HAVE_X off (tests/it/build/guards.sh builds the
  * stressor once per guard off, as on a libc or arch that lacks it)
  */
 #if !defined(STRESS_NO_HAVE_MADVISE)
