@@ -319,3 +319,58 @@ static int stress_ksm_unmerge_knobs_set(const int pattern, char *err, const size
 	}
 	return 0;
 }
+
+/*
+ *  stress_ksm_unmerge_knob_saved()
+ *	the saved value of a knob, "" if absent
+ */
+static const char *stress_ksm_unmerge_knob_saved(const stress_ksm_unmerge_knobs_t *knobs, const char *knob)
+{
+	size_t i;
+
+	for (i = 0; i < KSM_KNOBS; i++) {
+		if (!strcmp(stress_ksm_unmerge_knob_names[i], knob))
+			return knobs->value[i];
+	}
+	return "";
+}
+
+/*
+ *  stress_ksm_unmerge_rmap_items()
+ *	every rmap_item the kernel holds, of live and exited mms alike
+ *	(pages_volatile is the rest of ksm_rmap_items, never below 0)
+ */
+static uint64_t stress_ksm_unmerge_rmap_items(void)
+{
+	return stress_ksm_unmerge_knob_u64("pages_shared") + stress_ksm_unmerge_knob_u64("pages_sharing") +
+		stress_ksm_unmerge_knob_u64("pages_unshared") + stress_ksm_unmerge_knob_u64("pages_volatile");
+}
+
+/*
+ *  stress_ksm_unmerge_ksmd_drain()
+ *	parent, every instance reaped, ksmd still on: an mm that exits (or is
+ *	SIGKILLed) holding rmap_items keeps them, its mm_slot and its count in
+ *	pages_shared/pages_sharing until ksmd next visits it (__ksm_exit puts
+ *	it right after ksmd's cursor); stopping ksmd first would leave them
+ *	charged to dead processes.  One full scan that ends after the exits
+ *	frees them; bounded, since other users' memory may make it long.
+ */
+static void stress_ksm_unmerge_ksmd_drain(const stress_ksm_unmerge_knobs_t *saved)
+{
+	const double deadline = stress_time_now() + KSM_UNMERGE_DRAIN_SECS;
+	const uint64_t scans0 = stress_ksm_unmerge_knob_u64("full_scans");
+	uint64_t scans = scans0;
+
+	/* ksmd stays on after the run: it frees them itself */
+	if (!strcmp(stress_ksm_unmerge_knob_saved(saved, "run"), "1") || stress_ksm_unmerge_rmap_items() == 0)
+		return;
+	while (stress_time_now() < deadline) {
+		scans = stress_ksm_unmerge_knob_u64("full_scans");
+		if (scans != scans0)
+			return;		/* a scan ended (or run=2 reset the count) */
+		(void)shim_nanosleep_uint64(2000000);
+	}
+	pr_dbg("ksm-unmerge: ksmd did not finish a full scan within %.0f s of the end of the run: "
+		"%" PRIu64 " rmap_items are left for its next run (full_scans %" PRIu64 ")\n",
+		KSM_UNMERGE_DRAIN_SECS, stress_ksm_unmerge_rmap_items(), scans);
+}

@@ -112,21 +112,41 @@ static int stress_ksm_unmerge_gup_tmpfs(const int fd)
 }
 
 /*
+ *  stress_ksm_unmerge_gup_create()
+ *	an O_DIRECT file in dir that no path names: O_TMPFILE, so a SIGKILL
+ *	can never leave it behind; a named file unlinked at once where the
+ *	kernel or the file system has no O_TMPFILE; fd or -1 (errno set)
+ */
+static int stress_ksm_unmerge_gup_create(const char *dir)
+{
+	char path[PATH_MAX];
+	int fd;
+
+#if defined(O_TMPFILE)
+	fd = open(dir, O_TMPFILE | O_RDWR | O_DIRECT | O_CLOEXEC, 0600);
+	if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL))
+		return fd;
+#endif
+	(void)snprintf(path, sizeof(path), "%s/stress-ksm-unmerge-gup-%d-%d.tmp",
+		dir, (int)getpid(), shim_gettid());
+	fd = open(path, O_CREAT | O_EXCL | O_RDWR | O_DIRECT | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		(void)shim_unlink(path);
+	return fd;
+}
+
+/*
  *  stress_ksm_unmerge_gup_try_dir()
- *	create an unlinked O_DIRECT file in dir (not on tmpfs: -EXDEV) and
+ *	create an unnamed O_DIRECT file in dir (not on tmpfs: -EXDEV) and
  *	prove a 4K aligned write works there; fd or -errno
  */
 static int stress_ksm_unmerge_gup_try_dir(const char *dir, uint8_t *buf, const size_t ps)
 {
-	char path[PATH_MAX];
 	int fd, err;
 
-	(void)snprintf(path, sizeof(path), "%s/stress-ksm-unmerge-gup-%d-%d.tmp",
-		dir, (int)getpid(), shim_gettid());
-	fd = open(path, O_CREAT | O_EXCL | O_RDWR | O_DIRECT | O_CLOEXEC, 0600);
+	fd = stress_ksm_unmerge_gup_create(dir);
 	if (fd < 0)
 		return -errno;
-	(void)shim_unlink(path);
 	err = stress_ksm_unmerge_gup_tmpfs(fd);
 	if (err != 0) {
 		(void)close(fd);

@@ -156,14 +156,18 @@ static void __attribute__((constructor)) stress_ksm_unmerge_exec_ctor(void)
 /*
  *  stress_ksm_unmerge_exec_child()
  *	forked child: merge-any on, exec the binary as the helper (env0 built
- *	before the fork: only async-signal-safe calls here)
+ *	before the fork: only async-signal-safe calls here); an instance
+ *	SIGKILLed before PR_SET_PDEATHSIG took effect is seen in getppid()
  */
-static void NORETURN stress_ksm_unmerge_exec_child(const int wfd, const char *exe, char *env0)
+static void NORETURN stress_ksm_unmerge_exec_child(const int wfd, const char *exe, char *env0,
+	const pid_t parent)
 {
 	char *argv[] = { "stress-ksm-unmerge-exec-helper", NULL };
 	char *envp[] = { env0, NULL };
 
 	(void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	if (getppid() != parent)
+		_exit(6);
 	if (fcntl(wfd, F_SETFD, 0) < 0 || prctl(PR_SET_MEMORY_MERGE, 1UL, 0UL, 0UL, 0UL) < 0)
 		_exit(4);
 	(void)execve(exe, argv, envp);
@@ -240,7 +244,7 @@ static void stress_ksm_unmerge_exec_one(stress_ksm_unmerge_ctx_t *ctx)
 	stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, KSM_RACER_IDX_PRCTL_EXEC);
 	char line[128], env0[64], exe[PATH_MAX];
 	int fds[2], status;
-	pid_t pid;
+	pid_t pid, parent;
 	/* the binary's path (valgrind answers this readlink with its client) */
 	const ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 
@@ -256,10 +260,11 @@ static void stress_ksm_unmerge_exec_one(stress_ksm_unmerge_ctx_t *ctx)
 		return;
 	}
 	(void)snprintf(env0, sizeof(env0), "%s=%d", KSM_EXEC_HELPER_ENV, fds[1]);
+	parent = getpid();
 	pid = fork();
 	if (pid == 0) {
 		(void)close(fds[0]);
-		stress_ksm_unmerge_exec_child(fds[1], exe, env0);
+		stress_ksm_unmerge_exec_child(fds[1], exe, env0, parent);
 	}
 	(void)close(fds[1]);
 	if (pid < 0) {

@@ -338,6 +338,7 @@ static const char *stress_ksm_unmerge_state_file = "/run/stress-ksm-unmerge.stat
 #define KSM_UNMERGE_FILL_PAGES		(16384)	/* pages filled between stop checks */
 #define KSM_UNMERGE_TEARDOWN_RATE	(3 * GB)	/* bytes/s unmapped at exit, measured low end */
 #define KSM_UNMERGE_TEARDOWN_FREE	(1 * GB)	/* regions up to this unmap in < 0.4 s */
+#define KSM_UNMERGE_DRAIN_SECS		(2.0)	/* end of run: ksmd's last full scan, bound */
 
 #define PM_PRESENT			STRESS_BIT_ULL(63)
 #define PM_PFN_MASK			((1ULL << 55) - 1)
@@ -2041,6 +2042,8 @@ static void stress_ksm_unmerge_deinit(void)
 	stress_ksm_unmerge_yaml(sh);
 #endif
 	if (stress_ksm_unmerge_lock_fd >= 0) {
+		if (sh->knobs_ok)
+			stress_ksm_unmerge_ksmd_drain(&sh->saved);
 		if (stress_ksm_unmerge_knobs_restore(&sh->saved) == 0)
 			(void)shim_unlink(KSM_STATE_FILE);
 		(void)close(stress_ksm_unmerge_lock_fd);

@@ -385,6 +385,72 @@ static void test_state_repair(void **state)
 }
 
 /*
+ *  t_scan_end()
+ *	thread: ksmd ends a full scan 50 ms from now
+ */
+static void *t_scan_end(void *arg)
+{
+	(void)arg;
+	(void)shim_nanosleep_uint64(50000000);
+	t_write("full_scans", "8\n");
+	return NULL;
+}
+
+/*
+ *  test_ksmd_drain()
+ *	the end-of-run wait for ksmd: none when ksmd stays on or no rmap_item
+ *	is left; else until full_scans moves, within its bound
+ */
+static void test_ksmd_drain(void **state)
+{
+	stress_ksm_unmerge_knobs_t saved;
+	pthread_t thread;
+	double t0;
+
+	(void)state;
+	t_write("full_scans", "7\n");
+	t_write("pages_shared", "3\n");
+	t_write("pages_sharing", "500\n");
+	t_write("pages_unshared", "0\n");
+	t_write("pages_volatile", "0\n");
+	stress_ksm_unmerge_knobs_save(&saved);
+	assert_string_equal(stress_ksm_unmerge_knob_saved(&saved, "run"), "0");
+	assert_string_equal(stress_ksm_unmerge_knob_saved(&saved, "smart_scan"), "");
+	assert_int_equal(stress_ksm_unmerge_rmap_items(), 503);
+
+	/* ksmd was on before the run: it stays on and frees them itself */
+	t_write("run", "1\n");
+	stress_ksm_unmerge_knobs_save(&saved);
+	t0 = stress_time_now();
+	stress_ksm_unmerge_ksmd_drain(&saved);
+	assert_true(stress_time_now() - t0 < 0.5);
+
+	/* nothing left to free */
+	t_write("run", "0\n");
+	stress_ksm_unmerge_knobs_save(&saved);
+	t_write("pages_shared", "0\n");
+	t_write("pages_sharing", "0\n");
+	t0 = stress_time_now();
+	stress_ksm_unmerge_ksmd_drain(&saved);
+	assert_true(stress_time_now() - t0 < 0.5);
+
+	/* rmap_items left: wait for the end of a full scan */
+	t_write("pages_unshared", "9\n");
+	assert_int_equal(pthread_create(&thread, NULL, t_scan_end, NULL), 0);
+	t0 = stress_time_now();
+	stress_ksm_unmerge_ksmd_drain(&saved);
+	assert_true(stress_time_now() - t0 >= 0.04);
+	assert_true(stress_time_now() - t0 < KSM_UNMERGE_DRAIN_SECS);
+	assert_int_equal(pthread_join(thread, NULL), 0);
+
+	/* a scan that never ends: the wait is bounded */
+	t0 = stress_time_now();
+	stress_ksm_unmerge_ksmd_drain(&saved);
+	assert_true(stress_time_now() - t0 >= KSM_UNMERGE_DRAIN_SECS - 0.01);
+	assert_true(stress_time_now() - t0 < KSM_UNMERGE_DRAIN_SECS + 1.0);
+}
+
+/*
  *  t_u64_cmp()
  *	qsort reference comparator
  */
@@ -660,6 +726,7 @@ int main(void)
 		cmocka_unit_test(test_verify_merge_bounds),
 		cmocka_unit_test_setup_teardown(test_knobs_save_set_restore, t_knobs_setup, t_knobs_teardown),
 		cmocka_unit_test_setup_teardown(test_state_repair, t_knobs_setup, t_knobs_teardown),
+		cmocka_unit_test_setup_teardown(test_ksmd_drain, t_knobs_setup, t_knobs_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
