@@ -7,8 +7,9 @@
  * of the License, or (at your option) any later version.
  *
  * stress-ksm-unmerge-verify.h: page verification of one cycle (private
- * header of stress-ksm-unmerge.c, included once): the region scan (pfns
- * sorted, pages grouped by frame), waiting for ksmd to merge, and the
+ * header of stress-ksm-unmerge.c, included once): the region scan (pages
+ * grouped by frame, in pfn windows when the region is larger than its
+ * bounded buffer), waiting for ksmd to merge, and the
  * checks whose independent signals must agree: verify_merge (the pages
  * really share frames, as the counters say), and after the unmerge
  * verify_unmerge: verify_pfns (no page keeps a KSM frame), verify_data
@@ -132,79 +133,472 @@ static void stress_ksm_unmerge_pfn_pages(const stress_ksm_unmerge_ctx_t *ctx, co
 }
 
 /*
- *  stress_ksm_unmerge_region_collect()
- *	pagemap of the region: present pages' pfns (with the exclusive bit)
- *	sorted into ctx->pfns, ctx->scan_n of them; swapped-out pages counted
+ *  The region scan: every group of region pages that map one pfn, in
+ *  ascending order of the pagemap word pfn|exclusive (all shared and
+ *  non-exclusive pfns first, then the exclusive ones), with how many
+ *  region pages map it.  Its scratch is bounded, whatever the region:
+ *  ctx->scan_cap words (KSM_UNMERGE_SCAN_CAP) and a histogram.  Pass A
+ *  reads pagemap once and keeps every present page's word; when they fit
+ *  (every region up to 704 MiB) they are sorted and walked, one pass as
+ *  before.  Otherwise the word space is cut into windows, each holding
+ *  no more words than the buffer (sorted) or no more distinct words
+ *  (counted in place: many pages on few pfns), and pagemap is read once
+ *  more for the histogram and once per window.  Pages sharing a frame have
+ *  the same word, so no group spans two windows.  Every pass also takes
+ *  a signature of the whole region (present and swapped pages, a sum of
+ *  mixed words); a pass whose signature differs from pass A's means the
+ *  pages moved in between (ksmd, compaction, racers), and the scan starts
+ *  again, KSM_UNMERGE_SCAN_TRIES times at most, so no page is counted
+ *  twice or missed.  The consumer sees each group once, through a
+ *  callback; a group of 0 pages tells it the scan starts again.
  */
-static int stress_ksm_unmerge_region_collect(stress_ksm_unmerge_ctx_t *ctx)
+#define KSM_UNMERGE_SCAN_CAP		(180224)	/* words held at once: 1.375 MiB */
+#define KSM_UNMERGE_SCAN_BUCKETS	(4096)		/* histogram cutting the windows */
+#define KSM_UNMERGE_SCAN_SUB		(256)		/* finer histograms (on the stack) */
+#define KSM_UNMERGE_SCAN_TRIES		(3)		/* scans of a region that keeps moving */
+/* the scan's scratch per instance: buffer, histogram, pagemap chunk */
+#define KSM_UNMERGE_SCAN_BYTES		((KSM_UNMERGE_SCAN_CAP + KSM_UNMERGE_SCAN_BUCKETS + \
+					  KSM_UNMERGE_PM_CHUNK) * sizeof(uint64_t))
+
+enum {
+	KSM_SCAN_FIRST,			/* pass A: keep words while they fit */
+	KSM_SCAN_HIST,			/* histogram of keys */
+	KSM_SCAN_SORT,			/* window: keep its words, sort them */
+	KSM_SCAN_COUNT,			/* window: count each key in place */
+};
+
+typedef int (*stress_ksm_unmerge_group_fn)(stress_ksm_unmerge_ctx_t *ctx, void *arg,
+	const uint64_t word, const size_t n);
+
+/* What one pass saw of the whole region: the same in every pass if nothing moved */
+typedef struct {
+	size_t present;
+	size_t swapped;
+	uint64_t sum;			/* sum of the mixed words of present pages */
+} stress_ksm_unmerge_scan_sig_t;
+
+/* One scan of the region */
+typedef struct {
+	stress_ksm_unmerge_ctx_t *ctx;
+	stress_ksm_unmerge_group_fn fn;	/* the consumer */
+	void *arg;
+	uint64_t *hist;			/* histogram pass: its buckets */
+	unsigned int shift;		/* 2^shift keys per bucket */
+	uint64_t m1;			/* largest present pfn + 1: exclusive keys start here */
+	uint64_t lo, hi;		/* histogram or window pass: keys [lo, hi) */
+	uint64_t max_word;		/* pass A: largest word kept */
+	size_t n;			/* words kept (FIRST, SORT) */
+	bool over;			/* SORT: more words than the buffer holds */
+	stress_ksm_unmerge_scan_sig_t sig, sig0;	/* this pass, pass A */
+	uint64_t pend_word;		/* group held back: the next may share its pfn */
+	size_t pend_n;
+	size_t groups;
+} stress_ksm_unmerge_scan_t;
+
+/*
+ *  stress_ksm_unmerge_scan_mix()
+ *	pure: a 64-bit mix of a pagemap word (murmur3's finaliser)
+ */
+static inline uint64_t stress_ksm_unmerge_scan_mix(uint64_t x)
 {
-	size_t i, n = 0;
-	uint64_t max_pfn = 0;
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	return x ^ (x >> 33);
+}
 
-	ctx->scan_n = 0;
-	ctx->scan_swapped = 0;
-	if (!ctx->have_pfns)
-		return -1;
-	for (i = 0; i < ctx->npages; i++) {
-		uint64_t e;
+/*
+ *  stress_ksm_unmerge_scan_key()
+ *	pure: key of a word, keys in word order: pfn, or m1 + pfn if exclusive
+ */
+static inline uint64_t stress_ksm_unmerge_scan_key(const uint64_t word, const uint64_t m1)
+{
+	return (word & PM_PFN_MASK) + ((word & PM_EXCLUSIVE) ? m1 : 0);
+}
 
-		/* pagemap in chunks: the scan's scratch does not grow with the region */
-		if (!(i % KSM_UNMERGE_PM_CHUNK) && stress_ksm_unmerge_stop_seen(ctx, "page scan"))
-			return -1;
-		if (!(i % KSM_UNMERGE_PM_CHUNK) &&
-		    stress_ksm_unmerge_pagemap_read(ctx->pagemap_fd, ctx->region + i * ctx->page_size,
-				STRESS_MINIMUM(KSM_UNMERGE_PM_CHUNK, ctx->npages - i), ctx->page_size,
-				ctx->pagemap) < 0)
-			return -1;
-		e = ctx->pagemap[i % KSM_UNMERGE_PM_CHUNK];
-		if (!(e & PM_PRESENT)) {
-			ctx->scan_swapped += !!(e & PM_SWAP);
-			continue;
+/*
+ *  stress_ksm_unmerge_scan_word()
+ *	pure: the word of a key
+ */
+static inline uint64_t stress_ksm_unmerge_scan_word(const uint64_t key, const uint64_t m1)
+{
+	return (key >= m1) ? ((key - m1) | PM_EXCLUSIVE) : key;
+}
+
+/*
+ *  stress_ksm_unmerge_scan_entry()
+ *	one present page's word in the current pass
+ */
+static inline void stress_ksm_unmerge_scan_entry(stress_ksm_unmerge_scan_t *s, const int mode,
+	const uint64_t word)
+{
+	uint64_t *buf = s->ctx->pfns;
+	uint64_t key;
+	size_t i;
+
+	if (mode == KSM_SCAN_FIRST) {
+		if ((word & PM_PFN_MASK) >= s->m1)
+			s->m1 = (word & PM_PFN_MASK) + 1;
+		if (s->n < s->ctx->scan_cap) {
+			/* fits so far: no signature needed, as no other pass follows */
+			buf[s->n++] = word;
+			if (word > s->max_word)
+				s->max_word = word;
+			return;
 		}
-		/* a shared pfn is never exclusive, so the bit does not split its group */
-		ctx->pfns[n] = (e & PM_PFN_MASK) | (e & PM_EXCLUSIVE);
-		if (ctx->pfns[n] > max_pfn)
-			max_pfn = ctx->pfns[n];
-		n++;
+		if (!s->over) {
+			for (i = 0; i < s->n; i++)
+				s->sig.sum += stress_ksm_unmerge_scan_mix(buf[i]);
+			s->over = true;
+		}
+		s->sig.sum += stress_ksm_unmerge_scan_mix(word);
+		return;
 	}
-	/* radix, not qsort: qsort was 2/3 of the stressor's user time */
-	if (n > 1)
-		stress_ksm_unmerge_pfn_sort(ctx->pfns, n, max_pfn);
-	ctx->scan_n = n;
+	s->sig.sum += stress_ksm_unmerge_scan_mix(word);
+	if ((word & PM_PFN_MASK) >= s->m1)
+		return;		/* not there in pass A: the signature differs */
+	key = stress_ksm_unmerge_scan_key(word, s->m1);
+	if (mode == KSM_SCAN_HIST) {
+		if (key >= s->lo && key < s->hi)
+			s->hist[(key - s->lo) >> s->shift]++;
+	} else if (key >= s->lo && key < s->hi) {
+		if (mode == KSM_SCAN_COUNT)
+			buf[key - s->lo]++;
+		else if (s->n < s->ctx->scan_cap)
+			buf[s->n++] = word;
+		else
+			s->over = true;
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_scan_moved()
+ *	pure: did this pass see the region other than pass A did
+ */
+static inline bool stress_ksm_unmerge_scan_moved(const stress_ksm_unmerge_scan_t *s)
+{
+	return s->sig.present != s->sig0.present || s->sig.swapped != s->sig0.swapped ||
+	       s->sig.sum != s->sig0.sum;
+}
+
+/*
+ *  stress_ksm_unmerge_scan_pass()
+ *	read the region's pagemap once (in chunks, stop checks between them),
+ *	each present page's word to the pass's mode; its signature in s->sig
+ */
+static int stress_ksm_unmerge_scan_pass(stress_ksm_unmerge_scan_t *s, const int mode)
+{
+	stress_ksm_unmerge_ctx_t *ctx = s->ctx;
+	size_t i, k;
+
+	(void)shim_memset(&s->sig, 0, sizeof(s->sig));
+	s->n = 0;
+	s->over = false;
+	ctx->scan_passes++;
+	for (i = 0; i < ctx->npages; i += KSM_UNMERGE_PM_CHUNK) {
+		const size_t n = STRESS_MINIMUM(KSM_UNMERGE_PM_CHUNK, ctx->npages - i);
+
+		if (stress_ksm_unmerge_stop_seen(ctx, "page scan"))
+			return -1;
+		if (stress_ksm_unmerge_pagemap_read(ctx->pagemap_fd, ctx->region + i * ctx->page_size,
+				n, ctx->page_size, ctx->pagemap) < 0)
+			return -1;
+		for (k = 0; k < n; k++) {
+			const uint64_t e = ctx->pagemap[k];
+
+			if (!(e & PM_PRESENT)) {
+				s->sig.swapped += !!(e & PM_SWAP);
+				continue;
+			}
+			s->sig.present++;
+			/* a shared pfn is never exclusive, so the bit does not split its group */
+			stress_ksm_unmerge_scan_entry(s, mode, (e & PM_PFN_MASK) | (e & PM_EXCLUSIVE));
+		}
+	}
 	return 0;
 }
 
 /*
- *  stress_ksm_unmerge_group_what()
- *	what the region pages of sorted group pfns[i..j) are; kpageflags read
- *	once per group (singles sampled if asked: then judged without it)
+ *  stress_ksm_unmerge_scan_flush()
+ *	hand the held-back group to the consumer (stop checks every 4096 groups)
  */
-static int stress_ksm_unmerge_group_what(stress_ksm_unmerge_ctx_t *ctx, const size_t i,
-	const size_t j, const bool sample, size_t *distinct, uint64_t *flags)
+static int stress_ksm_unmerge_scan_flush(stress_ksm_unmerge_scan_t *s)
 {
-	const uint64_t v = ctx->pfns[i];
-	const uint64_t pfn = v & PM_PFN_MASK;
+	const size_t n = s->pend_n;
 
-	*flags = 0;
-	/* shared pfns are always checked; singles sampled unless verifying */
-	if ((j - i > 1) || !sample || (((*distinct)++ & 7) == (ctx->cycle & 7)) ||
-	    (ctx->zero_pfn && pfn == ctx->zero_pfn))
-		*flags = stress_ksm_unmerge_kpageflags(ctx->kpageflags_fd, pfn);
-	return stress_ksm_unmerge_what(ctx->zero_pfn, PM_PRESENT | v, *flags, j - i);
+	if (!n)
+		return 0;
+	s->pend_n = 0;
+	if (!(++s->groups & 4095) && stress_ksm_unmerge_stop_seen(s->ctx, "page scan"))
+		return -1;
+	return s->fn(s->ctx, s->arg, s->pend_word, n);
 }
 
 /*
- *  stress_ksm_unmerge_group_end()
- *	end of the run of equal pfns starting at i
+ *  stress_ksm_unmerge_scan_emit()
+ *	n pages on word, in ascending word order; a pfn seen both shared and
+ *	exclusive (it moved mid-scan) is one group where its two words meet,
+ *	as in one sorted array
  */
-static inline size_t stress_ksm_unmerge_group_end(const stress_ksm_unmerge_ctx_t *ctx, const size_t i)
+static int stress_ksm_unmerge_scan_emit(stress_ksm_unmerge_scan_t *s, const uint64_t word, const size_t n)
 {
-	const uint64_t pfn = ctx->pfns[i] & PM_PFN_MASK;
-	size_t j = i + 1;
+	if (s->pend_n && (s->pend_word & PM_PFN_MASK) == (word & PM_PFN_MASK)) {
+		s->pend_n += n;
+		return 0;
+	}
+	if (stress_ksm_unmerge_scan_flush(s) < 0)
+		return -1;
+	s->pend_word = word;
+	s->pend_n = n;
+	return 0;
+}
 
-	while (j < ctx->scan_n && (ctx->pfns[j] & PM_PFN_MASK) == pfn)
-		j++;
-	return j;
+/*
+ *  stress_ksm_unmerge_scan_sorted()
+ *	sort the n words kept and emit their runs
+ */
+static int stress_ksm_unmerge_scan_sorted(stress_ksm_unmerge_scan_t *s, const uint64_t max_word)
+{
+	uint64_t *buf = s->ctx->pfns;
+	size_t i, j;
+
+	/* radix, not qsort: qsort was 2/3 of the stressor's user time */
+	if (s->n > 1)
+		stress_ksm_unmerge_pfn_sort(buf, s->n, max_word);
+	for (i = 0; i < s->n; i = j) {
+		for (j = i + 1; j < s->n && buf[j] == buf[i]; j++)
+			;
+		if (stress_ksm_unmerge_scan_emit(s, buf[i], j - i) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_scan_window()
+ *	one window pass over keys [lo, hi): kept and sorted, or counted in
+ *	place (hi - lo <= scan_cap); 1 if the region moved since pass A
+ */
+static int stress_ksm_unmerge_scan_window(stress_ksm_unmerge_scan_t *s, const uint64_t lo,
+	const uint64_t hi, const bool count)
+{
+	uint64_t *buf = s->ctx->pfns;
+	uint64_t k;
+
+	s->lo = lo;
+	s->hi = hi;
+	if (count)
+		(void)shim_memset(buf, 0, (size_t)(hi - lo) * sizeof(*buf));
+	if (stress_ksm_unmerge_scan_pass(s, count ? KSM_SCAN_COUNT : KSM_SCAN_SORT) < 0)
+		return -1;
+	if (s->over || stress_ksm_unmerge_scan_moved(s))
+		return 1;
+	if (!count)
+		return stress_ksm_unmerge_scan_sorted(s, stress_ksm_unmerge_scan_word(hi - 1, s->m1));
+	for (k = lo; k < hi; k++) {
+		if (buf[k - lo] && stress_ksm_unmerge_scan_emit(s, stress_ksm_unmerge_scan_word(k, s->m1),
+				(size_t)buf[k - lo]) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_scan_hist()
+ *	histogram pass: keys [lo, hi) counted in buckets of 2^shift keys;
+ *	1 if the region moved
+ */
+static int stress_ksm_unmerge_scan_hist(stress_ksm_unmerge_scan_t *s, const uint64_t lo,
+	const uint64_t hi, uint64_t *hist, const size_t nb, const unsigned int shift)
+{
+	s->lo = lo;
+	s->hi = hi;
+	s->hist = hist;
+	s->shift = shift;
+	(void)shim_memset(hist, 0, nb * sizeof(*hist));
+	if (stress_ksm_unmerge_scan_pass(s, KSM_SCAN_HIST) < 0)
+		return -1;
+	return stress_ksm_unmerge_scan_moved(s) ? 1 : 0;
+}
+
+/*
+ *  stress_ksm_unmerge_scan_plan()
+ *	keys [lo, hi) in key order: a histogram pass, then windows cut from
+ *	it: buckets added while their pages fit the buffer (kept and sorted)
+ *	or their keys do (counted in place); a bucket that fits neither is
+ *	planned again, finer (keys are below 2^56: 7 levels at most); 1 if
+ *	the region moved
+ */
+static int stress_ksm_unmerge_scan_plan(stress_ksm_unmerge_scan_t *s, const uint64_t lo,
+	const uint64_t hi, uint64_t *hist, const size_t nb)
+{
+	const uint64_t cap = s->ctx->scan_cap;
+	unsigned int shift = 0;
+	uint64_t width;
+	size_t b0, b1;
+	int ret;
+
+	while (((hi - lo - 1) >> shift) >= nb)
+		shift++;
+	width = 1ULL << shift;
+	ret = stress_ksm_unmerge_scan_hist(s, lo, hi, hist, nb, shift);
+	for (b0 = 0; !ret && b0 < nb && lo + b0 * width < hi; b0 = b1) {
+		const uint64_t wlo = lo + b0 * width;
+		uint64_t sum = 0;
+
+		for (b1 = b0; b1 < nb && lo + b1 * width < hi &&
+		     (sum + hist[b1] <= cap || (b1 + 1 - b0) * width <= cap); b1++)
+			sum += hist[b1];
+		if (b1 == b0) {
+			/* more pages and more keys than the buffer holds: finer */
+			uint64_t sub[KSM_UNMERGE_SCAN_SUB];
+
+			b1 = b0 + 1;
+			ret = stress_ksm_unmerge_scan_plan(s, wlo, STRESS_MINIMUM(wlo + width, hi), sub,
+				KSM_UNMERGE_SCAN_SUB);
+		} else if (sum) {
+			ret = stress_ksm_unmerge_scan_window(s, wlo, STRESS_MINIMUM(lo + b1 * width, hi),
+				sum > cap);
+		}
+	}
+	return ret;
+}
+
+/*
+ *  stress_ksm_unmerge_scan_try()
+ *	one scan: pass A, then its words or the windows; 1 if the region moved
+ */
+static int stress_ksm_unmerge_scan_try(stress_ksm_unmerge_scan_t *s)
+{
+	int ret;
+
+	s->m1 = 0;
+	s->max_word = 0;
+	s->pend_n = 0;
+	s->groups = 0;
+	if (stress_ksm_unmerge_scan_pass(s, KSM_SCAN_FIRST) < 0)
+		return -1;
+	s->sig0 = s->sig;
+	s->ctx->scan_swapped = s->sig.swapped;
+	if (!s->over)
+		ret = stress_ksm_unmerge_scan_sorted(s, s->max_word);
+	else
+		ret = stress_ksm_unmerge_scan_plan(s, 0, 2 * s->m1, s->ctx->pfns + s->ctx->scan_cap,
+			KSM_UNMERGE_SCAN_BUCKETS);
+	if (ret)
+		return ret;
+	return stress_ksm_unmerge_scan_flush(s);
+}
+
+/*
+ *  stress_ksm_unmerge_region_groups()
+ *	hand every group of region pages sharing a pfn to fn, in ascending
+ *	word order (see above); -1 without PFNs, at the end of the run or if
+ *	the region kept moving
+ */
+static int stress_ksm_unmerge_region_groups(stress_ksm_unmerge_ctx_t *ctx,
+	const stress_ksm_unmerge_group_fn fn, void *arg)
+{
+	stress_ksm_unmerge_scan_t s;
+	int tries, ret = 1;
+
+	ctx->scan_swapped = 0;
+	ctx->scan_passes = 0;
+	if (!ctx->have_pfns || !ctx->scan_cap)
+		return -1;
+	(void)shim_memset(&s, 0, sizeof(s));
+	s.ctx = ctx;
+	s.fn = fn;
+	s.arg = arg;
+	for (tries = 0; tries < KSM_UNMERGE_SCAN_TRIES && ret > 0; tries++) {
+		/* a group of 0 pages: the consumer forgets what it has seen */
+		if (tries && fn(ctx, arg, 0, 0) < 0)
+			return -1;
+		ret = stress_ksm_unmerge_scan_try(&s);
+	}
+	if (ret > 0)
+		pr_dbg("%s: cycle %" PRIu64 ": the region's pages kept moving during %d page scans of %zu "
+			"passes each: not checked by pfn this time\n", ctx->args->name, ctx->cycle,
+			KSM_UNMERGE_SCAN_TRIES, ctx->scan_passes / KSM_UNMERGE_SCAN_TRIES);
+	return ret ? -1 : 0;
+}
+
+/*
+ *  stress_ksm_unmerge_scan_buf_words()
+ *	pure: words to allocate for the scan of npages: the buffer (no more
+ *	than the region) and, if it can overflow, the histogram
+ */
+static size_t stress_ksm_unmerge_scan_buf_words(const size_t npages, const size_t cap)
+{
+	return (npages <= cap) ? (npages ? npages : 1) : cap + KSM_UNMERGE_SCAN_BUCKETS;
+}
+
+/*
+ *  stress_ksm_unmerge_scan_alloc()
+ *	the scan's buffer for ctx's region (NULL if out of memory)
+ */
+static uint64_t *stress_ksm_unmerge_scan_alloc(stress_ksm_unmerge_ctx_t *ctx)
+{
+	ctx->scan_cap = KSM_UNMERGE_SCAN_CAP;
+	return calloc(stress_ksm_unmerge_scan_buf_words(ctx->npages, ctx->scan_cap), sizeof(uint64_t));
+}
+
+/*
+ *  stress_ksm_unmerge_group_what()
+ *	what the n region pages on word are; kpageflags read once per group
+ *	(singles sampled if asked: then judged without it)
+ */
+static int stress_ksm_unmerge_group_what(stress_ksm_unmerge_ctx_t *ctx, const uint64_t word,
+	const size_t n, const bool sample, size_t *distinct, uint64_t *flags)
+{
+	const uint64_t pfn = word & PM_PFN_MASK;
+
+	*flags = 0;
+	/* shared pfns are always checked; singles sampled unless verifying */
+	if ((n > 1) || !sample || (((*distinct)++ & 7) == (ctx->cycle & 7)) ||
+	    (ctx->zero_pfn && pfn == ctx->zero_pfn))
+		*flags = stress_ksm_unmerge_kpageflags(ctx->kpageflags_fd, pfn);
+	return stress_ksm_unmerge_what(ctx->zero_pfn, PM_PRESENT | word, *flags, n);
+}
+
+/* What region_scan counts */
+typedef struct {
+	bool sample;			/* sample the singles' kpageflags */
+	size_t distinct;
+	uint64_t ksm, zero;
+	size_t present;
+} stress_ksm_unmerge_count_t;
+
+/*
+ *  stress_ksm_unmerge_count_group()
+ *	region_scan's consumer: count one group
+ */
+static int stress_ksm_unmerge_count_group(stress_ksm_unmerge_ctx_t *ctx, void *arg,
+	const uint64_t word, const size_t n)
+{
+	stress_ksm_unmerge_count_t *c = (stress_ksm_unmerge_count_t *)arg;
+	uint64_t flags;
+
+	if (!n) {
+		*c = (stress_ksm_unmerge_count_t){ .sample = c->sample };
+		return 0;
+	}
+	switch (stress_ksm_unmerge_group_what(ctx, word, n, c->sample, &c->distinct, &flags)) {
+	case KSM_PAGE_ZERO:
+		/* without use_zero_pages it is a read-faulted hole, not KSM's */
+		if (ctx->ksm_zero)
+			c->zero += n;
+		break;
+	case KSM_PAGE_KSM:
+		c->ksm += n;
+		c->present += n;
+		break;
+	default:
+		c->present += n;
+		break;
+	}
+	return 0;
 }
 
 /*
@@ -217,36 +611,13 @@ static inline size_t stress_ksm_unmerge_group_end(const stress_ksm_unmerge_ctx_t
 static int stress_ksm_unmerge_region_scan(stress_ksm_unmerge_ctx_t *ctx,
 	const bool sample, uint64_t *ksm, uint64_t *zero, size_t *present)
 {
-	size_t i, distinct = 0, groups = 0;
+	stress_ksm_unmerge_count_t c = { .sample = sample };
+	const int ret = stress_ksm_unmerge_region_groups(ctx, stress_ksm_unmerge_count_group, &c);
 
-	*ksm = 0;
-	*zero = 0;
-	*present = 0;
-	if (stress_ksm_unmerge_region_collect(ctx) < 0)
-		return -1;
-	for (i = 0; i < ctx->scan_n; ) {
-		const size_t j = stress_ksm_unmerge_group_end(ctx, i);
-		uint64_t flags;
-
-		if (!(++groups & 4095) && stress_ksm_unmerge_stop_seen(ctx, "page scan"))
-			return -1;
-		switch (stress_ksm_unmerge_group_what(ctx, i, j, sample, &distinct, &flags)) {
-		case KSM_PAGE_ZERO:
-			/* without use_zero_pages it is a read-faulted hole, not KSM's */
-			if (ctx->ksm_zero)
-				*zero += j - i;
-			break;
-		case KSM_PAGE_KSM:
-			*ksm += j - i;
-			*present += j - i;
-			break;
-		default:
-			*present += j - i;
-			break;
-		}
-		i = j;
-	}
-	return 0;
+	*ksm = ret ? 0 : c.ksm;
+	*zero = ret ? 0 : c.zero;
+	*present = ret ? 0 : c.present;
+	return ret;
 }
 
 /*
@@ -522,6 +893,49 @@ static int stress_ksm_unmerge_suspects_judge(stress_ksm_unmerge_ctx_t *ctx,
 	return 0;
 }
 
+/* What verify_pfns gathers from the groups */
+typedef struct {
+	stress_ksm_unmerge_suspect_t sus[KSM_UNMERGE_SUSPECTS];
+	size_t nsus, distinct;
+	uint64_t zero, total, kpf_pages, zero_pfn;
+} stress_ksm_unmerge_pfns_t;
+
+/*
+ *  stress_ksm_unmerge_pfns_group()
+ *	verify_pfns' consumer: a KSM zero page, or a suspect (KPF_KSM, or
+ *	the pfn shared or not exclusive), counted; the first few kept
+ */
+static int stress_ksm_unmerge_pfns_group(stress_ksm_unmerge_ctx_t *ctx, void *arg,
+	const uint64_t word, const size_t n)
+{
+	const stress_ksm_unmerge_iface_t *ifc = stress_ksm_unmerge_iface_cur ?
+		stress_ksm_unmerge_iface_cur : &stress_ksm_unmerge_iface_default;
+	stress_ksm_unmerge_pfns_t *p = (stress_ksm_unmerge_pfns_t *)arg;
+	uint64_t flags;
+	int what;
+	bool kpf, mapping;
+
+	if (!n) {
+		(void)shim_memset(p, 0, sizeof(*p));
+		return 0;
+	}
+	what = stress_ksm_unmerge_group_what(ctx, word, n, !ctx->verify, &p->distinct, &flags);
+	kpf = ifc->kpf_ksm && (flags & STRESS_BIT_ULL(KPF_BIT_KSM));
+	mapping = (n > 1) || (ifc->excl && !(word & PM_EXCLUSIVE));
+	if (what == KSM_PAGE_ZERO) {
+		if (ctx->ksm_zero) {
+			p->zero += n;
+			p->zero_pfn = word & PM_PFN_MASK;
+		}
+	} else if (kpf || mapping) {
+		if (p->nsus < KSM_UNMERGE_SUSPECTS)
+			p->sus[p->nsus++] = (stress_ksm_unmerge_suspect_t){ word & PM_PFN_MASK, n, kpf, mapping };
+		p->total += n;
+	}
+	p->kpf_pages += (flags & STRESS_BIT_ULL(KPF_BIT_KSM)) ? n : 0;
+	return 0;
+}
+
 /*
  *  stress_ksm_unmerge_verify_pfns()
  *	after unmerge: no KSM page (by two agreeing signals, see
@@ -532,46 +946,25 @@ static int stress_ksm_unmerge_verify_pfns(stress_ksm_unmerge_ctx_t *ctx, const u
 {
 	const stress_ksm_unmerge_iface_t *ifc = stress_ksm_unmerge_iface_cur ?
 		stress_ksm_unmerge_iface_cur : &stress_ksm_unmerge_iface_default;
-	stress_ksm_unmerge_suspect_t sus[KSM_UNMERGE_SUSPECTS];
-	uint64_t zero = 0, total = 0, kpf_pages = 0, zero_pfn = 0;
-	size_t i, nsus = 0, distinct = 0;
+	stress_ksm_unmerge_pfns_t p;
 
-	if (stress_ksm_unmerge_region_collect(ctx) < 0)
+	(void)shim_memset(&p, 0, sizeof(p));
+	if (stress_ksm_unmerge_region_groups(ctx, stress_ksm_unmerge_pfns_group, &p) < 0)
 		return 0;
-	for (i = 0; i < ctx->scan_n; ) {
-		const size_t j = stress_ksm_unmerge_group_end(ctx, i);
-		uint64_t flags;
-		const int what = stress_ksm_unmerge_group_what(ctx, i, j, !ctx->verify, &distinct, &flags);
-		const bool kpf = ifc->kpf_ksm && (flags & STRESS_BIT_ULL(KPF_BIT_KSM));
-		const bool mapping = (j - i > 1) || (ifc->excl && !(ctx->pfns[i] & PM_EXCLUSIVE));
-
-		if (what == KSM_PAGE_ZERO) {
-			if (ctx->ksm_zero) {
-				zero += j - i;
-				zero_pfn = ctx->pfns[i] & PM_PFN_MASK;
-			}
-		} else if (kpf || mapping) {
-			if (nsus < KSM_UNMERGE_SUSPECTS)
-				sus[nsus++] = (stress_ksm_unmerge_suspect_t){ ctx->pfns[i] & PM_PFN_MASK, j - i, kpf, mapping };
-			total += j - i;
-		}
-		kpf_pages += (flags & STRESS_BIT_ULL(KPF_BIT_KSM)) ? j - i : 0;
-		i = j;
-	}
-	if (zero && ifc->zero_unshare) {
+	if (p.zero && ifc->zero_unshare) {
 		size_t first, second;
 
-		stress_ksm_unmerge_pfn_pages(ctx, zero_pfn, &first, &second);
+		stress_ksm_unmerge_pfn_pages(ctx, p.zero_pfn, &first, &second);
 		pr_fail("%s: page %zu still maps the KSM zero page after unmerge (%" PRIu64 " such pages)\n",
-			ctx->args->name, first, zero);
+			ctx->args->name, first, p.zero);
 		return -1;
 	}
-	if (zero)
+	if (p.zero)
 		pr_dbg("%s: %" PRIu64 " KSM zero pages still mapped after unmerge: kept by design before 6.4\n",
-			ctx->args->name, zero);
-	if (!nsus)
+			ctx->args->name, p.zero);
+	if (!p.nsus)
 		return 0;
-	return stress_ksm_unmerge_suspects_judge(ctx, sus, nsus, total, kpf_pages, ksm_before, cow_delta);
+	return stress_ksm_unmerge_suspects_judge(ctx, p.sus, p.nsus, p.total, p.kpf_pages, ksm_before, cow_delta);
 }
 
 /*
