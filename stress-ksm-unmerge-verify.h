@@ -193,6 +193,7 @@ typedef struct {
 	uint64_t pend_word;		/* group held back: the next may share its pfn */
 	size_t pend_n;
 	size_t groups;
+	double first_secs;		/* time of pass A */
 } stress_ksm_unmerge_scan_t;
 
 /*
@@ -477,8 +478,10 @@ static int stress_ksm_unmerge_scan_try(stress_ksm_unmerge_scan_t *s)
 	s->max_word = 0;
 	s->pend_n = 0;
 	s->groups = 0;
+	s->first_secs = stress_time_now();
 	if (stress_ksm_unmerge_scan_pass(s, KSM_SCAN_FIRST) < 0)
 		return -1;
+	s->first_secs = stress_time_now() - s->first_secs;
 	s->sig0 = s->sig;
 	s->ctx->scan_swapped = s->sig.swapped;
 	if (!s->over)
@@ -501,6 +504,7 @@ static int stress_ksm_unmerge_region_groups(stress_ksm_unmerge_ctx_t *ctx,
 	const stress_ksm_unmerge_group_fn fn, void *arg)
 {
 	stress_ksm_unmerge_scan_t s;
+	const double t0 = stress_time_now();
 	int tries, ret = 1;
 
 	ctx->scan_swapped = 0;
@@ -521,6 +525,10 @@ static int stress_ksm_unmerge_region_groups(stress_ksm_unmerge_ctx_t *ctx,
 		pr_dbg("%s: cycle %" PRIu64 ": the region's pages kept moving during %d page scans of %zu "
 			"passes each: not checked by pfn this time\n", ctx->args->name, ctx->cycle,
 			KSM_UNMERGE_SCAN_TRIES, ctx->scan_passes / KSM_UNMERGE_SCAN_TRIES);
+	else if (!ret && ctx->scan_passes > 1)
+		pr_dbg("%s: cycle %" PRIu64 ": page scan in %zu pagemap passes (%d tries), %.1f ms, "
+			"pass A %.1f ms\n", ctx->args->name, ctx->cycle, ctx->scan_passes, tries,
+			(stress_time_now() - t0) * 1000.0, s.first_secs * 1000.0);
 	return ret ? -1 : 0;
 }
 
@@ -714,7 +722,9 @@ static int stress_ksm_unmerge_merge_wait(stress_ksm_unmerge_ctx_t *ctx, const do
 			scans0 = scans;		/* run=2 by someone else reset the count */
 		ctx->last_scan.cycle = 0;	/* only a scan that ends the wait is kept */
 		total = stress_ksm_unmerge_merged_now(ctx, merging, zero);
-		if (scans - scans0 >= stale_scans) {
+		/* a page scan the merging pages kept moving under counts nothing */
+		if (scans - scans0 >= stale_scans &&
+		    (ctx->counters != KSM_COUNTERS_PAGEMAP || ctx->last_scan.cycle)) {
 			if (want && total >= want && stress_ksm_unmerge_region_merged(ctx, want))
 				return 1;
 			if (scans != last_scans) {
