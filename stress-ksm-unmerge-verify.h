@@ -19,69 +19,65 @@
  */
 
 /*
- *  stress_ksm_unmerge_pfn_isort()
- *	insertion sort of a small run of pfns
+ *  KSM_UNMERGE_RADIX(name, type): defines name##_isort(), insertion sort
+ *  of a small run, and name##_digit(), in-place MSD radix sort (American
+ *  flag) of n values on the byte at shift and the bytes below it; no
+ *  scratch array.  For pfn words (uint64_t) and window offsets (uint32_t).
  */
-static void stress_ksm_unmerge_pfn_isort(uint64_t *pfns, const size_t n)
-{
-	size_t i, j;
-
-	for (i = 1; i < n; i++) {
-		const uint64_t v = pfns[i];
-
-		for (j = i; j > 0 && pfns[j - 1] > v; j--)
-			pfns[j] = pfns[j - 1];
-		pfns[j] = v;
-	}
+#define KSM_UNMERGE_RADIX(name, type)						\
+static void name##_isort(type *a, const size_t n)				\
+{										\
+	size_t i, j;								\
+										\
+	for (i = 1; i < n; i++) {						\
+		const type v = a[i];						\
+										\
+		for (j = i; j > 0 && a[j - 1] > v; j--)				\
+			a[j] = a[j - 1];					\
+		a[j] = v;							\
+	}									\
+}										\
+										\
+static void name##_digit(type *a, const size_t n, const unsigned int shift)	\
+{										\
+	size_t count[256], next[256], end[256], sum = 0, b;			\
+										\
+	if (n < 32) {								\
+		name##_isort(a, n);						\
+		return;								\
+	}									\
+	(void)shim_memset(count, 0, sizeof(count));				\
+	for (b = 0; b < n; b++)							\
+		count[(a[b] >> shift) & 0xff]++;				\
+	for (b = 0; b < 256; b++) {						\
+		next[b] = sum;							\
+		sum += count[b];						\
+		end[b] = sum;							\
+	}									\
+	/* cycle each misplaced value into its bucket */			\
+	for (b = 0; count[(a[0] >> shift) & 0xff] != n && b < 256; b++) {	\
+		while (next[b] < end[b]) {					\
+			type v = a[next[b]];					\
+			size_t d = (v >> shift) & 0xff;				\
+										\
+			while (d != b) {					\
+				const type t = a[next[d]];			\
+										\
+				a[next[d]++] = v;				\
+				v = t;						\
+				d = (v >> shift) & 0xff;			\
+			}							\
+			a[next[b]++] = v;					\
+		}								\
+	}									\
+	for (b = 0, sum = 0; shift && b < 256; sum += count[b], b++) {		\
+		if (count[b] > 1)						\
+			name##_digit(a + sum, count[b], shift - 8);		\
+	}									\
 }
 
-/*
- *  stress_ksm_unmerge_pfn_sort_digit()
- *	in-place MSD radix sort (American flag) of n pfns on the byte at
- *	shift and the bytes below it; no scratch array, so the scan's memory
- *	is 8 bytes per page
- */
-static void stress_ksm_unmerge_pfn_sort_digit(uint64_t *pfns, const size_t n, const unsigned int shift)
-{
-	size_t count[256], next[256], end[256], sum = 0, b;
-
-	if (n < 32) {
-		stress_ksm_unmerge_pfn_isort(pfns, n);
-		return;
-	}
-	(void)shim_memset(count, 0, sizeof(count));
-	for (b = 0; b < n; b++)
-		count[(pfns[b] >> shift) & 0xff]++;
-	for (b = 0; b < 256; b++) {
-		next[b] = sum;
-		sum += count[b];
-		end[b] = sum;
-	}
-	if (count[(pfns[0] >> shift) & 0xff] != n) {
-		/* cycle each misplaced pfn into its bucket */
-		for (b = 0; b < 256; b++) {
-			while (next[b] < end[b]) {
-				uint64_t v = pfns[next[b]];
-				size_t d = (v >> shift) & 0xff;
-
-				while (d != b) {
-					const uint64_t t = pfns[next[d]];
-
-					pfns[next[d]++] = v;
-					v = t;
-					d = (v >> shift) & 0xff;
-				}
-				pfns[next[b]++] = v;
-			}
-		}
-	}
-	if (!shift)
-		return;
-	for (b = 0, sum = 0; b < 256; sum += count[b], b++) {
-		if (count[b] > 1)
-			stress_ksm_unmerge_pfn_sort_digit(pfns + sum, count[b], shift - 8);
-	}
-}
+KSM_UNMERGE_RADIX(stress_ksm_unmerge_pfn, uint64_t)
+KSM_UNMERGE_RADIX(stress_ksm_unmerge_off, uint32_t)
 
 /*
  *  stress_ksm_unmerge_pfn_sort()
@@ -93,7 +89,7 @@ static void stress_ksm_unmerge_pfn_sort(uint64_t *pfns, const size_t n, const ui
 
 	while (shift < 56 && (max_pfn >> (shift + 8)))
 		shift += 8;
-	stress_ksm_unmerge_pfn_sort_digit(pfns, n, shift);
+	stress_ksm_unmerge_pfn_digit(pfns, n, shift);
 }
 
 /*
@@ -141,9 +137,10 @@ static void stress_ksm_unmerge_pfn_pages(const stress_ksm_unmerge_ctx_t *ctx, co
  *  reads pagemap once and keeps every present page's word; when they fit
  *  (every region up to 704 MiB) they are sorted and walked, one pass as
  *  before.  Otherwise the word space is cut into windows, each holding
- *  no more words than the buffer (sorted) or no more distinct words
- *  (counted in place: many pages on few pfns), and pagemap is read once
- *  more for the histogram and once per window.  Pages sharing a frame have
+ *  no more pages than the buffer holds 32-bit offsets (sorted) or no
+ *  more distinct words than it holds counters (counted in place: many
+ *  pages on few pfns), and pagemap is read once more for the histogram
+ *  and once per window.  Pages sharing a frame have
  *  the same word, so no group spans two windows.  Every pass also takes
  *  a signature of the whole region (present and swapped pages, a sum of
  *  mixed words); a pass whose signature differs from pass A's means the
@@ -155,6 +152,7 @@ static void stress_ksm_unmerge_pfn_pages(const stress_ksm_unmerge_ctx_t *ctx, co
 #define KSM_UNMERGE_SCAN_CAP		(180224)	/* words held at once: 1.375 MiB */
 #define KSM_UNMERGE_SCAN_BUCKETS	(4096)		/* histogram cutting the windows */
 #define KSM_UNMERGE_SCAN_SUB		(256)		/* finer histograms (on the stack) */
+#define KSM_UNMERGE_SCAN_OFF_KEYS	(1ULL << 32)	/* widest window kept as 32-bit offsets */
 #define KSM_UNMERGE_SCAN_TRIES		(3)		/* scans of a region that keeps moving */
 /* the scan's scratch per instance: buffer, histogram, pagemap chunk */
 #define KSM_UNMERGE_SCAN_BYTES		((KSM_UNMERGE_SCAN_CAP + KSM_UNMERGE_SCAN_BUCKETS + \
@@ -187,8 +185,8 @@ typedef struct {
 	uint64_t m1;			/* largest present pfn + 1: exclusive keys start here */
 	uint64_t lo, hi;		/* histogram or window pass: keys [lo, hi) */
 	uint64_t max_word;		/* pass A: largest word kept */
-	size_t n;			/* words kept (FIRST, SORT) */
-	bool over;			/* SORT: more words than the buffer holds */
+	size_t n;			/* words (FIRST) or offsets (SORT) kept */
+	bool over;			/* more than the buffer holds */
 	stress_ksm_unmerge_scan_sig_t sig, sig0;	/* this pass, pass A */
 	uint64_t pend_word;		/* group held back: the next may share its pfn */
 	size_t pend_n;
@@ -266,8 +264,8 @@ static inline void stress_ksm_unmerge_scan_entry(stress_ksm_unmerge_scan_t *s, c
 	} else if (key >= s->lo && key < s->hi) {
 		if (mode == KSM_SCAN_COUNT)
 			buf[key - s->lo]++;
-		else if (s->n < s->ctx->scan_cap)
-			buf[s->n++] = word;
+		else if (s->n < 2 * s->ctx->scan_cap)
+			((uint32_t *)buf)[s->n++] = (uint32_t)(key - s->lo);
 		else
 			s->over = true;
 	}
@@ -357,7 +355,7 @@ static int stress_ksm_unmerge_scan_emit(stress_ksm_unmerge_scan_t *s, const uint
 
 /*
  *  stress_ksm_unmerge_scan_sorted()
- *	sort the n words kept and emit their runs
+ *	pass A: sort the n words kept and emit their runs
  */
 static int stress_ksm_unmerge_scan_sorted(stress_ksm_unmerge_scan_t *s, const uint64_t max_word)
 {
@@ -377,9 +375,35 @@ static int stress_ksm_unmerge_scan_sorted(stress_ksm_unmerge_scan_t *s, const ui
 }
 
 /*
+ *  stress_ksm_unmerge_scan_offsets()
+ *	window pass: sort the n offsets kept (keys less lo, 32 bits: twice as
+ *	many as words) and emit their runs
+ */
+static int stress_ksm_unmerge_scan_offsets(stress_ksm_unmerge_scan_t *s)
+{
+	uint32_t *off = (uint32_t *)s->ctx->pfns;
+	const uint64_t max = s->hi - 1 - s->lo;
+	unsigned int shift = 0;
+	size_t i, j;
+
+	while (shift < 24 && (max >> (shift + 8)))
+		shift += 8;
+	if (s->n > 1)
+		stress_ksm_unmerge_off_digit(off, s->n, shift);
+	for (i = 0; i < s->n; i = j) {
+		for (j = i + 1; j < s->n && off[j] == off[i]; j++)
+			;
+		if (stress_ksm_unmerge_scan_emit(s, stress_ksm_unmerge_scan_word(s->lo + off[i], s->m1), j - i) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
  *  stress_ksm_unmerge_scan_window()
- *	one window pass over keys [lo, hi): kept and sorted, or counted in
- *	place (hi - lo <= scan_cap); 1 if the region moved since pass A
+ *	one window pass over keys [lo, hi): kept as offsets and sorted
+ *	(hi - lo <= 2^32), or counted in place (hi - lo <= scan_cap); 1 if
+ *	the region moved since pass A
  */
 static int stress_ksm_unmerge_scan_window(stress_ksm_unmerge_scan_t *s, const uint64_t lo,
 	const uint64_t hi, const bool count)
@@ -396,7 +420,7 @@ static int stress_ksm_unmerge_scan_window(stress_ksm_unmerge_scan_t *s, const ui
 	if (s->over || stress_ksm_unmerge_scan_moved(s))
 		return 1;
 	if (!count)
-		return stress_ksm_unmerge_scan_sorted(s, stress_ksm_unmerge_scan_word(hi - 1, s->m1));
+		return stress_ksm_unmerge_scan_offsets(s);
 	for (k = lo; k < hi; k++) {
 		if (buf[k - lo] && stress_ksm_unmerge_scan_emit(s, stress_ksm_unmerge_scan_word(k, s->m1),
 				(size_t)buf[k - lo]) < 0)
@@ -426,8 +450,9 @@ static int stress_ksm_unmerge_scan_hist(stress_ksm_unmerge_scan_t *s, const uint
 /*
  *  stress_ksm_unmerge_scan_plan()
  *	keys [lo, hi) in key order: a histogram pass, then windows cut from
- *	it: buckets added while their pages fit the buffer (kept and sorted)
- *	or their keys do (counted in place); a bucket that fits neither is
+ *	it: buckets added while their pages fit the buffer as offsets (kept
+ *	and sorted; 2^32 keys at most) or their keys fit it as counters
+ *	(counted in place); a bucket that fits neither is
  *	planned again, finer (keys are below 2^56: 7 levels at most); 1 if
  *	the region moved
  */
@@ -445,11 +470,17 @@ static int stress_ksm_unmerge_scan_plan(stress_ksm_unmerge_scan_t *s, const uint
 	width = 1ULL << shift;
 	ret = stress_ksm_unmerge_scan_hist(s, lo, hi, hist, nb, shift);
 	for (b0 = 0; !ret && b0 < nb && lo + b0 * width < hi; b0 = b1) {
-		const uint64_t wlo = lo + b0 * width;
-		uint64_t sum = 0;
+		uint64_t wlo, sum = 0;
+
+		if (!hist[b0]) {
+			b1 = b0 + 1;	/* nothing there: no pass */
+			continue;
+		}
+		wlo = lo + b0 * width;
 
 		for (b1 = b0; b1 < nb && lo + b1 * width < hi &&
-		     (sum + hist[b1] <= cap || (b1 + 1 - b0) * width <= cap); b1++)
+		     ((sum + hist[b1] <= 2 * cap && (b1 + 1 - b0) * width <= KSM_UNMERGE_SCAN_OFF_KEYS) ||
+		      (b1 + 1 - b0) * width <= cap); b1++)
 			sum += hist[b1];
 		if (b1 == b0) {
 			/* more pages and more keys than the buffer holds: finer */
@@ -458,9 +489,9 @@ static int stress_ksm_unmerge_scan_plan(stress_ksm_unmerge_scan_t *s, const uint
 			b1 = b0 + 1;
 			ret = stress_ksm_unmerge_scan_plan(s, wlo, STRESS_MINIMUM(wlo + width, hi), sub,
 				KSM_UNMERGE_SCAN_SUB);
-		} else if (sum) {
+		} else {
 			ret = stress_ksm_unmerge_scan_window(s, wlo, STRESS_MINIMUM(lo + b1 * width, hi),
-				sum > cap);
+				sum > 2 * cap);
 		}
 	}
 	return ret;

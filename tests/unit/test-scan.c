@@ -126,6 +126,17 @@ static int t_u64_cmp(const void *a, const void *b)
 }
 
 /*
+ *  t_u32_cmp()
+ *	qsort order of offsets
+ */
+static int t_u32_cmp(const void *a, const void *b)
+{
+	const uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
  *  t_oracle()
  *	the scan as it was: every present word in one array, sorted, runs of
  *	equal pfn (the first word names the run); swapped pages counted
@@ -389,9 +400,10 @@ static void test_scan_sizes(void **state)
 	t_write(t, n);
 	(void)t_oracle(t, n);
 	assert_int_equal(t_same_groups(t, n, 0), 1);
-	assert_int_equal(t_same_groups(t, n / 2, 0), 4);	/* A, histogram, 2 windows */
+	assert_int_equal(t_same_groups(t, n / 2, 0), 3);	/* A, histogram, a window of offsets */
+	assert_int_equal(t_same_groups(t, n / 3, 0), 4);	/* A, histogram, 2 windows */
 	i = t_same_groups(t, 64, 0);
-	assert_true(i >= 2 + n / 64 && i <= 2 + 2 * n / 64);
+	assert_true(i >= 2 + n / 128 && i <= 2 + 2 * n / 128);
 	assert_int_equal(stress_ksm_unmerge_scan_buf_words(8192, KSM_UNMERGE_SCAN_CAP), 8192);
 	assert_int_equal(stress_ksm_unmerge_scan_buf_words(0, KSM_UNMERGE_SCAN_CAP), 1);
 	assert_int_equal(stress_ksm_unmerge_scan_buf_words(1 << 21, KSM_UNMERGE_SCAN_CAP),
@@ -454,12 +466,45 @@ static void test_scan_verify_pfns(void **state)
 	t->ctx.scan_cap = 64;
 	t->ctx.ksm_zero = true;
 	assert_int_equal(stress_ksm_unmerge_verify_pfns(&t->ctx, 0, 0), 0);
-	assert_true(t->ctx.scan_passes > 2 + n / 64);
+	assert_true(t->ctx.scan_passes >= 2 + n / 128);
 	t->pm[1234] = PM_PRESENT | T_ZPFN;
 	t_write(t, n);
 	assert_int_equal(stress_ksm_unmerge_verify_pfns(&t->ctx, 0, 0), -1);
 	t->ctx.ksm_zero = false;
 	assert_int_equal(stress_ksm_unmerge_verify_pfns(&t->ctx, 0, 0), 0);
+}
+
+/*
+ *  test_off_sort()
+ *	the in-place radix sort of window offsets agrees with qsort
+ */
+static void test_off_sort(void **state)
+{
+	uint32_t a[3000], b[3000];
+	unsigned int seed = 7;
+	size_t round;
+
+	(void)state;
+	for (round = 0; round < 200; round++) {
+		const size_t n = 1 + (size_t)(rand_r(&seed) % 3000);
+		const uint32_t mask = (uint32_t)((1ULL << (1 + rand_r(&seed) % 32)) - 1);
+		uint32_t max = 0;
+		unsigned int shift = 0;
+		size_t i;
+
+		for (i = 0; i < n; i++) {
+			a[i] = ((uint32_t)rand_r(&seed) << 16 ^ (uint32_t)rand_r(&seed)) & mask;
+			if (i && (rand_r(&seed) & 3) == 0)
+				a[i] = a[i - 1];
+			max = a[i] > max ? a[i] : max;
+			b[i] = a[i];
+		}
+		while (shift < 24 && (max >> (shift + 8)))
+			shift += 8;
+		stress_ksm_unmerge_off_digit(a, n, shift);
+		qsort(b, n, sizeof(*b), t_u32_cmp);
+		assert_memory_equal(a, b, n * sizeof(*a));
+	}
 }
 
 /*
@@ -489,6 +534,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_scan_keys),
+		cmocka_unit_test(test_off_sort),
 		cmocka_unit_test_setup_teardown(test_scan_shapes, t_setup, t_teardown_scan),
 		cmocka_unit_test_setup_teardown(test_scan_random, t_setup, t_teardown_scan),
 		cmocka_unit_test_setup_teardown(test_scan_sizes, t_setup, t_teardown_scan),
