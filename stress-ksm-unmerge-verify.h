@@ -140,7 +140,8 @@ static void stress_ksm_unmerge_pfn_pages(const stress_ksm_unmerge_ctx_t *ctx, co
  *  no more pages than the buffer holds 32-bit offsets (sorted) or no
  *  more distinct words than it holds counters (counted in place: many
  *  pages on few pfns), and pagemap is read once more for the histogram
- *  and once per window.  Pages sharing a frame have
+ *  and once per window (pass A takes the histogram too when it knows
+ *  where the machine's pfns end, from kpageflags).  Pages sharing a frame have
  *  the same word, so no group spans two windows.  Every pass also takes
  *  a signature of the whole region (present and swapped pages, a sum of
  *  mixed words); a pass whose signature differs from pass A's means the
@@ -183,6 +184,8 @@ typedef struct {
 	uint64_t *hist;			/* histogram pass: its buckets */
 	unsigned int shift;		/* 2^shift keys per bucket */
 	uint64_t m1;			/* largest present pfn + 1: exclusive keys start here */
+	uint64_t end;			/* the machine's pfns end here (0 unknown) */
+	bool end_hist;			/* pass A's histogram, keys offset by end, holds all */
 	uint64_t lo, hi;		/* histogram or window pass: keys [lo, hi) */
 	uint64_t max_word;		/* pass A: largest word kept */
 	size_t n;			/* words (FIRST) or offsets (SORT) kept */
@@ -226,6 +229,22 @@ static inline uint64_t stress_ksm_unmerge_scan_word(const uint64_t key, const ui
 }
 
 /*
+ *  stress_ksm_unmerge_scan_end_hist()
+ *	pass A, past the buffer: count a word in the histogram of keys
+ *	offset by the machine's pfn end (no histogram pass then); a pfn
+ *	beyond it (memory added since) spoils that histogram
+ */
+static inline void stress_ksm_unmerge_scan_end_hist(stress_ksm_unmerge_scan_t *s, const uint64_t word)
+{
+	if (!s->end_hist)
+		return;
+	if ((word & PM_PFN_MASK) >= s->end)
+		s->end_hist = false;
+	else
+		s->hist[stress_ksm_unmerge_scan_key(word, s->end) >> s->shift]++;
+}
+
+/*
  *  stress_ksm_unmerge_scan_entry()
  *	one present page's word in the current pass
  */
@@ -247,11 +266,16 @@ static inline void stress_ksm_unmerge_scan_entry(stress_ksm_unmerge_scan_t *s, c
 			return;
 		}
 		if (!s->over) {
-			for (i = 0; i < s->n; i++)
-				s->sig.sum += stress_ksm_unmerge_scan_mix(buf[i]);
 			s->over = true;
+			s->end_hist = s->end > 0;
+			(void)shim_memset(s->hist, 0, KSM_UNMERGE_SCAN_BUCKETS * sizeof(*s->hist));
+			for (i = 0; i < s->n; i++) {
+				s->sig.sum += stress_ksm_unmerge_scan_mix(buf[i]);
+				stress_ksm_unmerge_scan_end_hist(s, buf[i]);
+			}
 		}
 		s->sig.sum += stress_ksm_unmerge_scan_mix(word);
+		stress_ksm_unmerge_scan_end_hist(s, word);
 		return;
 	}
 	s->sig.sum += stress_ksm_unmerge_scan_mix(word);
@@ -448,27 +472,37 @@ static int stress_ksm_unmerge_scan_hist(stress_ksm_unmerge_scan_t *s, const uint
 }
 
 /*
- *  stress_ksm_unmerge_scan_plan()
- *	keys [lo, hi) in key order: a histogram pass, then windows cut from
- *	it: buckets added while their pages fit the buffer as offsets (kept
- *	and sorted; 2^32 keys at most) or their keys fit it as counters
- *	(counted in place); a bucket that fits neither is
- *	planned again, finer (keys are below 2^56: 7 levels at most); 1 if
- *	the region moved
+ *  stress_ksm_unmerge_scan_shift()
+ *	pure: the least shift that puts keys [lo, hi) in nb buckets
  */
-static int stress_ksm_unmerge_scan_plan(stress_ksm_unmerge_scan_t *s, const uint64_t lo,
-	const uint64_t hi, uint64_t *hist, const size_t nb)
+static unsigned int stress_ksm_unmerge_scan_shift(const uint64_t lo, const uint64_t hi, const size_t nb)
 {
-	const uint64_t cap = s->ctx->scan_cap;
 	unsigned int shift = 0;
-	uint64_t width;
-	size_t b0, b1;
-	int ret;
 
 	while (((hi - lo - 1) >> shift) >= nb)
 		shift++;
-	width = 1ULL << shift;
-	ret = stress_ksm_unmerge_scan_hist(s, lo, hi, hist, nb, shift);
+	return shift;
+}
+
+static int stress_ksm_unmerge_scan_plan(stress_ksm_unmerge_scan_t *s, const uint64_t lo,
+	const uint64_t hi, uint64_t *hist, const size_t nb);
+
+/*
+ *  stress_ksm_unmerge_scan_cut()
+ *	keys [lo, hi) in key order from their histogram (buckets of 2^shift
+ *	keys): windows of buckets added while their pages fit the buffer as
+ *	offsets (kept and sorted; 2^32 keys at most) or their keys fit it as
+ *	counters (counted in place); a bucket that fits neither is planned
+ *	again, finer (keys are below 2^56: 7 levels at most); 1 if the
+ *	region moved
+ */
+static int stress_ksm_unmerge_scan_cut(stress_ksm_unmerge_scan_t *s, const uint64_t lo,
+	const uint64_t hi, const uint64_t *hist, const size_t nb, const unsigned int shift)
+{
+	const uint64_t cap = s->ctx->scan_cap, width = 1ULL << shift;
+	size_t b0, b1;
+	int ret = 0;
+
 	for (b0 = 0; !ret && b0 < nb && lo + b0 * width < hi; b0 = b1) {
 		uint64_t wlo, sum = 0;
 
@@ -477,7 +511,6 @@ static int stress_ksm_unmerge_scan_plan(stress_ksm_unmerge_scan_t *s, const uint
 			continue;
 		}
 		wlo = lo + b0 * width;
-
 		for (b1 = b0; b1 < nb && lo + b1 * width < hi &&
 		     ((sum + hist[b1] <= 2 * cap && (b1 + 1 - b0) * width <= KSM_UNMERGE_SCAN_OFF_KEYS) ||
 		      (b1 + 1 - b0) * width <= cap); b1++)
@@ -498,6 +531,43 @@ static int stress_ksm_unmerge_scan_plan(stress_ksm_unmerge_scan_t *s, const uint
 }
 
 /*
+ *  stress_ksm_unmerge_scan_plan()
+ *	keys [lo, hi) in key order: a histogram pass, then the windows cut
+ *	from it; 1 if the region moved
+ */
+static int stress_ksm_unmerge_scan_plan(stress_ksm_unmerge_scan_t *s, const uint64_t lo,
+	const uint64_t hi, uint64_t *hist, const size_t nb)
+{
+	const unsigned int shift = stress_ksm_unmerge_scan_shift(lo, hi, nb);
+	const int ret = stress_ksm_unmerge_scan_hist(s, lo, hi, hist, nb, shift);
+
+	return ret ? ret : stress_ksm_unmerge_scan_cut(s, lo, hi, hist, nb, shift);
+}
+
+/*
+ *  stress_ksm_unmerge_pfn_end()
+ *	where the machine's pfns end (kpageflags reads nothing past it), 0
+ *	if unknown
+ */
+static uint64_t stress_ksm_unmerge_pfn_end(const int kpageflags_fd)
+{
+	uint64_t lo = 0, hi = PM_PFN_MASK + 1, flags;
+
+	if (kpageflags_fd < 0 || pread(kpageflags_fd, &flags, sizeof(flags), 0) != sizeof(flags))
+		return 0;
+	/* pfn lo reads, pfn hi does not */
+	while (hi - lo > 1) {
+		const uint64_t mid = lo + (hi - lo) / 2;
+
+		if (pread(kpageflags_fd, &flags, sizeof(flags), (off_t)(mid * sizeof(flags))) == sizeof(flags))
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return hi;
+}
+
+/*
  *  stress_ksm_unmerge_scan_try()
  *	one scan: pass A, then its words or the windows; 1 if the region moved
  */
@@ -506,20 +576,28 @@ static int stress_ksm_unmerge_scan_try(stress_ksm_unmerge_scan_t *s)
 	int ret;
 
 	s->m1 = 0;
+	s->end_hist = false;
 	s->max_word = 0;
 	s->pend_n = 0;
 	s->groups = 0;
+	s->hist = s->ctx->pfns + s->ctx->scan_cap;
+	/* past the buffer, pass A also takes the histogram, over all the machine's pfns */
+	s->end = (s->ctx->npages > s->ctx->scan_cap) ? stress_ksm_unmerge_pfn_end(s->ctx->kpageflags_fd) : 0;
+	s->shift = s->end ? stress_ksm_unmerge_scan_shift(0, 2 * s->end, KSM_UNMERGE_SCAN_BUCKETS) : 0;
 	s->first_secs = stress_time_now();
 	if (stress_ksm_unmerge_scan_pass(s, KSM_SCAN_FIRST) < 0)
 		return -1;
 	s->first_secs = stress_time_now() - s->first_secs;
 	s->sig0 = s->sig;
 	s->ctx->scan_swapped = s->sig.swapped;
-	if (!s->over)
+	if (!s->over) {
 		ret = stress_ksm_unmerge_scan_sorted(s, s->max_word);
-	else
-		ret = stress_ksm_unmerge_scan_plan(s, 0, 2 * s->m1, s->ctx->pfns + s->ctx->scan_cap,
-			KSM_UNMERGE_SCAN_BUCKETS);
+	} else if (s->end_hist) {
+		s->m1 = s->end;
+		ret = stress_ksm_unmerge_scan_cut(s, 0, 2 * s->end, s->hist, KSM_UNMERGE_SCAN_BUCKETS, s->shift);
+	} else {
+		ret = stress_ksm_unmerge_scan_plan(s, 0, 2 * s->m1, s->hist, KSM_UNMERGE_SCAN_BUCKETS);
+	}
 	if (ret)
 		return ret;
 	return stress_ksm_unmerge_scan_flush(s);
