@@ -115,13 +115,13 @@ static bool stress_ksm_unmerge_cgroup_room(uint64_t *room)
 /*
  *  stress_ksm_unmerge_cap()
  *	largest total region that fits in limit bytes with what each instance
- *	keeps besides it: per region page the pfn array and the uffd-wp,
- *	mprotect and dontneed racers' state, a second copy of every page for
- *	the mrelease victims, and a few MB per racer (thp: its THPs)
+ *	keeps besides it: the page scan's bounded scratch, per region page the
+ *	uffd-wp, mprotect and dontneed racers' state, a second copy of every
+ *	page for the mrelease victims, and a few MB per racer (thp: its THPs)
  */
 static uint64_t stress_ksm_unmerge_cap(const uint64_t limit, stress_args_t *args, const uint64_t methods)
 {
-	uint64_t extra = sizeof(uint64_t), fixed = 0, copies = 1;
+	uint64_t extra = 0, fixed = KSM_UNMERGE_SCAN_BYTES, copies = 1;
 	size_t i;
 
 	for (i = 0; i < KSM_UNMERGE_RACERS; i++) {

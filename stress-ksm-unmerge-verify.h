@@ -7,8 +7,9 @@
  * of the License, or (at your option) any later version.
  *
  * stress-ksm-unmerge-verify.h: page verification of one cycle (private
- * header of stress-ksm-unmerge.c, included once): the region scan (pfns
- * sorted, pages grouped by frame), waiting for ksmd to merge, and the
+ * header of stress-ksm-unmerge.c, included once): the region scan (pages
+ * grouped by frame, in pfn windows when the region is larger than its
+ * bounded buffer), waiting for ksmd to merge, and the
  * checks whose independent signals must agree: verify_merge (the pages
  * really share frames, as the counters say), and after the unmerge
  * verify_unmerge: verify_pfns (no page keeps a KSM frame), verify_data
@@ -18,69 +19,65 @@
  */
 
 /*
- *  stress_ksm_unmerge_pfn_isort()
- *	insertion sort of a small run of pfns
+ *  KSM_UNMERGE_RADIX(name, type): defines name##_isort(), insertion sort
+ *  of a small run, and name##_digit(), in-place MSD radix sort (American
+ *  flag) of n values on the byte at shift and the bytes below it; no
+ *  scratch array.  For pfn words (uint64_t) and window offsets (uint32_t).
  */
-static void stress_ksm_unmerge_pfn_isort(uint64_t *pfns, const size_t n)
-{
-	size_t i, j;
-
-	for (i = 1; i < n; i++) {
-		const uint64_t v = pfns[i];
-
-		for (j = i; j > 0 && pfns[j - 1] > v; j--)
-			pfns[j] = pfns[j - 1];
-		pfns[j] = v;
-	}
+#define KSM_UNMERGE_RADIX(name, type)						\
+static void name##_isort(type *a, const size_t n)				\
+{										\
+	size_t i, j;								\
+										\
+	for (i = 1; i < n; i++) {						\
+		const type v = a[i];						\
+										\
+		for (j = i; j > 0 && a[j - 1] > v; j--)				\
+			a[j] = a[j - 1];					\
+		a[j] = v;							\
+	}									\
+}										\
+										\
+static void name##_digit(type *a, const size_t n, const unsigned int shift)	\
+{										\
+	size_t count[256], next[256], end[256], sum = 0, b;			\
+										\
+	if (n < 32) {								\
+		name##_isort(a, n);						\
+		return;								\
+	}									\
+	(void)shim_memset(count, 0, sizeof(count));				\
+	for (b = 0; b < n; b++)							\
+		count[(a[b] >> shift) & 0xff]++;				\
+	for (b = 0; b < 256; b++) {						\
+		next[b] = sum;							\
+		sum += count[b];						\
+		end[b] = sum;							\
+	}									\
+	/* cycle each misplaced value into its bucket */			\
+	for (b = 0; count[(a[0] >> shift) & 0xff] != n && b < 256; b++) {	\
+		while (next[b] < end[b]) {					\
+			type v = a[next[b]];					\
+			size_t d = (v >> shift) & 0xff;				\
+										\
+			while (d != b) {					\
+				const type t = a[next[d]];			\
+										\
+				a[next[d]++] = v;				\
+				v = t;						\
+				d = (v >> shift) & 0xff;			\
+			}							\
+			a[next[b]++] = v;					\
+		}								\
+	}									\
+	for (b = 0, sum = 0; shift && b < 256; sum += count[b], b++) {		\
+		if (count[b] > 1)						\
+			name##_digit(a + sum, count[b], shift - 8);		\
+	}									\
 }
 
-/*
- *  stress_ksm_unmerge_pfn_sort_digit()
- *	in-place MSD radix sort (American flag) of n pfns on the byte at
- *	shift and the bytes below it; no scratch array, so the scan's memory
- *	is 8 bytes per page
- */
-static void stress_ksm_unmerge_pfn_sort_digit(uint64_t *pfns, const size_t n, const unsigned int shift)
-{
-	size_t count[256], next[256], end[256], sum = 0, b;
-
-	if (n < 32) {
-		stress_ksm_unmerge_pfn_isort(pfns, n);
-		return;
-	}
-	(void)shim_memset(count, 0, sizeof(count));
-	for (b = 0; b < n; b++)
-		count[(pfns[b] >> shift) & 0xff]++;
-	for (b = 0; b < 256; b++) {
-		next[b] = sum;
-		sum += count[b];
-		end[b] = sum;
-	}
-	if (count[(pfns[0] >> shift) & 0xff] != n) {
-		/* cycle each misplaced pfn into its bucket */
-		for (b = 0; b < 256; b++) {
-			while (next[b] < end[b]) {
-				uint64_t v = pfns[next[b]];
-				size_t d = (v >> shift) & 0xff;
-
-				while (d != b) {
-					const uint64_t t = pfns[next[d]];
-
-					pfns[next[d]++] = v;
-					v = t;
-					d = (v >> shift) & 0xff;
-				}
-				pfns[next[b]++] = v;
-			}
-		}
-	}
-	if (!shift)
-		return;
-	for (b = 0, sum = 0; b < 256; sum += count[b], b++) {
-		if (count[b] > 1)
-			stress_ksm_unmerge_pfn_sort_digit(pfns + sum, count[b], shift - 8);
-	}
-}
+KSM_UNMERGE_RADIX(stress_ksm_unmerge_pfn, uint64_t)
+KSM_UNMERGE_RADIX(stress_ksm_unmerge_off, uint32_t)
 
 /*
  *  stress_ksm_unmerge_pfn_sort()
@@ -92,7 +89,7 @@ static void stress_ksm_unmerge_pfn_sort(uint64_t *pfns, const size_t n, const ui
 
 	while (shift < 56 && (max_pfn >> (shift + 8)))
 		shift += 8;
-	stress_ksm_unmerge_pfn_sort_digit(pfns, n, shift);
+	stress_ksm_unmerge_pfn_digit(pfns, n, shift);
 }
 
 /*
@@ -132,79 +129,593 @@ static void stress_ksm_unmerge_pfn_pages(const stress_ksm_unmerge_ctx_t *ctx, co
 }
 
 /*
- *  stress_ksm_unmerge_region_collect()
- *	pagemap of the region: present pages' pfns (with the exclusive bit)
- *	sorted into ctx->pfns, ctx->scan_n of them; swapped-out pages counted
+ *  The region scan: every group of region pages that map one pfn, in
+ *  ascending order of the pagemap word pfn|exclusive (all shared and
+ *  non-exclusive pfns first, then the exclusive ones), with how many
+ *  region pages map it.  Its scratch is bounded, whatever the region:
+ *  ctx->scan_cap words (KSM_UNMERGE_SCAN_CAP) and a histogram.  Pass A
+ *  reads pagemap once and keeps every present page's word; when they fit
+ *  (every region up to 704 MiB) they are sorted and walked, one pass as
+ *  before.  Otherwise the word space is cut into windows, each holding
+ *  no more pages than the buffer holds 32-bit offsets (sorted) or no
+ *  more distinct words than it holds counters (counted in place: many
+ *  pages on few pfns), and pagemap is read once more for the histogram
+ *  and once per window (pass A takes the histogram too when it knows
+ *  where the machine's pfns end, from kpageflags).  Pages sharing a frame have
+ *  the same word, so no group spans two windows.  Every pass also takes
+ *  a signature of the whole region (present and swapped pages, a sum of
+ *  mixed words); a pass whose signature differs from pass A's means the
+ *  pages moved in between (ksmd, compaction, racers), and the scan starts
+ *  again, KSM_UNMERGE_SCAN_TRIES times at most, so no page is counted
+ *  twice or missed.  The consumer sees each group once, through a
+ *  callback; a group of 0 pages tells it the scan starts again.
  */
-static int stress_ksm_unmerge_region_collect(stress_ksm_unmerge_ctx_t *ctx)
+#define KSM_UNMERGE_SCAN_CAP		(180224)	/* words held at once: 1.375 MiB */
+#define KSM_UNMERGE_SCAN_BUCKETS	(4096)		/* histogram cutting the windows */
+#define KSM_UNMERGE_SCAN_SUB		(256)		/* finer histograms (on the stack) */
+#define KSM_UNMERGE_SCAN_OFF_KEYS	(1ULL << 32)	/* widest window kept as 32-bit offsets */
+#define KSM_UNMERGE_SCAN_TRIES		(3)		/* scans of a region that keeps moving */
+/* the scan's scratch per instance: buffer, histogram, pagemap chunk */
+#define KSM_UNMERGE_SCAN_BYTES		((KSM_UNMERGE_SCAN_CAP + KSM_UNMERGE_SCAN_BUCKETS + \
+					  KSM_UNMERGE_PM_CHUNK) * sizeof(uint64_t))
+
+enum {
+	KSM_SCAN_FIRST,			/* pass A: keep words while they fit */
+	KSM_SCAN_HIST,			/* histogram of keys */
+	KSM_SCAN_SORT,			/* window: keep its words, sort them */
+	KSM_SCAN_COUNT,			/* window: count each key in place */
+};
+
+typedef int (*stress_ksm_unmerge_group_fn)(stress_ksm_unmerge_ctx_t *ctx, void *arg,
+	const uint64_t word, const size_t n);
+
+/* What one pass saw of the whole region: the same in every pass if nothing moved */
+typedef struct {
+	size_t present;
+	size_t swapped;
+	uint64_t sum;			/* sum of the mixed words of present pages */
+} stress_ksm_unmerge_scan_sig_t;
+
+/* One scan of the region */
+typedef struct {
+	stress_ksm_unmerge_ctx_t *ctx;
+	stress_ksm_unmerge_group_fn fn;	/* the consumer */
+	void *arg;
+	uint64_t *hist;			/* histogram pass: its buckets */
+	unsigned int shift;		/* 2^shift keys per bucket */
+	uint64_t m1;			/* largest present pfn + 1: exclusive keys start here */
+	uint64_t end;			/* the machine's pfns end here (0 unknown) */
+	bool end_hist;			/* pass A's histogram, keys offset by end, holds all */
+	uint64_t lo, hi;		/* histogram or window pass: keys [lo, hi) */
+	uint64_t max_word;		/* pass A: largest word kept */
+	size_t n;			/* words (FIRST) or offsets (SORT) kept */
+	bool over;			/* more than the buffer holds */
+	stress_ksm_unmerge_scan_sig_t sig, sig0;	/* this pass, pass A */
+	uint64_t pend_word;		/* group held back: the next may share its pfn */
+	size_t pend_n;
+	size_t groups;
+	double first_secs;		/* time of pass A */
+} stress_ksm_unmerge_scan_t;
+
+/*
+ *  stress_ksm_unmerge_scan_mix()
+ *	pure: a 64-bit mix of a pagemap word (murmur3's finaliser)
+ */
+static inline uint64_t stress_ksm_unmerge_scan_mix(uint64_t x)
 {
-	size_t i, n = 0;
-	uint64_t max_pfn = 0;
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	return x ^ (x >> 33);
+}
 
-	ctx->scan_n = 0;
-	ctx->scan_swapped = 0;
-	if (!ctx->have_pfns)
-		return -1;
-	for (i = 0; i < ctx->npages; i++) {
-		uint64_t e;
+/*
+ *  stress_ksm_unmerge_scan_key()
+ *	pure: key of a word, keys in word order: pfn, or m1 + pfn if exclusive
+ */
+static inline uint64_t stress_ksm_unmerge_scan_key(const uint64_t word, const uint64_t m1)
+{
+	return (word & PM_PFN_MASK) + ((word & PM_EXCLUSIVE) ? m1 : 0);
+}
 
-		/* pagemap in chunks: the scan's scratch does not grow with the region */
-		if (!(i % KSM_UNMERGE_PM_CHUNK) && stress_ksm_unmerge_stop_seen(ctx, "page scan"))
-			return -1;
-		if (!(i % KSM_UNMERGE_PM_CHUNK) &&
-		    stress_ksm_unmerge_pagemap_read(ctx->pagemap_fd, ctx->region + i * ctx->page_size,
-				STRESS_MINIMUM(KSM_UNMERGE_PM_CHUNK, ctx->npages - i), ctx->page_size,
-				ctx->pagemap) < 0)
-			return -1;
-		e = ctx->pagemap[i % KSM_UNMERGE_PM_CHUNK];
-		if (!(e & PM_PRESENT)) {
-			ctx->scan_swapped += !!(e & PM_SWAP);
-			continue;
+/*
+ *  stress_ksm_unmerge_scan_word()
+ *	pure: the word of a key
+ */
+static inline uint64_t stress_ksm_unmerge_scan_word(const uint64_t key, const uint64_t m1)
+{
+	return (key >= m1) ? ((key - m1) | PM_EXCLUSIVE) : key;
+}
+
+/*
+ *  stress_ksm_unmerge_scan_end_hist()
+ *	pass A, past the buffer: count a word in the histogram of keys
+ *	offset by the machine's pfn end (no histogram pass then); a pfn
+ *	beyond it (memory added since) spoils that histogram
+ */
+static inline void stress_ksm_unmerge_scan_end_hist(stress_ksm_unmerge_scan_t *s, const uint64_t word)
+{
+	if (!s->end_hist)
+		return;
+	if ((word & PM_PFN_MASK) >= s->end)
+		s->end_hist = false;
+	else
+		s->hist[stress_ksm_unmerge_scan_key(word, s->end) >> s->shift]++;
+}
+
+/*
+ *  stress_ksm_unmerge_scan_entry()
+ *	one present page's word in the current pass
+ */
+static inline void stress_ksm_unmerge_scan_entry(stress_ksm_unmerge_scan_t *s, const int mode,
+	const uint64_t word)
+{
+	uint64_t *buf = s->ctx->pfns;
+	uint64_t key;
+	size_t i;
+
+	if (mode == KSM_SCAN_FIRST) {
+		if ((word & PM_PFN_MASK) >= s->m1)
+			s->m1 = (word & PM_PFN_MASK) + 1;
+		if (s->n < s->ctx->scan_cap) {
+			/* fits so far: no signature needed, as no other pass follows */
+			buf[s->n++] = word;
+			if (word > s->max_word)
+				s->max_word = word;
+			return;
 		}
-		/* a shared pfn is never exclusive, so the bit does not split its group */
-		ctx->pfns[n] = (e & PM_PFN_MASK) | (e & PM_EXCLUSIVE);
-		if (ctx->pfns[n] > max_pfn)
-			max_pfn = ctx->pfns[n];
-		n++;
+		if (!s->over) {
+			s->over = true;
+			s->end_hist = s->end > 0;
+			(void)shim_memset(s->hist, 0, KSM_UNMERGE_SCAN_BUCKETS * sizeof(*s->hist));
+			for (i = 0; i < s->n; i++) {
+				s->sig.sum += stress_ksm_unmerge_scan_mix(buf[i]);
+				stress_ksm_unmerge_scan_end_hist(s, buf[i]);
+			}
+		}
+		s->sig.sum += stress_ksm_unmerge_scan_mix(word);
+		stress_ksm_unmerge_scan_end_hist(s, word);
+		return;
 	}
-	/* radix, not qsort: qsort was 2/3 of the stressor's user time */
-	if (n > 1)
-		stress_ksm_unmerge_pfn_sort(ctx->pfns, n, max_pfn);
-	ctx->scan_n = n;
+	s->sig.sum += stress_ksm_unmerge_scan_mix(word);
+	if ((word & PM_PFN_MASK) >= s->m1)
+		return;		/* not there in pass A: the signature differs */
+	key = stress_ksm_unmerge_scan_key(word, s->m1);
+	if (mode == KSM_SCAN_HIST) {
+		if (key >= s->lo && key < s->hi)
+			s->hist[(key - s->lo) >> s->shift]++;
+	} else if (key >= s->lo && key < s->hi) {
+		if (mode == KSM_SCAN_COUNT)
+			buf[key - s->lo]++;
+		else if (s->n < 2 * s->ctx->scan_cap)
+			((uint32_t *)buf)[s->n++] = (uint32_t)(key - s->lo);
+		else
+			s->over = true;
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_scan_moved()
+ *	pure: did this pass see the region other than pass A did
+ */
+static inline bool stress_ksm_unmerge_scan_moved(const stress_ksm_unmerge_scan_t *s)
+{
+	return s->sig.present != s->sig0.present || s->sig.swapped != s->sig0.swapped ||
+	       s->sig.sum != s->sig0.sum;
+}
+
+/*
+ *  stress_ksm_unmerge_scan_pass()
+ *	read the region's pagemap once (in chunks, stop checks between them),
+ *	each present page's word to the pass's mode; its signature in s->sig
+ */
+static int stress_ksm_unmerge_scan_pass(stress_ksm_unmerge_scan_t *s, const int mode)
+{
+	stress_ksm_unmerge_ctx_t *ctx = s->ctx;
+	size_t i, k;
+
+	(void)shim_memset(&s->sig, 0, sizeof(s->sig));
+	s->n = 0;
+	s->over = false;
+	ctx->scan_passes++;
+	for (i = 0; i < ctx->npages; i += KSM_UNMERGE_PM_CHUNK) {
+		const size_t n = STRESS_MINIMUM(KSM_UNMERGE_PM_CHUNK, ctx->npages - i);
+
+		if (stress_ksm_unmerge_stop_seen(ctx, "page scan"))
+			return -1;
+		if (stress_ksm_unmerge_pagemap_read(ctx->pagemap_fd, ctx->region + i * ctx->page_size,
+				n, ctx->page_size, ctx->pagemap) < 0)
+			return -1;
+		for (k = 0; k < n; k++) {
+			const uint64_t e = ctx->pagemap[k];
+
+			if (!(e & PM_PRESENT)) {
+				s->sig.swapped += !!(e & PM_SWAP);
+				continue;
+			}
+			s->sig.present++;
+			/* a shared pfn is never exclusive, so the bit does not split its group */
+			stress_ksm_unmerge_scan_entry(s, mode, (e & PM_PFN_MASK) | (e & PM_EXCLUSIVE));
+		}
+	}
 	return 0;
 }
 
 /*
- *  stress_ksm_unmerge_group_what()
- *	what the region pages of sorted group pfns[i..j) are; kpageflags read
- *	once per group (singles sampled if asked: then judged without it)
+ *  stress_ksm_unmerge_scan_flush()
+ *	hand the held-back group to the consumer (stop checks every 4096 groups)
  */
-static int stress_ksm_unmerge_group_what(stress_ksm_unmerge_ctx_t *ctx, const size_t i,
-	const size_t j, const bool sample, size_t *distinct, uint64_t *flags)
+static int stress_ksm_unmerge_scan_flush(stress_ksm_unmerge_scan_t *s)
 {
-	const uint64_t v = ctx->pfns[i];
-	const uint64_t pfn = v & PM_PFN_MASK;
+	const size_t n = s->pend_n;
 
-	*flags = 0;
-	/* shared pfns are always checked; singles sampled unless verifying */
-	if ((j - i > 1) || !sample || (((*distinct)++ & 7) == (ctx->cycle & 7)) ||
-	    (ctx->zero_pfn && pfn == ctx->zero_pfn))
-		*flags = stress_ksm_unmerge_kpageflags(ctx->kpageflags_fd, pfn);
-	return stress_ksm_unmerge_what(ctx->zero_pfn, PM_PRESENT | v, *flags, j - i);
+	if (!n)
+		return 0;
+	s->pend_n = 0;
+	if (!(++s->groups & 4095) && stress_ksm_unmerge_stop_seen(s->ctx, "page scan"))
+		return -1;
+	return s->fn(s->ctx, s->arg, s->pend_word, n);
 }
 
 /*
- *  stress_ksm_unmerge_group_end()
- *	end of the run of equal pfns starting at i
+ *  stress_ksm_unmerge_scan_emit()
+ *	n pages on word, in ascending word order; a pfn seen both shared and
+ *	exclusive (it moved mid-scan) is one group where its two words meet,
+ *	as in one sorted array
  */
-static inline size_t stress_ksm_unmerge_group_end(const stress_ksm_unmerge_ctx_t *ctx, const size_t i)
+static int stress_ksm_unmerge_scan_emit(stress_ksm_unmerge_scan_t *s, const uint64_t word, const size_t n)
 {
-	const uint64_t pfn = ctx->pfns[i] & PM_PFN_MASK;
-	size_t j = i + 1;
+	if (s->pend_n && (s->pend_word & PM_PFN_MASK) == (word & PM_PFN_MASK)) {
+		s->pend_n += n;
+		return 0;
+	}
+	if (stress_ksm_unmerge_scan_flush(s) < 0)
+		return -1;
+	s->pend_word = word;
+	s->pend_n = n;
+	return 0;
+}
 
-	while (j < ctx->scan_n && (ctx->pfns[j] & PM_PFN_MASK) == pfn)
-		j++;
-	return j;
+/*
+ *  stress_ksm_unmerge_scan_sorted()
+ *	pass A: sort the n words kept and emit their runs
+ */
+static int stress_ksm_unmerge_scan_sorted(stress_ksm_unmerge_scan_t *s, const uint64_t max_word)
+{
+	uint64_t *buf = s->ctx->pfns;
+	size_t i, j;
+
+	/* radix, not qsort: qsort was 2/3 of the stressor's user time */
+	if (s->n > 1)
+		stress_ksm_unmerge_pfn_sort(buf, s->n, max_word);
+	for (i = 0; i < s->n; i = j) {
+		for (j = i + 1; j < s->n && buf[j] == buf[i]; j++)
+			;
+		if (stress_ksm_unmerge_scan_emit(s, buf[i], j - i) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_scan_offsets()
+ *	window pass: sort the n offsets kept (keys less lo, 32 bits: twice as
+ *	many as words) and emit their runs
+ */
+static int stress_ksm_unmerge_scan_offsets(stress_ksm_unmerge_scan_t *s)
+{
+	uint32_t *off = (uint32_t *)s->ctx->pfns;
+	const uint64_t max = s->hi - 1 - s->lo;
+	unsigned int shift = 0;
+	size_t i, j;
+
+	while (shift < 24 && (max >> (shift + 8)))
+		shift += 8;
+	if (s->n > 1)
+		stress_ksm_unmerge_off_digit(off, s->n, shift);
+	for (i = 0; i < s->n; i = j) {
+		for (j = i + 1; j < s->n && off[j] == off[i]; j++)
+			;
+		if (stress_ksm_unmerge_scan_emit(s, stress_ksm_unmerge_scan_word(s->lo + off[i], s->m1), j - i) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_scan_window()
+ *	one window pass over keys [lo, hi): kept as offsets and sorted
+ *	(hi - lo <= 2^32), or counted in place (hi - lo <= scan_cap); 1 if
+ *	the region moved since pass A
+ */
+static int stress_ksm_unmerge_scan_window(stress_ksm_unmerge_scan_t *s, const uint64_t lo,
+	const uint64_t hi, const bool count)
+{
+	uint64_t *buf = s->ctx->pfns;
+	uint64_t k;
+
+	s->lo = lo;
+	s->hi = hi;
+	if (count)
+		(void)shim_memset(buf, 0, (size_t)(hi - lo) * sizeof(*buf));
+	if (stress_ksm_unmerge_scan_pass(s, count ? KSM_SCAN_COUNT : KSM_SCAN_SORT) < 0)
+		return -1;
+	if (s->over || stress_ksm_unmerge_scan_moved(s))
+		return 1;
+	if (!count)
+		return stress_ksm_unmerge_scan_offsets(s);
+	for (k = lo; k < hi; k++) {
+		if (buf[k - lo] && stress_ksm_unmerge_scan_emit(s, stress_ksm_unmerge_scan_word(k, s->m1),
+				(size_t)buf[k - lo]) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_scan_hist()
+ *	histogram pass: keys [lo, hi) counted in buckets of 2^shift keys;
+ *	1 if the region moved
+ */
+static int stress_ksm_unmerge_scan_hist(stress_ksm_unmerge_scan_t *s, const uint64_t lo,
+	const uint64_t hi, uint64_t *hist, const size_t nb, const unsigned int shift)
+{
+	s->lo = lo;
+	s->hi = hi;
+	s->hist = hist;
+	s->shift = shift;
+	(void)shim_memset(hist, 0, nb * sizeof(*hist));
+	if (stress_ksm_unmerge_scan_pass(s, KSM_SCAN_HIST) < 0)
+		return -1;
+	return stress_ksm_unmerge_scan_moved(s) ? 1 : 0;
+}
+
+/*
+ *  stress_ksm_unmerge_scan_shift()
+ *	pure: the least shift that puts keys [lo, hi) in nb buckets
+ */
+static unsigned int stress_ksm_unmerge_scan_shift(const uint64_t lo, const uint64_t hi, const size_t nb)
+{
+	unsigned int shift = 0;
+
+	while (((hi - lo - 1) >> shift) >= nb)
+		shift++;
+	return shift;
+}
+
+static int stress_ksm_unmerge_scan_plan(stress_ksm_unmerge_scan_t *s, const uint64_t lo,
+	const uint64_t hi, uint64_t *hist, const size_t nb);
+
+/*
+ *  stress_ksm_unmerge_scan_cut()
+ *	keys [lo, hi) in key order from their histogram (buckets of 2^shift
+ *	keys): windows of buckets added while their pages fit the buffer as
+ *	offsets (kept and sorted; 2^32 keys at most) or their keys fit it as
+ *	counters (counted in place); a bucket that fits neither is planned
+ *	again, finer (keys are below 2^56: 7 levels at most); 1 if the
+ *	region moved
+ */
+static int stress_ksm_unmerge_scan_cut(stress_ksm_unmerge_scan_t *s, const uint64_t lo,
+	const uint64_t hi, const uint64_t *hist, const size_t nb, const unsigned int shift)
+{
+	const uint64_t cap = s->ctx->scan_cap, width = 1ULL << shift;
+	size_t b0, b1;
+	int ret = 0;
+
+	for (b0 = 0; !ret && b0 < nb && lo + b0 * width < hi; b0 = b1) {
+		uint64_t wlo, sum = 0;
+
+		if (!hist[b0]) {
+			b1 = b0 + 1;	/* nothing there: no pass */
+			continue;
+		}
+		wlo = lo + b0 * width;
+		for (b1 = b0; b1 < nb && lo + b1 * width < hi &&
+		     ((sum + hist[b1] <= 2 * cap && (b1 + 1 - b0) * width <= KSM_UNMERGE_SCAN_OFF_KEYS) ||
+		      (b1 + 1 - b0) * width <= cap); b1++)
+			sum += hist[b1];
+		if (b1 == b0) {
+			/* more pages and more keys than the buffer holds: finer */
+			uint64_t sub[KSM_UNMERGE_SCAN_SUB];
+
+			b1 = b0 + 1;
+			ret = stress_ksm_unmerge_scan_plan(s, wlo, STRESS_MINIMUM(wlo + width, hi), sub,
+				KSM_UNMERGE_SCAN_SUB);
+		} else {
+			ret = stress_ksm_unmerge_scan_window(s, wlo, STRESS_MINIMUM(lo + b1 * width, hi),
+				sum > 2 * cap);
+		}
+	}
+	return ret;
+}
+
+/*
+ *  stress_ksm_unmerge_scan_plan()
+ *	keys [lo, hi) in key order: a histogram pass, then the windows cut
+ *	from it; 1 if the region moved
+ */
+static int stress_ksm_unmerge_scan_plan(stress_ksm_unmerge_scan_t *s, const uint64_t lo,
+	const uint64_t hi, uint64_t *hist, const size_t nb)
+{
+	const unsigned int shift = stress_ksm_unmerge_scan_shift(lo, hi, nb);
+	const int ret = stress_ksm_unmerge_scan_hist(s, lo, hi, hist, nb, shift);
+
+	return ret ? ret : stress_ksm_unmerge_scan_cut(s, lo, hi, hist, nb, shift);
+}
+
+/*
+ *  stress_ksm_unmerge_pfn_end()
+ *	where the machine's pfns end (kpageflags reads nothing past it), 0
+ *	if unknown
+ */
+static uint64_t stress_ksm_unmerge_pfn_end(const int kpageflags_fd)
+{
+	uint64_t lo = 0, hi = PM_PFN_MASK + 1, flags;
+
+	if (kpageflags_fd < 0 || pread(kpageflags_fd, &flags, sizeof(flags), 0) != sizeof(flags))
+		return 0;
+	/* pfn lo reads, pfn hi does not */
+	while (hi - lo > 1) {
+		const uint64_t mid = lo + (hi - lo) / 2;
+
+		if (pread(kpageflags_fd, &flags, sizeof(flags), (off_t)(mid * sizeof(flags))) == sizeof(flags))
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return hi;
+}
+
+/*
+ *  stress_ksm_unmerge_scan_try()
+ *	one scan: pass A, then its words or the windows; 1 if the region moved
+ */
+static int stress_ksm_unmerge_scan_try(stress_ksm_unmerge_scan_t *s)
+{
+	int ret;
+
+	s->m1 = 0;
+	s->end_hist = false;
+	s->max_word = 0;
+	s->pend_n = 0;
+	s->groups = 0;
+	s->hist = s->ctx->pfns + s->ctx->scan_cap;
+	/* past the buffer, pass A also takes the histogram, over all the machine's pfns */
+	s->end = (s->ctx->npages > s->ctx->scan_cap) ? stress_ksm_unmerge_pfn_end(s->ctx->kpageflags_fd) : 0;
+	s->shift = s->end ? stress_ksm_unmerge_scan_shift(0, 2 * s->end, KSM_UNMERGE_SCAN_BUCKETS) : 0;
+	s->first_secs = stress_time_now();
+	if (stress_ksm_unmerge_scan_pass(s, KSM_SCAN_FIRST) < 0)
+		return -1;
+	s->first_secs = stress_time_now() - s->first_secs;
+	s->sig0 = s->sig;
+	s->ctx->scan_swapped = s->sig.swapped;
+	if (!s->over) {
+		ret = stress_ksm_unmerge_scan_sorted(s, s->max_word);
+	} else if (s->end_hist) {
+		s->m1 = s->end;
+		ret = stress_ksm_unmerge_scan_cut(s, 0, 2 * s->end, s->hist, KSM_UNMERGE_SCAN_BUCKETS, s->shift);
+	} else {
+		ret = stress_ksm_unmerge_scan_plan(s, 0, 2 * s->m1, s->hist, KSM_UNMERGE_SCAN_BUCKETS);
+	}
+	if (ret)
+		return ret;
+	return stress_ksm_unmerge_scan_flush(s);
+}
+
+/*
+ *  stress_ksm_unmerge_region_groups()
+ *	hand every group of region pages sharing a pfn to fn, in ascending
+ *	word order (see above); -1 without PFNs, at the end of the run or if
+ *	the region kept moving
+ */
+static int stress_ksm_unmerge_region_groups(stress_ksm_unmerge_ctx_t *ctx,
+	const stress_ksm_unmerge_group_fn fn, void *arg)
+{
+	stress_ksm_unmerge_scan_t s;
+	const double t0 = stress_time_now();
+	int tries, ret = 1;
+
+	ctx->scan_swapped = 0;
+	ctx->scan_passes = 0;
+	if (!ctx->have_pfns || !ctx->scan_cap)
+		return -1;
+	(void)shim_memset(&s, 0, sizeof(s));
+	s.ctx = ctx;
+	s.fn = fn;
+	s.arg = arg;
+	for (tries = 0; tries < KSM_UNMERGE_SCAN_TRIES && ret > 0; tries++) {
+		/* a group of 0 pages: the consumer forgets what it has seen */
+		if (tries && fn(ctx, arg, 0, 0) < 0)
+			return -1;
+		ret = stress_ksm_unmerge_scan_try(&s);
+	}
+	if (ret > 0)
+		pr_dbg("%s: cycle %" PRIu64 ": the region's pages kept moving during %d page scans of %zu "
+			"passes each: not checked by pfn this time\n", ctx->args->name, ctx->cycle,
+			KSM_UNMERGE_SCAN_TRIES, ctx->scan_passes / KSM_UNMERGE_SCAN_TRIES);
+	else if (!ret && ctx->scan_passes > 1)
+		pr_dbg("%s: cycle %" PRIu64 ": page scan in %zu pagemap passes (%d tries), %.1f ms, "
+			"pass A %.1f ms\n", ctx->args->name, ctx->cycle, ctx->scan_passes, tries,
+			(stress_time_now() - t0) * 1000.0, s.first_secs * 1000.0);
+	return ret ? -1 : 0;
+}
+
+/*
+ *  stress_ksm_unmerge_scan_buf_words()
+ *	pure: words to allocate for the scan of npages: the buffer (no more
+ *	than the region) and, if it can overflow, the histogram
+ */
+static size_t stress_ksm_unmerge_scan_buf_words(const size_t npages, const size_t cap)
+{
+	return (npages <= cap) ? (npages ? npages : 1) : cap + KSM_UNMERGE_SCAN_BUCKETS;
+}
+
+/*
+ *  stress_ksm_unmerge_scan_alloc()
+ *	the scan's buffer for ctx's region (NULL if out of memory)
+ */
+static uint64_t *stress_ksm_unmerge_scan_alloc(stress_ksm_unmerge_ctx_t *ctx)
+{
+	ctx->scan_cap = KSM_UNMERGE_SCAN_CAP;
+	return calloc(stress_ksm_unmerge_scan_buf_words(ctx->npages, ctx->scan_cap), sizeof(uint64_t));
+}
+
+/*
+ *  stress_ksm_unmerge_group_what()
+ *	what the n region pages on word are; kpageflags read once per group
+ *	(singles sampled if asked: then judged without it)
+ */
+static int stress_ksm_unmerge_group_what(stress_ksm_unmerge_ctx_t *ctx, const uint64_t word,
+	const size_t n, const bool sample, size_t *distinct, uint64_t *flags)
+{
+	const uint64_t pfn = word & PM_PFN_MASK;
+
+	*flags = 0;
+	/* shared pfns are always checked; singles sampled unless verifying */
+	if ((n > 1) || !sample || (((*distinct)++ & 7) == (ctx->cycle & 7)) ||
+	    (ctx->zero_pfn && pfn == ctx->zero_pfn))
+		*flags = stress_ksm_unmerge_kpageflags(ctx->kpageflags_fd, pfn);
+	return stress_ksm_unmerge_what(ctx->zero_pfn, PM_PRESENT | word, *flags, n);
+}
+
+/* What region_scan counts */
+typedef struct {
+	bool sample;			/* sample the singles' kpageflags */
+	size_t distinct;
+	uint64_t ksm, zero;
+	size_t present;
+} stress_ksm_unmerge_count_t;
+
+/*
+ *  stress_ksm_unmerge_count_group()
+ *	region_scan's consumer: count one group
+ */
+static int stress_ksm_unmerge_count_group(stress_ksm_unmerge_ctx_t *ctx, void *arg,
+	const uint64_t word, const size_t n)
+{
+	stress_ksm_unmerge_count_t *c = (stress_ksm_unmerge_count_t *)arg;
+	uint64_t flags;
+
+	if (!n) {
+		*c = (stress_ksm_unmerge_count_t){ .sample = c->sample };
+		return 0;
+	}
+	switch (stress_ksm_unmerge_group_what(ctx, word, n, c->sample, &c->distinct, &flags)) {
+	case KSM_PAGE_ZERO:
+		/* without use_zero_pages it is a read-faulted hole, not KSM's */
+		if (ctx->ksm_zero)
+			c->zero += n;
+		break;
+	case KSM_PAGE_KSM:
+		c->ksm += n;
+		c->present += n;
+		break;
+	default:
+		c->present += n;
+		break;
+	}
+	return 0;
 }
 
 /*
@@ -217,36 +728,13 @@ static inline size_t stress_ksm_unmerge_group_end(const stress_ksm_unmerge_ctx_t
 static int stress_ksm_unmerge_region_scan(stress_ksm_unmerge_ctx_t *ctx,
 	const bool sample, uint64_t *ksm, uint64_t *zero, size_t *present)
 {
-	size_t i, distinct = 0, groups = 0;
+	stress_ksm_unmerge_count_t c = { .sample = sample };
+	const int ret = stress_ksm_unmerge_region_groups(ctx, stress_ksm_unmerge_count_group, &c);
 
-	*ksm = 0;
-	*zero = 0;
-	*present = 0;
-	if (stress_ksm_unmerge_region_collect(ctx) < 0)
-		return -1;
-	for (i = 0; i < ctx->scan_n; ) {
-		const size_t j = stress_ksm_unmerge_group_end(ctx, i);
-		uint64_t flags;
-
-		if (!(++groups & 4095) && stress_ksm_unmerge_stop_seen(ctx, "page scan"))
-			return -1;
-		switch (stress_ksm_unmerge_group_what(ctx, i, j, sample, &distinct, &flags)) {
-		case KSM_PAGE_ZERO:
-			/* without use_zero_pages it is a read-faulted hole, not KSM's */
-			if (ctx->ksm_zero)
-				*zero += j - i;
-			break;
-		case KSM_PAGE_KSM:
-			*ksm += j - i;
-			*present += j - i;
-			break;
-		default:
-			*present += j - i;
-			break;
-		}
-		i = j;
-	}
-	return 0;
+	*ksm = ret ? 0 : c.ksm;
+	*zero = ret ? 0 : c.zero;
+	*present = ret ? 0 : c.present;
+	return ret;
 }
 
 /*
@@ -343,7 +831,9 @@ static int stress_ksm_unmerge_merge_wait(stress_ksm_unmerge_ctx_t *ctx, const do
 			scans0 = scans;		/* run=2 by someone else reset the count */
 		ctx->last_scan.cycle = 0;	/* only a scan that ends the wait is kept */
 		total = stress_ksm_unmerge_merged_now(ctx, merging, zero);
-		if (scans - scans0 >= stale_scans) {
+		/* a page scan the merging pages kept moving under counts nothing */
+		if (scans - scans0 >= stale_scans &&
+		    (ctx->counters != KSM_COUNTERS_PAGEMAP || ctx->last_scan.cycle)) {
 			if (want && total >= want && stress_ksm_unmerge_region_merged(ctx, want))
 				return 1;
 			if (scans != last_scans) {
@@ -522,6 +1012,49 @@ static int stress_ksm_unmerge_suspects_judge(stress_ksm_unmerge_ctx_t *ctx,
 	return 0;
 }
 
+/* What verify_pfns gathers from the groups */
+typedef struct {
+	stress_ksm_unmerge_suspect_t sus[KSM_UNMERGE_SUSPECTS];
+	size_t nsus, distinct;
+	uint64_t zero, total, kpf_pages, zero_pfn;
+} stress_ksm_unmerge_pfns_t;
+
+/*
+ *  stress_ksm_unmerge_pfns_group()
+ *	verify_pfns' consumer: a KSM zero page, or a suspect (KPF_KSM, or
+ *	the pfn shared or not exclusive), counted; the first few kept
+ */
+static int stress_ksm_unmerge_pfns_group(stress_ksm_unmerge_ctx_t *ctx, void *arg,
+	const uint64_t word, const size_t n)
+{
+	const stress_ksm_unmerge_iface_t *ifc = stress_ksm_unmerge_iface_cur ?
+		stress_ksm_unmerge_iface_cur : &stress_ksm_unmerge_iface_default;
+	stress_ksm_unmerge_pfns_t *p = (stress_ksm_unmerge_pfns_t *)arg;
+	uint64_t flags;
+	int what;
+	bool kpf, mapping;
+
+	if (!n) {
+		(void)shim_memset(p, 0, sizeof(*p));
+		return 0;
+	}
+	what = stress_ksm_unmerge_group_what(ctx, word, n, !ctx->verify, &p->distinct, &flags);
+	kpf = ifc->kpf_ksm && (flags & STRESS_BIT_ULL(KPF_BIT_KSM));
+	mapping = (n > 1) || (ifc->excl && !(word & PM_EXCLUSIVE));
+	if (what == KSM_PAGE_ZERO) {
+		if (ctx->ksm_zero) {
+			p->zero += n;
+			p->zero_pfn = word & PM_PFN_MASK;
+		}
+	} else if (kpf || mapping) {
+		if (p->nsus < KSM_UNMERGE_SUSPECTS)
+			p->sus[p->nsus++] = (stress_ksm_unmerge_suspect_t){ word & PM_PFN_MASK, n, kpf, mapping };
+		p->total += n;
+	}
+	p->kpf_pages += (flags & STRESS_BIT_ULL(KPF_BIT_KSM)) ? n : 0;
+	return 0;
+}
+
 /*
  *  stress_ksm_unmerge_verify_pfns()
  *	after unmerge: no KSM page (by two agreeing signals, see
@@ -532,46 +1065,25 @@ static int stress_ksm_unmerge_verify_pfns(stress_ksm_unmerge_ctx_t *ctx, const u
 {
 	const stress_ksm_unmerge_iface_t *ifc = stress_ksm_unmerge_iface_cur ?
 		stress_ksm_unmerge_iface_cur : &stress_ksm_unmerge_iface_default;
-	stress_ksm_unmerge_suspect_t sus[KSM_UNMERGE_SUSPECTS];
-	uint64_t zero = 0, total = 0, kpf_pages = 0, zero_pfn = 0;
-	size_t i, nsus = 0, distinct = 0;
+	stress_ksm_unmerge_pfns_t p;
 
-	if (stress_ksm_unmerge_region_collect(ctx) < 0)
+	(void)shim_memset(&p, 0, sizeof(p));
+	if (stress_ksm_unmerge_region_groups(ctx, stress_ksm_unmerge_pfns_group, &p) < 0)
 		return 0;
-	for (i = 0; i < ctx->scan_n; ) {
-		const size_t j = stress_ksm_unmerge_group_end(ctx, i);
-		uint64_t flags;
-		const int what = stress_ksm_unmerge_group_what(ctx, i, j, !ctx->verify, &distinct, &flags);
-		const bool kpf = ifc->kpf_ksm && (flags & STRESS_BIT_ULL(KPF_BIT_KSM));
-		const bool mapping = (j - i > 1) || (ifc->excl && !(ctx->pfns[i] & PM_EXCLUSIVE));
-
-		if (what == KSM_PAGE_ZERO) {
-			if (ctx->ksm_zero) {
-				zero += j - i;
-				zero_pfn = ctx->pfns[i] & PM_PFN_MASK;
-			}
-		} else if (kpf || mapping) {
-			if (nsus < KSM_UNMERGE_SUSPECTS)
-				sus[nsus++] = (stress_ksm_unmerge_suspect_t){ ctx->pfns[i] & PM_PFN_MASK, j - i, kpf, mapping };
-			total += j - i;
-		}
-		kpf_pages += (flags & STRESS_BIT_ULL(KPF_BIT_KSM)) ? j - i : 0;
-		i = j;
-	}
-	if (zero && ifc->zero_unshare) {
+	if (p.zero && ifc->zero_unshare) {
 		size_t first, second;
 
-		stress_ksm_unmerge_pfn_pages(ctx, zero_pfn, &first, &second);
+		stress_ksm_unmerge_pfn_pages(ctx, p.zero_pfn, &first, &second);
 		pr_fail("%s: page %zu still maps the KSM zero page after unmerge (%" PRIu64 " such pages)\n",
-			ctx->args->name, first, zero);
+			ctx->args->name, first, p.zero);
 		return -1;
 	}
-	if (zero)
+	if (p.zero)
 		pr_dbg("%s: %" PRIu64 " KSM zero pages still mapped after unmerge: kept by design before 6.4\n",
-			ctx->args->name, zero);
-	if (!nsus)
+			ctx->args->name, p.zero);
+	if (!p.nsus)
 		return 0;
-	return stress_ksm_unmerge_suspects_judge(ctx, sus, nsus, total, kpf_pages, ksm_before, cow_delta);
+	return stress_ksm_unmerge_suspects_judge(ctx, p.sus, p.nsus, p.total, p.kpf_pages, ksm_before, cow_delta);
 }
 
 /*

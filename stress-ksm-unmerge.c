@@ -600,7 +600,7 @@ typedef struct stress_ksm_unmerge_ctx {
 	uint64_t seed;			/* per instance seed for unique pages */
 	uint8_t *templates;		/* template pages for same/few */
 	uint64_t *pagemap;		/* pagemap scratch, KSM_UNMERGE_PM_CHUNK entries */
-	uint64_t *pfns;			/* present pfns, sorted by region_scan */
+	uint64_t *pfns;			/* the region scan's buffer (verify.h), scan_cap words + histogram */
 	int pagemap_fd;
 	int kpageflags_fd;
 	int ksm_stat_fd;		/* /proc/self/ksm_stat, -1 if missing */
@@ -609,7 +609,8 @@ typedef struct stress_ksm_unmerge_ctx {
 	int vmstat_fd;
 	uint64_t zero_pfn;		/* pfn of the shared zero page, 0 unknown */
 	const stress_ksm_unmerge_iface_t *iface;	/* self-tested signals */
-	size_t scan_n;			/* entries region_collect left in pfns */
+	size_t scan_cap;		/* words the scan buffer holds (KSM_UNMERGE_SCAN_CAP) */
+	size_t scan_passes;		/* pagemap passes of the last region scan */
 	size_t scan_swapped;		/* swapped-out pages it saw */
 	bool wait_timed_out;		/* the last merge wait hit its time bound */
 	int counters;			/* KSM_COUNTERS_* source for merge waits */
@@ -1618,7 +1619,7 @@ static int stress_ksm_unmerge_ctx_init(stress_ksm_unmerge_ctx_t *ctx, stress_arg
 	ctx->templates = mmap(NULL, (KSM_UNMERGE_FEW_TEMPLATES + 1) * ctx->page_size,
 		PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ctx->pagemap = calloc(KSM_UNMERGE_PM_CHUNK, sizeof(uint64_t));
-	ctx->pfns = calloc(ctx->npages, sizeof(uint64_t));
+	ctx->pfns = stress_ksm_unmerge_scan_alloc(ctx);
 	if (ctx->templates == MAP_FAILED || !ctx->pagemap || !ctx->pfns) {
 		if (ctx->templates == MAP_FAILED)
 			ctx->templates = NULL;
