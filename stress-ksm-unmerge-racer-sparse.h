@@ -52,6 +52,7 @@ typedef struct {
 	uint64_t cpu_ns;		/* ksmd CPU time spent in the window */
 	uint64_t scans;			/* full scans it completed in the window */
 	double secs;			/* wall time of the window */
+	uint64_t skipped;		/* full scans let go by before it (all, if it never began) */
 } stress_ksm_unmerge_ksmd_window_t;
 
 /* where ksmd's CPU time is read */
@@ -673,19 +674,21 @@ static int stress_ksm_unmerge_ksmd_selftest(stress_ksm_unmerge_ksmd_t *k, char *
  *	let KSM_SPARSE_KSMD_SKIP full scans go by, then measure ksmd's CPU
  *	over the next full scans (at least KSM_SPARSE_KSMD_SCANS and
  *	KSM_SPARSE_KSMD_MIN_SECS), ending on a scan's end; 0 measured, 1 out
- *	of time (w holds what was seen), -1 an interface failed (why)
+ *	of time (w: what was measured, or, if it never began, CPU and secs
+ *	since the start), -1 an interface failed (why)
  */
 static int stress_ksm_unmerge_ksmd_window(stress_ksm_unmerge_ctx_t *ctx, const stress_ksm_unmerge_ksmd_t *k,
 	stress_ksm_unmerge_ksmd_window_t *w, char *why, const size_t len)
 {
-	const double t_end = stress_time_now() + KSM_SPARSE_KSMD_MAX_SECS;
+	const double t_start = stress_time_now();
 	uint64_t fs, last = stress_ksm_unmerge_full_scans(ctx), fs0 = 0, cpu0 = 0, cpu;
-	double t0 = 0.0, now;
+	double t0 = t_start, now;
 	bool measuring = false;
-	uint64_t skipped = 0;
 
 	(void)memset(w, 0, sizeof(*w));
-	while ((now = stress_time_now()) < t_end && stress_continue(ctx->args)) {
+	if (stress_ksm_unmerge_ksmd_cpu(k, &cpu0) < 0)
+		goto cpu_fail;
+	while ((now = stress_time_now()) < t_start + KSM_SPARSE_KSMD_MAX_SECS && stress_continue(ctx->args)) {
 		(void)shim_nanosleep_uint64(1000000);
 		fs = stress_ksm_unmerge_full_scans(ctx);
 		if (fs == last)
@@ -695,32 +698,34 @@ static int stress_ksm_unmerge_ksmd_window(stress_ksm_unmerge_ctx_t *ctx, const s
 				" (run=2 written meanwhile?)", last, fs);
 			return -1;
 		}
-		if (stress_ksm_unmerge_ksmd_cpu(k, &cpu) < 0) {
-			(void)snprintf(why, len, "ksmd's CPU time stopped reading (pid %d)", (int)k->pid);
-			return -1;
+		if (stress_ksm_unmerge_ksmd_cpu(k, &cpu) < 0)
+			goto cpu_fail;
+		if (!measuring) {
+			w->skipped += fs - last;
+			last = fs;
+			if (w->skipped >= KSM_SPARSE_KSMD_SKIP) {
+				measuring = true;
+				fs0 = fs;
+				cpu0 = cpu;
+				t0 = stress_time_now();
+			}
+			continue;
 		}
-		skipped += fs - last;
 		last = fs;
-		if (!measuring && skipped >= KSM_SPARSE_KSMD_SKIP) {
-			measuring = true;
-			fs0 = fs;
-			cpu0 = cpu;
-			t0 = stress_time_now();
-			continue;
-		}
-		if (!measuring)
-			continue;
 		w->scans = fs - fs0;
 		w->cpu_ns = cpu - cpu0;
 		w->secs = stress_time_now() - t0;
 		if (w->scans >= KSM_SPARSE_KSMD_SCANS && w->secs >= KSM_SPARSE_KSMD_MIN_SECS)
 			return 0;
 	}
-	if (measuring && stress_ksm_unmerge_ksmd_cpu(k, &cpu) == 0) {
-		w->cpu_ns = cpu - cpu0;
+	if (!w->scans && stress_ksm_unmerge_ksmd_cpu(k, &cpu) == 0) {
+		w->cpu_ns = cpu - cpu0;		/* since the start, or since measuring began */
 		w->secs = now - t0;
 	}
 	return 1;
+cpu_fail:
+	(void)snprintf(why, len, "ksmd's CPU time stopped reading (pid %d)", (int)k->pid);
+	return -1;
 }
 
 /*
@@ -788,11 +793,12 @@ static void stress_ksm_unmerge_ksmd_report(stress_ksm_unmerge_ctx_t *ctx, const 
 	char why[160];
 
 	if (ret_on > 0 && !on->scans) {
-		pr_inf("%s: sparse racer: no " KSM_SPARSE_KSMD_METRIC " metric: ksmd did not finish a "
-			"full scan in %.1f s with the %zu-byte range mergeable (%.3f s of its CPU: at least "
-			"%.0f ns per sparse GiB per full scan; a kernel without f5548c318d65 walks every "
-			"hole)\n", ctx->args->name, on->secs, s->size, (double)on->cpu_ns / 1.0E9,
-			(double)on->cpu_ns / ((double)s->size / (double)GB));
+		pr_inf("%s: sparse racer: no " KSM_SPARSE_KSMD_METRIC " metric: in %.1f s with the "
+			"%zu-byte range mergeable ksmd used %.3f s of CPU and completed %" PRIu64 " full "
+			"scan%s before the one measured, and not that one (a kernel without f5548c318d65 "
+			"walks every hole of the range in each full scan)\n", ctx->args->name,
+			KSM_SPARSE_KSMD_MAX_SECS, s->size, (double)on->cpu_ns / 1.0E9, on->skipped,
+			on->skipped == 1 ? "" : "s");
 		return;
 	}
 	if (stress_ksm_unmerge_ksmd_per_gib(off, on, s->size, &off_ns, &on_ns, &ns_gib, why, sizeof(why)) < 0) {

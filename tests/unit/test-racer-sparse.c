@@ -186,7 +186,7 @@ static void test_ksmd_schedstat_parse(void **state)
  */
 static void test_ksmd_per_gib(void **state)
 {
-	stress_ksm_unmerge_ksmd_window_t off = { 200000000, 100000, 0.25 }, on = { 250000000, 500, 0.25 };
+	stress_ksm_unmerge_ksmd_window_t off = { 200000000, 100000, 0.25, 2 }, on = { 250000000, 500, 0.25, 2 };
 	double off_ns, on_ns, ns_gib;
 	char why[160];
 
