@@ -133,6 +133,45 @@ static void test_sparse_allow(void **state)
 }
 
 /*
+ *  t_handler()
+ *	a handler that does nothing
+ */
+static void t_handler(int sig)
+{
+	(void)sig;
+}
+
+/*
+ *  test_sparse_restarts()
+ *	a stop signal handled with SA_RESTART is found; default, ignored and
+ *	handlers without it are not
+ */
+static void test_sparse_restarts(void **state)
+{
+	struct sigaction sa, old[3];
+	static const int sigs[] = { SIGALRM, SIGINT, SIGTERM };
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < 3; i++)
+		assert_int_equal(sigaction(sigs[i], NULL, &old[i]), 0);
+	(void)memset(&sa, 0, sizeof(sa));
+	(void)sigemptyset(&sa.sa_mask);
+	sa.sa_handler = t_handler;
+	for (i = 0; i < 3; i++)
+		assert_int_equal(sigaction(sigs[i], &sa, NULL), 0);
+	assert_int_equal(stress_ksm_unmerge_sparse_restarts(), 0);
+	sa.sa_flags = SA_RESTART;
+	assert_int_equal(sigaction(SIGTERM, &sa, NULL), 0);
+	assert_int_equal(stress_ksm_unmerge_sparse_restarts(), SIGTERM);
+	sa.sa_handler = SIG_IGN;
+	assert_int_equal(sigaction(SIGTERM, &sa, NULL), 0);
+	assert_int_equal(stress_ksm_unmerge_sparse_restarts(), 0);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(sigaction(sigs[i], &old[i], NULL), 0);
+}
+
+/*
  *  test_ksmd_stat_parse()
  *	/proc/PID/stat of ksmd recorded on 6.18, a comm with spaces and ')', junk
  */
@@ -249,6 +288,7 @@ int main(void)
 		cmocka_unit_test(test_sparse_layout),
 		cmocka_unit_test(test_sparse_as_fit),
 		cmocka_unit_test(test_sparse_allow),
+		cmocka_unit_test(test_sparse_restarts),
 		cmocka_unit_test(test_ksmd_stat_parse),
 		cmocka_unit_test(test_ksmd_schedstat_parse),
 		cmocka_unit_test(test_ksmd_per_gib),
