@@ -21,8 +21,8 @@ before=$(knobs)
 
 # no_bad_lines LOG WHAT: no hang, no fail line, knobs back, nothing left
 no_bad_lines() {
-	check ! grep -q "stuck in phase" "$1" || { cat "$1"; fail "$2: a hang was reported"; }
-	check ! grep -q " fail: " "$1" || { cat "$1"; fail "$2: fail: lines"; }
+	checked; ! grep -q "stuck in phase" "$1" || { cat "$1"; fail "$2: a hang was reported"; }
+	checked; ! grep -q " fail: " "$1" || { cat "$1"; fail "$2: fail: lines"; }
 	check [ "$(knobs)" = "$before" ] || fail "$2: KSM knobs changed: '$before' -> '$(knobs)'"
 	sleep 0.3
 	check [ -z "$(ours)" ] || fail "$2: processes left: $(ours)"
