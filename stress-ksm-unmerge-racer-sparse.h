@@ -858,7 +858,8 @@ static void stress_ksm_unmerge_sparse_ksmd(stress_ksm_unmerge_ctx_t *ctx, stress
  */
 static void stress_ksm_unmerge_sparse_metrics(stress_ksm_unmerge_ctx_t *ctx)
 {
-	if ((ctx->racers_mask & STRESS_BIT_ULL(KSM_RACER_IDX_SPARSE)) && stress_ksm_unmerge_sparse_ksmd_ns_gib > 0.0)
+	/* set only where this process started the racer (racers_mask is cleared by now) */
+	if (stress_ksm_unmerge_sparse_ksmd_ns_gib > 0.0)
 		stress_metrics_set(ctx->args, KSM_SPARSE_KSMD_METRIC, stress_ksm_unmerge_sparse_ksmd_ns_gib,
 			STRESS_METRIC_HARMONIC_MEAN);
 }
