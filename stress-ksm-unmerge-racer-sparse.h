@@ -865,6 +865,31 @@ static void stress_ksm_unmerge_sparse_metrics(stress_ksm_unmerge_ctx_t *ctx)
 }
 
 /*
+ *  stress_ksm_unmerge_sparse_hung_task()
+ *	a walk that holds the mmap write lock past kernel.hung_task_timeout_secs
+ *	makes ksmd (blocked on it) a hung task the kernel reports, a real kernel
+ *	warning that fails the run: say so before it happens
+ */
+static void stress_ksm_unmerge_sparse_hung_task(stress_ksm_unmerge_ctx_t *ctx, const double walk)
+{
+	char buf[32];
+	ssize_t n;
+	unsigned long secs;
+
+	n = stress_fs_file_read("/proc/sys/kernel/hung_task_timeout_secs", buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	secs = strtoul(buf, NULL, 10);
+	if (!secs || walk <= (double)secs)
+		return;
+	pr_inf("%s: sparse racer: the walk holds the mmap write lock for about %.0f s, past "
+		"kernel.hung_task_timeout_secs (%lu s): ksmd, blocked on that lock, will be reported "
+		"as a hung task (a kernel warning: the run fails); 6.19's range walk takes seconds\n",
+		ctx->args->name, walk, secs);
+}
+
+/*
  *  stress_ksm_unmerge_sparse_predict()
  *	instance 0: the range's layout and one walk's predicted length and
  *	hang allowance, as an info line where that matters (a walk over 1 s)
@@ -893,6 +918,7 @@ static void stress_ksm_unmerge_sparse_predict(stress_ksm_unmerge_ctx_t *ctx, con
 		walk, ns, stress_ksm_unmerge_sparse_allow(pages, s->probe_ns, 0.0), sh ? sh->hang_timeout : 0,
 		(ctx->args->time_end > 0.0 && walk > left) ? "; longer than the run has left: the stop "
 		"interrupts it (EINTR) and it is not counted" : "");
+	stress_ksm_unmerge_sparse_hung_task(ctx, walk);
 }
 
 /*
