@@ -32,6 +32,7 @@
 #define KSM_SPARSE_KSMD_SCANS		(2)		/* full scans measured, at least */
 #define KSM_SPARSE_KSMD_MIN_SECS	(0.25)		/* a ksmd window lasts at least */
 #define KSM_SPARSE_KSMD_MAX_SECS	(4.0)		/* and at most (skip + measure) */
+#define KSM_SPARSE_KSMD_MIN_RUN		(10.0)		/* secs a run needs for the ksmd windows */
 #define KSM_SPARSE_KSMD_METRIC		"ksmd scan nanosecs per sparse GiB"
 
 /* sparse racer state (main thread only) */
@@ -948,7 +949,13 @@ static int stress_ksm_unmerge_sparse_start(stress_ksm_unmerge_ctx_t *ctx, const 
 	/* its populated pages merge too and count in this mm's ksm_merging_pages */
 	ctx->racers_disturb_counts = true;
 	stress_ksm_unmerge_sparse_predict(ctx, s);
-	if (stress_instance_zero(ctx->args))
+	if (!stress_instance_zero(ctx->args))
+		return 0;
+	/* up to 2 x 4 s before the first cycle: not in short runs */
+	if (ctx->args->time_end > 0.0 && ctx->args->time_end - stress_time_now() < KSM_SPARSE_KSMD_MIN_RUN)
+		pr_inf("%s: sparse racer: no " KSM_SPARSE_KSMD_METRIC " metric: the run is shorter than "
+			"%.0f s\n", ctx->args->name, KSM_SPARSE_KSMD_MIN_RUN);
+	else
 		stress_ksm_unmerge_sparse_ksmd(ctx, s);
 	return 0;
 }
