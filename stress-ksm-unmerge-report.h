@@ -651,12 +651,13 @@ static bool stress_ksm_unmerge_hang_check(stress_ksm_unmerge_shared_t *sh)
 
 	for (i = 0; i < sh->instances; i++) {
 		stress_ksm_unmerge_instance_t *st = &sh->inst[i];
+		const double allow = st->hang_allow;	/* read before phase_since: it is reset after */
 		char wchan[128], stack[2048];
 
 		/* merge waits and checks are bounded in user space; kernel steps are not */
 		if (st->pid <= 0 || st->hang_reported ||
 		    (st->phase != KSM_PHASE_UNMERGING && st->phase != KSM_PHASE_VERIFY) ||
-		    now - st->phase_since < (double)sh->hang_timeout)
+		    now - st->phase_since - allow < (double)sh->hang_timeout)
 			continue;
 		st->hang_reported = true;
 		st->hangs++;
@@ -664,9 +665,9 @@ static bool stress_ksm_unmerge_hang_check(stress_ksm_unmerge_shared_t *sh)
 		stress_ksm_unmerge_proc_text(st->pid, "wchan", wchan, sizeof(wchan));
 		stress_ksm_unmerge_proc_text(st->pid, "stack", stack, sizeof(stack));
 		pr_fail("ksm-unmerge: instance %" PRIu32 " (pid %d) stuck in phase %s for %.0f s "
-			"(bound %" PRIu32 " s): wchan %s, kernel stack: %s\n", i, (int)st->pid,
+			"(bound %" PRIu32 " s%s): wchan %s, kernel stack: %s\n", i, (int)st->pid,
 			stress_ksm_unmerge_phase_names[st->phase], now - st->phase_since,
-			sh->hang_timeout, wchan, stack);
+			sh->hang_timeout, allow > 0.0 ? " plus the sparse walk's allowance" : "", wchan, stack);
 		stress_ksm_unmerge_threads_report(st->pid);
 	}
 	return hung;

@@ -495,6 +495,7 @@ typedef struct {
 	stress_ksm_unmerge_lat_t mrelease_lat;	/* mrelease racer kill-to-reaped, ms */
 	volatile int phase;		/* current phase, for the kernel-log context */
 	volatile double phase_since;	/* when the phase began */
+	volatile double hang_allow;	/* secs of the phase excused from the hang bound (long sparse walk) */
 	volatile pid_t pid;		/* instance pid, for the monitor */
 	uint64_t hangs;			/* steps the monitor saw stuck */
 	bool hang_reported;		/* current stuck step already reported */
@@ -1274,6 +1275,7 @@ static void stress_ksm_unmerge_phase_set(stress_ksm_unmerge_ctx_t *ctx, const in
 
 	ctx->phase = phase;
 	ctx->st->phase_since = stress_time_now();
+	ctx->st->hang_allow = 0.0;
 	ctx->st->hang_reported = false;
 	ctx->st->phase = phase;
 	stress_ksm_unmerge_klog_context_set(ctx->args->instance,
@@ -1736,6 +1738,7 @@ static void stress_ksm_unmerge_metrics(stress_ksm_unmerge_ctx_t *ctx, const doub
 			stress_metrics_set(args, stress_ksm_unmerge_racers[i].op_ns_metric,
 				(double)rs->op_ns / (double)rs->ops, STRESS_METRIC_HARMONIC_MEAN);
 	}
+	stress_ksm_unmerge_sparse_metrics(ctx);
 	for (i = 0; i < KSM_UNMERGE_RACERS; i++) {
 		char desc[64];
 

@@ -130,6 +130,7 @@ static const kr_desc_t kr_known_desc[] = {
 	{ "sparse-ops-per-sec",			"sparse ops per sec" },
 	{ "thp-ops-per-sec",			"thp ops per sec" },
 	{ "nanosecs-per-sparse-page",		"nanosecs per sparse page" },
+	{ "ksmd-scan-nanosecs-per-sparse-gib",	"ksmd scan nanosecs per sparse GiB" },
 };
 
 /* descriptions learnt from run-<i>.txt files next to the YAML files */

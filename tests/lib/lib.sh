@@ -51,6 +51,16 @@ leftovers() {
 	return 0
 }
 
+# log_wait LOG REGEX: wait up to 10 s until LOG has a line matching REGEX
+log_wait() {
+	local i
+	for i in $(seq 1 100); do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # private_bin: copy the stressor into $TMPD as $BIN, so the run's processes
 # are exactly those whose exe is $BIN
 private_bin() {

@@ -10,12 +10,7 @@ STRESSOR=$BIN
 
 # wait_cycles: wait until the run logging to $1 is past its set-up
 wait_started() {
-	local i
-	for i in $(seq 1 50); do
-		grep -q "using .* per stressor instance" "$1" 2>/dev/null && { sleep 1.5; return 0; }
-		sleep 0.1
-	done
-	return 1
+	log_wait "$1" "using .* per stressor instance" && sleep 1.5
 }
 
 before=$(knobs)

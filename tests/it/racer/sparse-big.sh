@@ -1,0 +1,115 @@
+#!/bin/bash
+# tests/it/racer/sparse-big.sh: the sparse racer on large ranges, 1 instance
+# (about 30 s):
+#   1. 256G with --ksm-unmerge-hang-timeout 1: each walk (about 4 s on
+#      6.18's per-page walk) is longer than the hang bound, and must not be
+#      called a hang (its allowance follows the start probe's ns per page);
+#      exit 0 under --verify, reached, at most 1024 populated pages per walk,
+#      the ksmd metric printed with both per-scan figures (or a reason line);
+#   2. 4T with -t 5: a walk far longer than the run; the timeout interrupts
+#      it (EINTR, "interrupted the unmerge" line) and the run ends within
+#      2 s of the timeout, with no hang and no fail line;
+#   3. 4T, SIGTERM to the parent mid-walk: the run ends within 2.5 s.
+# With KSM_SPARSE_32T_TESTS=1, 2 and 3 also at 32T (-t 20, SIGTERM after
+# 10 s).  Runs the stressor: run it under "flock /tmp/ksm-dev.lock"
+# (tests/run-tests does).
+. "$(dirname "$0")/../../lib/lib.sh"
+require_ksm
+private_bin
+STRESSOR=$BIN
+before=$(knobs)
+
+# no_bad_lines LOG WHAT: no hang, no fail line, knobs back, nothing left
+no_bad_lines() {
+	checked; ! grep -q "stuck in phase" "$1" || { cat "$1"; fail "$2: a hang was reported"; }
+	checked; ! grep -q " fail: " "$1" || { cat "$1"; fail "$2: fail: lines"; }
+	check [ "$(knobs)" = "$before" ] || fail "$2: KSM knobs changed: '$before' -> '$(knobs)'"
+	sleep 0.3
+	check [ -z "$(ours)" ] || fail "$2: processes left: $(ours)"
+}
+
+# 1. walks longer than the hang bound are not hangs
+log=$TMPD/long.log
+"$STRESSOR" --ksm-unmerge 1 -t 12 --metrics --verify --ksm-unmerge-bytes 16M \
+	--ksm-unmerge-sparse-bytes 256G --ksm-unmerge-hang-timeout 1 \
+	--ksm-unmerge-method sparse,madvise >"$log" 2>&1
+rc=$?
+check [ $rc = 0 ] || { cat "$log"; fail "256G: exit $rc"; }
+no_bad_lines "$log" 256G
+line=$(grep -o "racer sparse .*" "$log")
+walked=$(echo "$line" | sed -n 's/.*sparse-pages-walked=\([0-9]*\).*/\1/p')
+populated=$(echo "$line" | sed -n 's/.*populated-pages-checked=\([0-9]*\).*/\1/p')
+check [ -n "$walked" ] && [ "$walked" -gt 0 ] || { cat "$log"; fail "256G: no completed walk: '$line'"; }
+psz=$(getconf PAGESIZE)
+walks=$((walked / (256 * 1024 * 1024 * 1024 / psz)))
+# every walk looked up 4 MiB of populated pages (1024 of 4 KiB; one walk
+# the end of the run interrupted may add its own)
+per=$((4 * 1024 * 1024 / psz))
+checked; [ "$populated" -ge $((walks * per)) ] && [ "$populated" -le $(((walks + 1) * per)) ] ||
+	fail "256G: $populated populated pages checked over $walks walks, expected $per each"
+check grep -q "racer sparse reached" "$log" || { cat "$log"; fail "256G: '$line'"; }
+v=$(sed -n 's/.* \([0-9.]*\) ksmd scan nanosecs per sparse GiB.*/\1/p' "$log" | head -1)
+if [ -n "$v" ]; then
+	check grep -q "sparse racer: ksmd CPU per full scan: .* us with the .* us without" "$log" ||
+		fail "256G: ksmd metric without its per-scan figures"
+	echo "    $v ksmd scan nanosecs per sparse GiB"
+else
+	check grep -q "sparse racer: no ksmd scan nanosecs per sparse GiB metric: " "$log" ||
+		{ cat "$log"; fail "256G: neither the ksmd metric nor why it is absent"; }
+	grep "no ksmd scan" "$log"
+fi
+echo "ok 256G, hang bound 1 s: $walks walks, $line"
+
+# started LOG: wait until the run's sparse range is mapped and the walk began
+started() {
+	log_wait "$1" "sparse racer: .* populated pages" && sleep 3
+}
+
+# stop_timeout SIZE T: -t T ends a walk of SIZE within 2 s of the timeout
+stop_timeout() {
+	local log=$TMPD/timeout-$1.log rc t0 secs
+	t0=$(date +%s.%N)
+	"$STRESSOR" --ksm-unmerge 1 -t "$2" --metrics --ksm-unmerge-bytes 16M \
+		--ksm-unmerge-sparse-bytes "$1" --ksm-unmerge-method sparse,madvise >"$log" 2>&1
+	rc=$?
+	secs=$(echo "$(date +%s.%N) - $t0" | bc)
+	echo "$1, -t $2: exit $rc after ${secs}s"
+	check grep -q "sparse racer: the end of the run interrupted the unmerge" "$log" ||
+		{ cat "$log"; fail "$1: the timeout did not interrupt a walk"; }
+	checked; [ "$(echo "$secs < $2 + 2.5" | bc)" = 1 ] || { cat "$log"; fail "$1: -t $2 took ${secs}s"; }
+	# the instance verified no cycle (exit 3) or the region's cycle (exit 0)
+	checked; [ $rc = 0 ] || [ $rc = 3 ] || { cat "$log"; fail "$1: exit $rc"; }
+	no_bad_lines "$log" "$1 -t $2"
+}
+
+# stop_term SIZE AFTER: SIGTERM AFTER s into a walk of SIZE stops within 2.5 s
+stop_term() {
+	local log=$TMPD/term-$1.log pid rc t0 secs
+	"$STRESSOR" --ksm-unmerge 1 -t 600 --metrics --ksm-unmerge-bytes 16M \
+		--ksm-unmerge-sparse-bytes "$1" --ksm-unmerge-method sparse,madvise >"$log" 2>&1 &
+	pid=$!
+	started "$log" || { kill -KILL $pid; cat "$log"; fail "$1: the run did not start"; }
+	sleep "$2"
+	t0=$(date +%s.%N)
+	kill -TERM $pid
+	wait $pid
+	rc=$?
+	secs=$(echo "$(date +%s.%N) - $t0" | bc)
+	echo "$1, SIGTERM: exit $rc after ${secs}s"
+	check grep -q "sparse racer: the end of the run interrupted the unmerge" "$log" ||
+		{ cat "$log"; fail "$1: SIGTERM did not interrupt a walk"; }
+	checked; [ "$(echo "$secs < 2.5" | bc)" = 1 ] || { cat "$log"; fail "$1: SIGTERM took ${secs}s"; }
+	check grep -q "run completed" "$log" || { cat "$log"; fail "$1: no summary after SIGTERM"; }
+	no_bad_lines "$log" "$1 SIGTERM"
+}
+
+stop_timeout 4T 5
+stop_term 4T 0
+if [ "${KSM_SPARSE_32T_TESTS:-0}" = 1 ]; then
+	stop_timeout 32T 20
+	stop_term 32T 7
+else
+	echo "note: 32T stop checks not run (set KSM_SPARSE_32T_TESTS=1)"
+fi
+checks_done
+exit 0
