@@ -537,6 +537,15 @@ static int stress_ksm_unmerge_sparse_map(stress_ksm_unmerge_ctx_t *ctx, stress_k
 #if defined(MADV_NOHUGEPAGE)
 	(void)madvise(s->base, s->size, MADV_NOHUGEPAGE);
 #endif
+#if defined(MADV_DONTFORK)
+	/*
+	 * fork and mrelease children must not share the populated pages:
+	 * where KPF_KSM lies (6.10-6.12) a page mapped by more than two ptes
+	 * reads as a KSM page, and two live children make a private page so
+	 */
+	if (madvise(s->base, s->size, MADV_DONTFORK) < 0)
+		return -1;	/* the racer is skipped with errno in its reason */
+#endif
 	stress_memory_anon_name_set(s->base, s->size, "ksm-unmerge-sparse");
 	for (k = 0; k < s->populated; k++)
 		(void)shim_memcpy(s->base + k * s->stride, ctx->templates, ctx->page_size);
@@ -941,7 +950,7 @@ static int stress_ksm_unmerge_sparse_start(stress_ksm_unmerge_ctx_t *ctx, const 
 	s->probe_ns = stress_ksm_unmerge_sparse_probe(ctx->page_size);
 	if (stress_ksm_unmerge_sparse_map(ctx, s) < 0) {
 		(void)snprintf(rs->reason, sizeof(rs->reason), "cannot reserve %zu bytes of sparse "
-			"address space, errno=%d (%s)", s->size, errno, strerror(errno));
+			"address space (mmap, MADV_DONTFORK), errno=%d (%s)", s->size, errno, strerror(errno));
 		stress_ksm_unmerge_sparse_free(s);
 		return -1;
 	}
