@@ -803,12 +803,16 @@ static void stress_ksm_unmerge_ksmd_report(stress_ksm_unmerge_ctx_t *ctx, const 
 	char why[160];
 
 	if (ret_on > 0 && !on->scans) {
+		/* a hint at the kernel only where ksmd was busy most of the window */
+		const bool busy = (double)on->cpu_ns > 0.5E9 * KSM_SPARSE_KSMD_MAX_SECS;
+
 		pr_inf("%s: sparse racer: no " KSM_SPARSE_KSMD_METRIC " metric: in %.1f s with the "
 			"%zu-byte range mergeable ksmd used %.3f s of CPU and completed %" PRIu64 " full "
-			"scan%s before the one measured, and not that one (a kernel without f5548c318d65 "
-			"walks every hole of the range in each full scan)\n", ctx->args->name,
+			"scan%s before the one measured, and not that one (%s)\n", ctx->args->name,
 			KSM_SPARSE_KSMD_MAX_SECS, s->size, (double)on->cpu_ns / 1.0E9, on->skipped,
-			on->skipped == 1 ? "" : "s");
+			on->skipped == 1 ? "" : "s", busy ?
+			"a kernel without f5548c318d65 walks every hole of the range in each full scan" :
+			"ksmd had the CPU less than half the time: a busy or slow machine, no figure");
 		return;
 	}
 	if (stress_ksm_unmerge_ksmd_per_gib(off, on, s->size, &off_ns, &on_ns, &ns_gib, why, sizeof(why)) < 0) {
