@@ -659,11 +659,12 @@ static void kr_parse_latency(yaml_document_t *doc, const char *name, yaml_node_t
 /*
  *  kr_parse_racer()
  *	add ksm-unmerge.racer.<name>.{ops,evidence,<detail>...} and a
- *	not_reached failure
+ *	not_reached failure, or skipped where the racer could not run
  */
 static void kr_parse_racer(yaml_document_t *doc, const char *name, yaml_node_t *racer, kr_run_t *run)
 {
 	yaml_node_t *reached = kr_map_get(doc, racer, "reached");
+	yaml_node_t *skipped = kr_map_get(doc, racer, "skipped");
 	yaml_node_t *details = kr_map_get(doc, racer, "details");
 	double v;
 
@@ -681,7 +682,10 @@ static void kr_parse_racer(yaml_document_t *doc, const char *name, yaml_node_t *
 				kr_run_add_perf(run, kr_asprintf("ksm-unmerge.racer.%s.%s", name, k), v);
 		}
 	}
-	if (reached && !kr_node_true(reached))
+	/* a racer the kernel or build lacks is a skip, not a path it missed */
+	if (skipped && kr_node_true(skipped))
+		kr_run_add_fail(run, kr_asprintf("ksm-unmerge.racer.%s.skipped", name));
+	else if (reached && !kr_node_true(reached))
 		kr_run_add_fail(run, kr_asprintf("ksm-unmerge.racer.%s.not_reached", name));
 }
 

@@ -188,7 +188,8 @@ static void test_tolerant_layouts(void **state)
 		"  failures: 2\n"
 		"  merge-timeouts: 0\n"
 		"  latencies: [ { name: unmerge-millisecs, p95: 9.5 } ]\n"
-		"  racers: { gup: { ops: 5, reached: false, details: { odirect-pins: 4, longterm-pins: 1 } } }\n"
+		"  racers: { gup: { ops: 5, reached: false, details: { odirect-pins: 4, longterm-pins: 1 } },\n"
+		"    thp: { ops: 0, reached: false, skipped: true } }\n"
 		"...\n");
 	write_file(p2, "release=6.18.0\nexit_code=2\n");
 	write_file(p3, "stress-ng: metrc: [1] ksm-unmerge          7.50 Widgets per sec! "
@@ -202,6 +203,8 @@ static void test_tolerant_layouts(void **state)
 	assert_true(kr_run_has_fail(r, "dmesg.RIP:break_ksm"));
 	assert_true(kr_run_has_fail(r, "kmsg.foo"));
 	assert_true(kr_run_has_fail(r, "ksm-unmerge.racer.gup.not_reached"));
+	assert_true(kr_run_has_fail(r, "ksm-unmerge.racer.thp.skipped"));
+	assert_false(kr_run_has_fail(r, "ksm-unmerge.racer.thp.not_reached"));
 	assert_true(kr_run_has_fail(r, "last_state.test.stress-ng.exit_code.2"));
 	assert_null(kr_run_perf(r, "stress-ng.ksm-unmerge.ops_per_sec"));
 	assert_float_equal(perf(r, "stress-ng.ksm-unmerge.Widgets_per_sec!"), 7.5, 1e-9);
