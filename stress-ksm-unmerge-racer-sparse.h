@@ -804,12 +804,12 @@ static void stress_ksm_unmerge_ksmd_report(stress_ksm_unmerge_ctx_t *ctx, const 
 
 	if (ret_on > 0 && !on->scans) {
 		/* a hint at the kernel only where ksmd was busy most of the window */
-		const bool busy = (double)on->cpu_ns > 0.5E9 * KSM_SPARSE_KSMD_MAX_SECS;
+		const bool busy = (double)on->cpu_ns > 0.5E9 * on->secs;
 
 		pr_inf("%s: sparse racer: no " KSM_SPARSE_KSMD_METRIC " metric: in %.1f s with the "
 			"%zu-byte range mergeable ksmd used %.3f s of CPU and completed %" PRIu64 " full "
 			"scan%s before the one measured, and not that one (%s)\n", ctx->args->name,
-			KSM_SPARSE_KSMD_MAX_SECS, s->size, (double)on->cpu_ns / 1.0E9, on->skipped,
+			on->secs, s->size, (double)on->cpu_ns / 1.0E9, on->skipped,
 			on->skipped == 1 ? "" : "s", busy ?
 			"a kernel without f5548c318d65 walks every hole of the range in each full scan" :
 			"ksmd had the CPU less than half the time: a busy or slow machine, no figure");
@@ -850,7 +850,10 @@ static void stress_ksm_unmerge_sparse_ksmd(stress_ksm_unmerge_ctx_t *ctx, stress
 		return;
 	}
 	ret = stress_ksm_unmerge_ksmd_window(ctx, &k, &off, why, sizeof(why));
-	if (ret == 0 && madvise(s->base, s->size, MADV_MERGEABLE) == 0) {
+	if (ret == 0 && madvise(s->base, s->size, MADV_MERGEABLE) < 0) {
+		pr_inf("%s: sparse racer: no " KSM_SPARSE_KSMD_METRIC " metric: MADV_MERGEABLE of the "
+			"range failed, errno=%d (%s)\n", ctx->args->name, errno, strerror(errno));
+	} else if (ret == 0) {
 		s->mergeable = true;
 		ret = stress_ksm_unmerge_ksmd_window(ctx, &k, &on, why, sizeof(why));
 		if (ret >= 0 && stress_continue(ctx->args))

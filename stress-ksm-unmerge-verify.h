@@ -630,11 +630,20 @@ static int stress_ksm_unmerge_region_groups(stress_ksm_unmerge_ctx_t *ctx,
 			return -1;
 		ret = stress_ksm_unmerge_scan_try(&s);
 	}
-	if (ret > 0)
-		pr_dbg("%s: cycle %" PRIu64 ": the region's pages kept moving during %d page scans of %zu "
-			"passes each: not checked by pfn this time\n", ctx->args->name, ctx->cycle,
-			KSM_UNMERGE_SCAN_TRIES, ctx->scan_passes / KSM_UNMERGE_SCAN_TRIES);
-	else if (!ret && ctx->scan_passes > 1)
+	if (ret > 0) {
+		/* a skipped pfn check is said: the first at info level, the rest with -v */
+		static uint64_t skipped;
+
+		skipped++;
+		if (skipped == 1)
+			pr_inf("%s: cycle %" PRIu64 ": the region's pages kept moving during %d page scans "
+				"of %zu passes each: not checked by pfn this time (later ones only with -v)\n",
+				ctx->args->name, ctx->cycle, KSM_UNMERGE_SCAN_TRIES,
+				ctx->scan_passes / KSM_UNMERGE_SCAN_TRIES);
+		else
+			pr_dbg("%s: cycle %" PRIu64 ": the region's pages kept moving: not checked by pfn "
+				"this time (%" PRIu64 " such cycles so far)\n", ctx->args->name, ctx->cycle, skipped);
+	} else if (!ret && ctx->scan_passes > 1)
 		pr_dbg("%s: cycle %" PRIu64 ": page scan in %zu pagemap passes (%d tries), %.1f ms, "
 			"pass A %.1f ms\n", ctx->args->name, ctx->cycle, ctx->scan_passes, tries,
 			(stress_time_now() - t0) * 1000.0, s.first_secs * 1000.0);
