@@ -792,6 +792,15 @@ static uint8_t *stress_ksm_unmerge_ksmd_anchor(stress_ksm_unmerge_ctx_t *ctx)
 }
 
 /*
+ *  stress_ksm_unmerge_ksmd_none()
+ *	the line saying why the ksmd metric is absent
+ */
+static void stress_ksm_unmerge_ksmd_none(const stress_ksm_unmerge_ctx_t *ctx, const char *why)
+{
+	pr_inf("%s: sparse racer: no " KSM_SPARSE_KSMD_METRIC " metric: %s\n", ctx->args->name, why);
+}
+
+/*
  *  stress_ksm_unmerge_ksmd_report()
  *	the ksmd figure from the two windows: the metric, or why it is absent
  */
@@ -816,7 +825,7 @@ static void stress_ksm_unmerge_ksmd_report(stress_ksm_unmerge_ctx_t *ctx, const 
 		return;
 	}
 	if (stress_ksm_unmerge_ksmd_per_gib(off, on, s->size, &off_ns, &on_ns, &ns_gib, why, sizeof(why)) < 0) {
-		pr_inf("%s: sparse racer: no " KSM_SPARSE_KSMD_METRIC " metric: %s\n", ctx->args->name, why);
+		stress_ksm_unmerge_ksmd_none(ctx, why);
 		return;
 	}
 	stress_ksm_unmerge_sparse_ksmd_ns_gib = ns_gib;
@@ -840,7 +849,7 @@ static void stress_ksm_unmerge_sparse_ksmd(stress_ksm_unmerge_ctx_t *ctx, stress
 	int ret;
 
 	if (stress_ksm_unmerge_ksmd_selftest(&k, why, sizeof(why)) < 0) {
-		pr_inf("%s: sparse racer: no " KSM_SPARSE_KSMD_METRIC " metric: %s\n", ctx->args->name, why);
+		stress_ksm_unmerge_ksmd_none(ctx, why);
 		return;
 	}
 	anchor = stress_ksm_unmerge_ksmd_anchor(ctx);
@@ -859,9 +868,9 @@ static void stress_ksm_unmerge_sparse_ksmd(stress_ksm_unmerge_ctx_t *ctx, stress
 		if (ret >= 0 && stress_continue(ctx->args))
 			stress_ksm_unmerge_ksmd_report(ctx, s, &k, &off, &on, ret);
 		else if (ret < 0)
-			pr_inf("%s: sparse racer: no " KSM_SPARSE_KSMD_METRIC " metric: %s\n", ctx->args->name, why);
+			stress_ksm_unmerge_ksmd_none(ctx, why);
 	} else if (ret < 0) {
-		pr_inf("%s: sparse racer: no " KSM_SPARSE_KSMD_METRIC " metric: %s\n", ctx->args->name, why);
+		stress_ksm_unmerge_ksmd_none(ctx, why);
 	} else if (ret > 0 && stress_continue(ctx->args)) {
 		pr_inf("%s: sparse racer: no " KSM_SPARSE_KSMD_METRIC " metric: ksmd finished no full "
 			"scan in %.1f s without the range\n", ctx->args->name, KSM_SPARSE_KSMD_MAX_SECS);
