@@ -11,416 +11,161 @@
  * MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
  * GNU General Public License for more details.
  *
- * stress-ksm-unmerge: merge anonymous memory with KSM, unmerge it
- * (break_ksm() via MADV_UNMERGEABLE or PR_SET_MEMORY_MERGE 0), race
- * other kernel paths against the unmerge, and verify every step.
- *
- * Map.  This file holds the racer list (KSM_UNMERGE_RACER_LIST: indexes,
- * help row and racer table come from it), the options, the types, the page
- * patterns, the MADV/prctl switches, the racer framework and the racer
- * table, one cycle, the main loop, init/deinit and the stressor_info_t.
- * Private headers, each #included once, in this order:
- *   stress-ksm-unmerge-knobs.h           KSM sysfs knobs: save/set/restore,
- *                                        state file and repair, run lock,
- *                                        supported()
- *   stress-ksm-unmerge-klog.h            kernel-log watcher process
- *   stress-ksm-unmerge-iface.h           proc/sysfs readers, the interface
- *                                        self-test, the page verdict
- *   stress-ksm-unmerge-verify.h          region scan, merge wait, verify_*
- *   stress-ksm-unmerge-check-counters.h  KSM counter sanity checks
- *   stress-ksm-unmerge-racer-*.h         the racers and their helpers; each
- *                                        racer header ends with its table
- *                                        entry KSM_RACER_<ID> (a new racer:
- *                                        its header, its #include above the
- *                                        racer table, one line in
- *                                        KSM_UNMERGE_RACER_LIST)
- *   stress-ksm-unmerge-memory.h          memory a run may take (MemAvailable,
- *                                        cgroup limits), region size
- *   stress-ksm-unmerge-report.h          totals, summary, monitor process
- *                                        (progress, soak log, hang check),
- *                                        evidence, standalone YAML
- *
- * One cycle (stress_ksm_unmerge_cycle(), one bogo op): merge on (madvise
- * or prctl) -> wait for ksmd (merge_wait) -> verify_merge -> counter
- * checks -> racers meet the merged pages -> timed unmerge -> racers
- * quiesce -> verify_unmerge -> counter checks -> tally.  init (parent):
- * run lock, knob save/state file, knobs set, interface self-test, klog
- * watcher, monitor; deinit restores the knobs after the report.
+ * ksm-unmerge: merge anonymous memory with KSM (ksmd), unmerge it
+ * (break_ksm() through MADV_UNMERGEABLE or PR_SET_MEMORY_MERGE 0) while
+ * racers drive other kernel paths on the same pages (vmsplice, GUP pins,
+ * userfaultfd-wp, fork, exit/process_mrelease, mprotect, mremap, ...),
+ * and verify every step from the kernel's own view (pagemap, kpageflags,
+ * ksm_stat, cow_ksm).  One bogo op is one verified merge/unmerge cycle.
+ * Each instance runs its cycles in a worker child it supervises: a
+ * killed worker fails the run, a stuck unmerge is reported with its
+ * kernel stack.  ksmd's knobs are global: they are saved, set and
+ * restored by the parent (init/deinit).
  */
 #include "stress-ng.h"
 #include "core-builtin.h"
 #include "core-killpid.h"
 #include "core-out-of-memory.h"
 
+#include <math.h>
+#include <stdarg.h>
+#include <time.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+
 #if defined(HAVE_SYS_PRCTL_H)
 #include <sys/prctl.h>
 #endif
-
-#include <sys/file.h>
-#include <sys/ioctl.h>
-#include <dirent.h>
-#include <sys/klog.h>
-#include <sys/resource.h>
-#include <sys/uio.h>
-#include <sys/utsname.h>
-#include <math.h>
-#include <poll.h>
-#include <stdarg.h>
+#if defined(HAVE_LIB_PTHREAD)
 #include <pthread.h>
-#include <time.h>
-
-#if defined(HAVE_LINUX_USERFAULTFD_H)
-#include <linux/userfaultfd.h>
 #endif
-
+#if defined(HAVE_POLL_H)
+#include <poll.h>
+#endif
+#if defined(HAVE_SYS_UIO_H)
+#include <sys/uio.h>
+#endif
+#if defined(HAVE_SYS_FILE_H)
+#include <sys/file.h>
+#endif
+#if defined(HAVE_SYS_UTSNAME_H)
+#include <sys/utsname.h>
+#endif
 #if defined(HAVE_SYS_VFS_H)
 #include <sys/vfs.h>
 #endif
-
+#if defined(HAVE_LINUX_USERFAULTFD_H)
+#include <linux/userfaultfd.h>
+#endif
 #if defined(HAVE_LINUX_IO_URING_H)
 #include <linux/io_uring.h>
+#endif
+#if defined(HAVE_PTRACE)
+#include <sys/ptrace.h>
 #endif
 
 #define MIN_KSM_UNMERGE_BYTES		(64 * KB)
 #define MAX_KSM_UNMERGE_BYTES		(MAX_MEM_LIMIT)
 #define DEFAULT_KSM_UNMERGE_BYTES	(64 * MB)
-
-#define KSM_UNMERGE_METHOD_MADVISE	STRESS_BIT_ULL(0)
-#define KSM_UNMERGE_METHOD_PRCTL	STRESS_BIT_ULL(1)
-#define KSM_UNMERGE_METHOD_SWITCHES	(KSM_UNMERGE_METHOD_MADVISE | \
-					 KSM_UNMERGE_METHOD_PRCTL)
-#define KSM_UNMERGE_RACER_SHIFT		(8)
-#define KSM_UNMERGE_METHOD_ALL		(~0ULL)
-
-/*
- *  The list of racers, the only one: X(ID, "name") per racer, in method bit
- *  order after the two merge switches.  The racer indexes (KSM_RACER_IDX_<ID>),
- *  the --ksm-unmerge-method help row and the racer table
- *  (stress_ksm_unmerge_racers[], further down: each entry's name from here,
- *  its other fields from KSM_RACER_<ID> in stress-ksm-unmerge-racer-<name>.h)
- *  are all generated from it.  Append a racer at the end: a racer's bit is
- *  its place in this list.
- */
-#define KSM_UNMERGE_RACER_LIST(X)		\
-	X(VMSPLICE,	"vmsplice")		\
-	X(GUP,		"gup")			\
-	X(UFFD_WP,	"uffd-wp")		\
-	X(MRELEASE,	"mrelease")		\
-	X(FORK,		"fork")			\
-	X(MPROTECT,	"mprotect")		\
-	X(DONTNEED,	"dontneed")		\
-	X(SPARSE,	"sparse")		\
-	X(THP,		"thp")			\
-	X(SIGNAL,	"signal")		\
-	X(MREMAP,	"mremap")		\
-	X(UFFD_MINOR,	"uffd-minor")		\
-	X(PRCTL_EXEC,	"prctl-exec")
-
-#define KSM_RACER_HELP_OF(id, name)	" | " name
+#define MIN_KSM_UNMERGE_SPARSE		(1 * MB)
+#define MAX_KSM_UNMERGE_SPARSE		(MAX_48)
+#define DEFAULT_KSM_UNMERGE_SPARSE	(16ULL * GB)
 
 static const stress_help_t help[] = {
 	{ NULL,	"ksm-unmerge N",	"start N workers merging and unmerging KSM pages" },
-	{ NULL,	"ksm-unmerge-bytes N",	"memory to merge/unmerge in total (K, M, G or % of available)" },
-	{ NULL,	"ksm-unmerge-hang-timeout S", "report an unmerge or racer step stuck longer than S seconds (default 60)" },
-	{ NULL,	"ksm-unmerge-log F",	"append a YAML document with progress figures to file F every interval" },
-	{ NULL,	"ksm-unmerge-method M",	"[ all | madvise | prctl" KSM_UNMERGE_RACER_LIST(KSM_RACER_HELP_OF)
-		" ] merge switches and racers to run, a comma list (default all)" },
-	{ NULL,	"ksm-unmerge-no-klog",	"do not watch the kernel log for warnings" },
+	{ NULL,	"ksm-unmerge-bytes N",	"memory merged and unmerged by all workers" },
+	{ NULL,	"ksm-unmerge-method M",	"method M: all, madvise, prctl or one racer, default all" },
 	{ NULL,	"ksm-unmerge-ops N",	"stop after N verified merge/unmerge cycles" },
-	{ NULL,	"ksm-unmerge-pattern P", "page contents: same, few, zero, mixed or unique" },
-	{ NULL,	"ksm-unmerge-sparse-bytes N", "address space of the sparse racer's range (default 16G)" },
-	{ NULL,	"ksm-unmerge-proc D",	"read per-process KSM counters from D/self instead of /proc (tests fallbacks)" },
-	{ NULL,	"ksm-unmerge-progress S", "print a progress line every S seconds (default 60 in runs of 10 minutes or more)" },
-	{ NULL,	"ksm-unmerge-stop-on-warn", "stop the run at the first kernel warning or hang, keeping the evidence" },
+	{ NULL,	"ksm-unmerge-pattern P", "page contents P: same, few, zero, mixed or unique" },
+	{ NULL,	"ksm-unmerge-sparse N",	"address space of the sparse racer's range (default 16G)" },
 	{ NULL,	NULL,			NULL }
-};
-
-/* Racer indexes: method bit order after the two merge switches, table index */
-#define KSM_RACER_IDX_OF(id, name)	KSM_RACER_IDX_##id,
-
-enum {
-	KSM_UNMERGE_RACER_LIST(KSM_RACER_IDX_OF)
-	KSM_UNMERGE_RACERS		/* number of racers */
-};
-
-static const char *stress_ksm_unmerge_racer_name(const size_t idx);
-static void stress_ksm_unmerge_racers_list(void);
-
-/*
- *  stress_ksm_unmerge_method_bit()
- *	map one method name to its bit, 0 if unknown
- */
-static uint64_t stress_ksm_unmerge_method_bit(const char *name)
-{
-	size_t i;
-
-	if (!strcmp(name, "all"))
-		return KSM_UNMERGE_METHOD_ALL;
-	if (!strcmp(name, "madvise"))
-		return KSM_UNMERGE_METHOD_MADVISE;
-	if (!strcmp(name, "prctl"))
-		return KSM_UNMERGE_METHOD_PRCTL;
-	for (i = 0; i < KSM_UNMERGE_RACERS; i++) {
-		if (!strcmp(name, stress_ksm_unmerge_racer_name(i)))
-			return STRESS_BIT_ULL(KSM_UNMERGE_RACER_SHIFT + i);
-	}
-	return 0;
-}
-
-/*
- *  stress_ksm_unmerge_method_parse()
- *	parse a comma separated method list into a bit mask, 0 on error
- */
-static uint64_t stress_ksm_unmerge_method_parse(const char *str, const char **bad)
-{
-	char buf[256];
-	char *tok, *saveptr = NULL;
-	uint64_t mask = 0;
-
-	*bad = str;
-	if (!str || !*str || strlen(str) >= sizeof(buf))
-		return 0;
-	(void)strlcpy(buf, str, sizeof(buf));
-	for (tok = strtok_r(buf, ",", &saveptr); tok; tok = strtok_r(NULL, ",", &saveptr)) {
-		const uint64_t bit = stress_ksm_unmerge_method_bit(tok);
-
-		if (!bit) {
-			*bad = str + (tok - buf);
-			return 0;
-		}
-		mask |= bit;
-	}
-	/* "a,,b" or trailing commas leave empty tokens that strtok skips */
-	if (strstr(str, ",,") || str[0] == ',' || str[strlen(str) - 1] == ',')
-		return 0;
-	return mask;
-}
-
-/*
- *  stress_ksm_unmerge_method_opt()
- *	option callback for --ksm-unmerge-method: validates the list
- */
-static void stress_ksm_unmerge_method_opt(const char *opt_name, const char *opt_arg,
-	stress_type_id_t *type_id, void *value)
-{
-	const char *bad = opt_arg;
-	const uint64_t mask = stress_ksm_unmerge_method_parse(opt_arg, &bad);
-	size_t i;
-
-	if (opt_arg && !strcmp(opt_arg, "which")) {
-		stress_ksm_unmerge_racers_list();
-		exit(EXIT_SUCCESS);
-	}
-	if (!mask) {
-		(void)fprintf(stderr, "%s: invalid method '%s', choose from madvise, prctl,", opt_name, opt_arg);
-		for (i = 0; i < KSM_UNMERGE_RACERS; i++)
-			(void)fprintf(stderr, " %s,", stress_ksm_unmerge_racer_name(i));
-		(void)fprintf(stderr, " all (comma separated)\n");
-		longjmp(g_error_env, 1);
-	}
-	*type_id = TYPE_ID_UINT64;
-	*(uint64_t *)value = mask;
-}
-
-static const char *stress_ksm_unmerge_log_arg;	/* --ksm-unmerge-log, NULL if none */
-
-/*
- *  stress_ksm_unmerge_log_opt()
- *	option callback for --ksm-unmerge-log: a log that cannot be written is
- *	refused before anything starts (an existing file must open for
- *	appending, a new one needs a writable directory; nothing is created)
- */
-static void stress_ksm_unmerge_log_opt(const char *opt_name, const char *opt_arg,
-	stress_type_id_t *type_id, void *value)
-{
-	char dir[PATH_MAX];
-	const char *slash;
-	struct stat st;
-	int fd, err = 0;
-
-	(void)type_id;
-	(void)value;
-	if (!opt_arg || !*opt_arg) {
-		err = ENOENT;
-	} else if (stat(opt_arg, &st) == 0) {
-		fd = open(opt_arg, O_WRONLY | O_APPEND | O_CLOEXEC);
-		if (fd < 0)
-			err = errno;
-		else
-			(void)close(fd);
-	} else if (errno != ENOENT) {
-		err = errno;
-	} else {
-		slash = strrchr(opt_arg, '/');
-		(void)snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - opt_arg) + 1 : 1,
-			slash ? opt_arg : ".");
-		if (access(dir, W_OK | X_OK) < 0)
-			err = errno;
-	}
-	if (err) {
-		(void)fprintf(stderr, "%s: cannot write soak log '%s', errno=%d (%s)\n",
-			opt_name, opt_arg ? opt_arg : "", err, strerror(err));
-		longjmp(g_error_env, 1);
-	}
-	stress_ksm_unmerge_log_arg = opt_arg;	/* argv outlives the run */
-}
-
-enum {
-	KSM_UNMERGE_PATTERN_SAME = 0,
-	KSM_UNMERGE_PATTERN_FEW,
-	KSM_UNMERGE_PATTERN_ZERO,
-	KSM_UNMERGE_PATTERN_MIXED,
-	KSM_UNMERGE_PATTERN_UNIQUE,
 };
 
 static const char * const stress_ksm_unmerge_patterns[] = {
 	"same", "few", "zero", "mixed", "unique",
 };
 
+enum {
+	KSM_PATTERN_SAME = 0,
+	KSM_PATTERN_FEW,
+	KSM_PATTERN_ZERO,
+	KSM_PATTERN_MIXED,
+	KSM_PATTERN_UNIQUE,
+};
+
 /*
  *  stress_ksm_unmerge_pattern()
- *	return pattern name i, NULL when past the end
+ *	name of page pattern i, NULL past the end
  */
 static const char *stress_ksm_unmerge_pattern(const size_t i)
 {
-	return (i < SIZEOF_ARRAY(stress_ksm_unmerge_patterns)) ?
-		stress_ksm_unmerge_patterns[i] : NULL;
+	return (i < SIZEOF_ARRAY(stress_ksm_unmerge_patterns)) ? stress_ksm_unmerge_patterns[i] : NULL;
 }
 
-/*
- *  stress_ksm_unmerge_pattern_zero()
- *	does the pattern have zero pages for KSM's use_zero_pages mode
- */
-static inline bool stress_ksm_unmerge_pattern_zero(const int pattern)
-{
-	return (pattern == KSM_UNMERGE_PATTERN_ZERO) || (pattern == KSM_UNMERGE_PATTERN_MIXED);
-}
+static const char *stress_ksm_unmerge_method(const size_t i);
 
 static const stress_opt_t opts[] = {
 	{ OPT_ksm_unmerge_bytes,   "ksm-unmerge-bytes",   TYPE_ID_SIZE_T_BYTES_VM, MIN_KSM_UNMERGE_BYTES, MAX_KSM_UNMERGE_BYTES, NULL },
-	{ OPT_ksm_unmerge_hang_timeout, "ksm-unmerge-hang-timeout", TYPE_ID_UINT32, 1, 86400, NULL },
-	{ OPT_ksm_unmerge_log,     "ksm-unmerge-log",     TYPE_ID_CALLBACK, 0, 0, (void *)stress_ksm_unmerge_log_opt },
-	{ OPT_ksm_unmerge_method,  "ksm-unmerge-method",  TYPE_ID_CALLBACK, 0, 0, stress_ksm_unmerge_method_opt },
-	{ OPT_ksm_unmerge_no_klog, "ksm-unmerge-no-klog", TYPE_ID_BOOL, 0, 1, NULL },
+	{ OPT_ksm_unmerge_method,  "ksm-unmerge-method",  TYPE_ID_SIZE_T_METHOD, 0, 0, stress_ksm_unmerge_method },
 	{ OPT_ksm_unmerge_pattern, "ksm-unmerge-pattern", TYPE_ID_SIZE_T_METHOD, 0, 0, stress_ksm_unmerge_pattern },
-	{ OPT_ksm_unmerge_sparse_bytes, "ksm-unmerge-sparse-bytes", TYPE_ID_SIZE_T_BYTES, 1 * MB, MAX_48, NULL },
-	{ OPT_ksm_unmerge_proc,    "ksm-unmerge-proc",    TYPE_ID_STR, 0, 0, NULL },
-	{ OPT_ksm_unmerge_progress, "ksm-unmerge-progress", TYPE_ID_UINT32, 1, 86400, NULL },
-	{ OPT_ksm_unmerge_stop_on_warn, "ksm-unmerge-stop-on-warn", TYPE_ID_BOOL, 0, 1, NULL },
+	{ OPT_ksm_unmerge_sparse,  "ksm-unmerge-sparse",  TYPE_ID_SIZE_T_BYTES, MIN_KSM_UNMERGE_SPARSE, MAX_KSM_UNMERGE_SPARSE, NULL },
 	END_OPT,
 };
 
 #if defined(__linux__) &&		\
     defined(HAVE_MADVISE) &&		\
     defined(HAVE_SYS_PRCTL_H) &&	\
+    defined(HAVE_LIB_PTHREAD) &&	\
     defined(MADV_MERGEABLE) &&		\
     defined(MADV_UNMERGEABLE)
 
 #if !defined(PR_SET_MEMORY_MERGE)
-#define PR_SET_MEMORY_MERGE		(67)
+#define PR_SET_MEMORY_MERGE	(67)
 #endif
 #if !defined(PR_GET_MEMORY_MERGE)
-#define PR_GET_MEMORY_MERGE		(68)
+#define PR_GET_MEMORY_MERGE	(68)
+#endif
+#if !defined(MAP_NORESERVE)
+#define MAP_NORESERVE		(0)
 #endif
 
-/* Paths of the global KSM state; variables so unit tests can point them elsewhere */
-static const char *stress_ksm_unmerge_sysfs = "/sys/kernel/mm/ksm";
-static const char *stress_ksm_unmerge_state_file = "/run/stress-ksm-unmerge.state";
+#define KSM_SYSFS		"/sys/kernel/mm/ksm"
+#define KSM_STATE_FILE		"/run/stress-ksm-unmerge.state"
+#define KSM_CALL_BYTES		(128 * MB)	/* madvise unmerge: bytes per call */
+#define KSM_CHUNK		(4096)		/* pages read from pagemap at a time */
+#define KSM_FEW_TEMPLATES	(8)
+#define KSM_LAT_SAMPLES		(4096)
+#define KSM_DETAILS		(4)		/* named counters a racer may add */
+#define KSM_SUSPECTS		(4)		/* pages confirmed by a write, per cycle */
+#define KSM_JUDGE_CYCLES	(4)		/* fewer verified cycles: reach not judged */
+#define KSM_MAX_FAILURES	(5)
+#define KSM_HANG_SECS		(60.0)		/* a kernel step stuck this long is a hang */
+#define KSM_STOP_SECS		(10.0)		/* a worker must end this soon after the stop */
+#define KSM_TEARDOWN_RATE	(3.0 * GB)	/* bytes/s unmapped at exit, measured low end */
+#define KSM_DRAIN_SECS		(2.0)		/* end of run: ksmd's last full scan, bound */
+#define KSM_QUIET_EVERY		(4)		/* every 4th cycle: racers held off */
+#define KSM_OP_PAGES		(16)		/* pages per racer op */
+#define KSM_RACER_BYTES		(4 * MB)	/* memory a racer keeps besides per-page state */
 
-#define KSM_SYSFS			stress_ksm_unmerge_sysfs
-#define KSM_STATE_FILE			stress_ksm_unmerge_state_file
-#define KSM_UNMERGE_JUDGE_CYCLES	(4)	/* fewer verified cycles: racers' reach not judged */
-#define KSM_UNMERGE_MAX_FAILURES	(5)
-#define KSM_UNMERGE_LAT_SAMPLES		(4096)
-#define KSM_UNMERGE_FEW_TEMPLATES	(8)
-#define KSM_UNMERGE_PM_CHUNK		(4096)	/* pagemap entries read at a time */
-#define KSM_UNMERGE_CALL_BYTES		(128 * MB)	/* madvise unmerge: bytes per call */
-#define KSM_UNMERGE_FILL_PAGES		(16384)	/* pages filled between stop checks */
-#define KSM_UNMERGE_TEARDOWN_RATE	(3 * GB)	/* bytes/s unmapped at exit, measured low end */
-#define KSM_UNMERGE_TEARDOWN_FREE	(1 * GB)	/* regions up to this unmap in < 0.4 s */
-#define KSM_UNMERGE_DRAIN_SECS		(2.0)	/* end of run: ksmd's last full scan, bound */
+#define PM_PFN_MASK		((1ULL << 55) - 1)
+#define PM_EXCLUSIVE		STRESS_BIT_ULL(56)
+#define PM_UFFD_WP		STRESS_BIT_ULL(57)
+#define PM_SWAP			STRESS_BIT_ULL(62)
+#define PM_PRESENT		STRESS_BIT_ULL(63)
+#define KPF_ANON		STRESS_BIT_ULL(12)
+#define KPF_HEAD		STRESS_BIT_ULL(15)
+#define KPF_TAIL		STRESS_BIT_ULL(16)
+#define KPF_KSM			STRESS_BIT_ULL(21)
+#define KPF_THP			STRESS_BIT_ULL(22)
+#define KPF_ZERO_PAGE		STRESS_BIT_ULL(24)
 
-#define PM_PRESENT			STRESS_BIT_ULL(63)
-#define PM_PFN_MASK			((1ULL << 55) - 1)
-#define PM_UFFD_WP			STRESS_BIT_ULL(57)
-#define PM_EXCLUSIVE			STRESS_BIT_ULL(56)
-#define PM_SWAP				STRESS_BIT_ULL(62)
-#define KPF_BIT_KSM			(21)
-#define KPF_BIT_ZERO_PAGE		(24)
+/* the merge switches and racers a run uses: bit 0 madvise, 1 prctl, 2.. racers */
+#define KSM_SW_MADVISE		STRESS_BIT_ULL(0)
+#define KSM_SW_PRCTL		STRESS_BIT_ULL(1)
+#define KSM_SW_BOTH		(KSM_SW_MADVISE | KSM_SW_PRCTL)
+#define KSM_RACER_BIT(i)	STRESS_BIT_ULL(2 + (i))
 
-/* Where the instance reads how much of its memory is merged */
-enum {
-	KSM_COUNTERS_NONE = 0,
-	KSM_COUNTERS_KSM_STAT,		/* /proc/self/ksm_stat (6.1+) */
-	KSM_COUNTERS_MERGING_PAGES,	/* /proc/self/ksm_merging_pages (5.19+) */
-	KSM_COUNTERS_PAGEMAP,		/* pagemap + kpageflags (root) */
-};
-
-static const char * const stress_ksm_unmerge_counter_names[] = {
-	"none", "ksm_stat", "ksm_merging_pages", "pagemap",
-};
-
-/* Kernel interfaces the verdicts use, self-tested once per run */
-enum {
-	KSM_IFACE_ZERO_PAGE = 0,	/* which page is the zero page */
-	KSM_IFACE_KPF_KSM,		/* /proc/kpageflags KPF_KSM */
-	KSM_IFACE_PFNS,			/* pagemap PFNs */
-	KSM_IFACE_KSM_STAT,		/* /proc/self/ksm_stat fields */
-	KSM_IFACE_COW_KSM,		/* /proc/vmstat cow_ksm */
-	KSM_IFACES,
-};
-
-static const char * const stress_ksm_unmerge_iface_names[] = {
-	"zero-page", "kpageflags-ksm", "pfns", "ksm_stat", "cow_ksm",
-};
-
-/* What the interface self-test saw: raw pagemap/kpageflags words and counters */
-typedef struct {
-	int kver;			/* kernel major * 100 + minor */
-	bool pagemap;			/* /proc/self/pagemap readable */
-	bool kpageflags;		/* /proc/kpageflags readable */
-	uint64_t rf[2], rf_flags[2];	/* two read-faulted pages of a fresh mapping */
-	uint64_t fresh, fresh_flags;	/* a written page KSM never saw */
-	int merged;			/* probe merge: 1 merged, 0 did not, -1 not run */
-	uint64_t mg[2], mg_flags[2];	/* two identical pages after the probe merge */
-	bool zp_valid;			/* a zero-filled page was merged (use_zero_pages=1) */
-	uint64_t zp, zp_flags;		/* that page */
-	uint64_t ksm_pages;		/* pages on a shared KSM pfn the probe unmerge broke */
-	int64_t cow_before, cow_after;	/* cow_ksm around the probe unmerge, -1 absent */
-	bool stat;			/* /proc/self/ksm_stat exists */
-	bool stat_merging, stat_zero;	/* its ksm_merging_pages, ksm_zero_pages lines */
-	bool merging_pages;		/* /proc/self/ksm_merging_pages exists */
-} stress_ksm_unmerge_iface_obs_t;
-
-/* The self-test's verdict: which signals the verdicts may use */
-typedef struct {
-	bool tested;			/* the self-test ran */
-	bool pfns;			/* pagemap gives real PFNs */
-	bool kpageflags;		/* /proc/kpageflags readable */
-	bool kpf_zero;			/* KPF_ZERO_PAGE names the zero page */
-	bool kpf_ksm;			/* KPF_KSM is set on KSM pages only */
-	bool excl;			/* pagemap bit 56 is set on a private page */
-	bool read_fault_zero;		/* a read fault maps the shared zero page */
-	bool zero_unshare;		/* unmerge unshares KSM zero pages (6.4+) */
-	uint64_t zero_pfn;		/* a zero page pfn seen shared and non-exclusive, 0 none */
-	bool stat_merging, stat_zero;	/* ksm_stat has ksm_merging_pages, ksm_zero_pages */
-	bool merging_pages;		/* /proc/self/ksm_merging_pages exists */
-	bool cow_ksm;			/* cow_ksm counts unshared KSM pages */
-	bool trusted[KSM_IFACES];
-	char why[KSM_IFACES][160];	/* the kernel behaviour, when not trusted */
-	char use[KSM_IFACES][160];	/* what is used (instead) */
-} stress_ksm_unmerge_iface_t;
-
-/* What one page is, from the trusted signals */
-enum {
-	KSM_PAGE_ABSENT = 0,		/* not mapped */
-	KSM_PAGE_SWAPPED,		/* swapped out (pagemap bit 62) */
-	KSM_PAGE_PRIVATE,		/* a private anonymous page */
-	KSM_PAGE_KSM,			/* a KSM page */
-	KSM_PAGE_ZERO,			/* the (or a) shared zero page */
-};
-
-/* Phases of one cycle, seen by racers */
+/* cycle phases, seen by the racers */
 enum {
 	KSM_PHASE_IDLE = 0,
 	KSM_PHASE_MERGING,
@@ -429,108 +174,126 @@ enum {
 	KSM_PHASE_VERIFY,
 };
 
-static const char * const stress_ksm_unmerge_phase_names[] = {
-	"idle", "merging", "merged", "unmerging", "verify",
+/* what one page is, from the self-tested signals */
+enum {
+	KSM_PAGE_ABSENT = 0,	/* not mapped */
+	KSM_PAGE_SWAPPED,	/* swapped out */
+	KSM_PAGE_PRIVATE,	/* a private anonymous page */
+	KSM_PAGE_HOLE,		/* the zero page where the pattern has none: a read-faulted hole */
+	KSM_PAGE_KZERO,		/* the zero page where the pattern has one: a KSM zero page */
+	KSM_PAGE_KSM,		/* a KSM page */
 };
 
-/* KSM knobs the stressor saves, sets and restores */
+/* what one page holds under a pattern */
+enum {
+	KSM_KIND_SAME = 0,
+	KSM_KIND_FEW,
+	KSM_KIND_ZERO,
+	KSM_KIND_UNIQUE,
+};
+
+/* kernel interfaces the verdicts use, self-tested once per run */
+enum {
+	KSM_IFACE_ZERO_PAGE = 0,
+	KSM_IFACE_KPF_KSM,
+	KSM_IFACE_PFNS,
+	KSM_IFACE_KSM_STAT,
+	KSM_IFACE_COW_KSM,
+	KSM_IFACES,
+};
+
+static const char * const stress_ksm_unmerge_iface_names[] = {
+	"zero-page", "kpageflags-ksm", "pfns", "ksm_stat", "cow_ksm",
+};
+
+/* what the self-test saw: raw pagemap/kpageflags words and counters */
+typedef struct {
+	int kver;			/* kernel major * 100 + minor */
+	bool pagemap, kpageflags;	/* readable */
+	uint64_t rf[2], rf_flags[2];	/* two read-faulted pages of a fresh mapping */
+	uint64_t fresh, fresh_flags;	/* a written page KSM never saw */
+	int merged;			/* probe merge: 1 merged, 0 not, -1 not run */
+	uint64_t mg[2], mg_flags[2];	/* two identical pages after the probe merge */
+	bool zp_valid;			/* a zero-filled page was merged (use_zero_pages=1) */
+	uint64_t zp, zp_flags;		/* that page */
+	uint64_t ksm_pages;		/* pages on a shared KSM pfn the probe unmerge broke */
+	int64_t cow_before, cow_after;	/* cow_ksm around the probe unmerge, -1 absent */
+	bool stat, stat_merging, stat_zero;	/* ksm_stat and its two lines */
+	bool merging_pages;		/* /proc/self/ksm_merging_pages exists */
+} stress_ksm_unmerge_obs_t;
+
+/* the self-test's verdict: which signals the verdicts may use */
+typedef struct {
+	bool tested, pfns, kpageflags;
+	bool kpf_zero;			/* KPF_ZERO_PAGE names the zero page */
+	bool kpf_ksm;			/* KPF_KSM is set on KSM pages only */
+	bool excl;			/* pagemap bit 56 is set on a private page */
+	bool zero_unshare;		/* unmerge unshares KSM zero pages (6.4+) */
+	uint64_t zero_pfn;		/* the zero page's pfn, 0 unknown */
+	bool stat_merging, stat_zero, merging_pages, cow_ksm;
+	bool trusted[KSM_IFACES];
+	char why[KSM_IFACES][160];	/* the kernel behaviour, when not trusted */
+	char use[KSM_IFACES][160];	/* what is used (instead) */
+} stress_ksm_unmerge_iface_t;
+
+/* KSM knobs saved, set and restored; advisor_mode last (6.8+) */
 static const char * const stress_ksm_unmerge_knob_names[] = {
-	"run",
-	"pages_to_scan",
-	"sleep_millisecs",
-	"use_zero_pages",
-	"max_page_sharing",
-	"merge_across_nodes",
-	"smart_scan",
-	"advisor_mode",		/* last: restored after pages_to_scan (6.8+) */
+	"run", "pages_to_scan", "sleep_millisecs", "use_zero_pages",
+	"max_page_sharing", "merge_across_nodes", "smart_scan", "advisor_mode",
 };
 
 #define KSM_KNOBS	(SIZEOF_ARRAY(stress_ksm_unmerge_knob_names))
 
 typedef struct {
-	char value[KSM_KNOBS][32];	/* saved value per knob, "" = absent */
+	char value[KSM_KNOBS][32];	/* "" = absent */
 } stress_ksm_unmerge_knobs_t;
 
-/* Ring of the most recent latency samples, in shared memory */
+/* ring of the latest latency samples, ms */
 typedef struct {
-	uint32_t count;			/* samples held */
-	uint64_t total;			/* samples taken */
-	double ms[KSM_UNMERGE_LAT_SAMPLES];
+	uint32_t count;
+	uint64_t total;
+	double ms[KSM_LAT_SAMPLES];
 } stress_ksm_unmerge_lat_t;
 
-#define KSM_RACER_DETAILS	(4)	/* named counters a racer may add to its line */
-
-/* Per racer figures, in shared memory so they survive a killed child */
+/* one racer's figures, in shared memory so they survive a killed worker */
 typedef struct {
-	uint64_t ops;			/* racer operations */
-	uint64_t evidence;		/* kernel-side evidence it reached its path */
-	uint64_t failures;		/* verification failures */
-	uint64_t op_ns;			/* time its operations took, ns (racers with an op_ns_metric) */
-	uint64_t ksmd_waits_timed_out;	/* its own waits for a ksmd merge that timed out */
-	uint64_t meet_timeouts;		/* merged phases that did not wait for it */
-	uint64_t detail[KSM_RACER_DETAILS];	/* racer's own counters, named in its table entry */
-	bool active;			/* racer was started */
-	bool skipped;			/* racer could not run here */
+	uint64_t ops, evidence, failures, op_ns, meet_timeouts;
+	uint64_t detail[KSM_DETAILS];
+	bool active, skipped;
 	char reason[96];		/* why skipped or not reached */
 } stress_ksm_unmerge_racer_stats_t;
 
-/* Per instance figures, in shared memory */
+#define KSM_RACERS	(14)
+
+/* one instance's figures, in shared memory */
 typedef struct {
-	uint64_t cycles;		/* verified cycles */
-	uint64_t merge_timeouts;	/* merges that did not complete in time */
-	uint64_t partial_merges;	/* merges short of the prediction */
-	uint64_t pages_merged;		/* pages seen merged before unmerge */
-	uint64_t pages_zero;		/* of which KSM zero pages */
-	uint64_t pages_unmerged;	/* pages unshared by the timed unmerge */
-	uint64_t cow_ksm;		/* cow_ksm delta over timed unmerges */
-	uint64_t failures;		/* verification failures */
-	uint64_t method_cycles[2];	/* cycles per merge switch */
-	double unmerge_secs;		/* time inside the timed unmerge calls */
-	double merge_wait_secs;		/* time waiting for ksmd */
-	uint64_t unmerge_calls;		/* timed unmerge calls (madvise is chunked) */
-	uint64_t unmerge_cycles;	/* cycles with a timed unmerge */
-	double stopped_at;		/* when the instance's cycle loop ended, 0 if not yet */
-	char stop_step[32];		/* step a stop interrupted, "" none */
-	stress_ksm_unmerge_lat_t unmerge_lat;	/* timed unmerge call, ms */
-	stress_ksm_unmerge_lat_t mrelease_lat;	/* mrelease racer kill-to-reaped, ms */
-	volatile int phase;		/* current phase, for the kernel-log context */
+	uint64_t cycles, merge_timeouts, partial_merges, failures;
+	uint64_t pages_merged, pages_zero, pages_unmerged, cow_ksm;
+	uint64_t method_cycles[2], unmerge_calls, unmerge_cycles;
+	uint64_t quiet_cycles, quiet_pages;	/* cycles with every racer held off */
+	double unmerge_secs, merge_wait_secs, quiet_secs;
+	char stop_step[32];		/* step the end of the run cut, "" none */
+	stress_ksm_unmerge_lat_t unmerge_lat, mrelease_lat;
+	volatile int phase;
 	volatile double phase_since;	/* when the phase began */
-	volatile double hang_allow;	/* secs of the phase excused from the hang bound (long sparse walk) */
-	volatile pid_t pid;		/* instance pid, for the monitor */
-	uint64_t hangs;			/* steps the monitor saw stuck */
-	bool hang_reported;		/* current stuck step already reported */
-	stress_ksm_unmerge_racer_stats_t racer[KSM_UNMERGE_RACERS];
+	volatile double hang_allow;	/* secs excused from the hang bound (sparse walk) */
+	volatile bool in_call;		/* inside the timed unmerge call */
+	stress_ksm_unmerge_racer_stats_t racer[KSM_RACERS];
 } stress_ksm_unmerge_instance_t;
 
-/* State shared between the parent (init/deinit) and all instances */
+/* state shared by the parent (init/deinit), the instances and their workers */
 typedef struct {
 	uint32_t instances;
-	bool knobs_ok;			/* knobs were set for the run */
-	char knob_error[128];		/* why not */
-	int pattern;
-	uint64_t methods;
-	double start_time;
-	double end_time;		/* start + timeout, 0 if none */
-	uint32_t hang_timeout;		/* seconds */
-	uint32_t progress;		/* progress interval, seconds, 0 off */
-	bool stop_on_warn;
-	volatile bool stopping;		/* monitor stopped the run */
-	pid_t monitor_pid;
-	char log_path[PATH_MAX];
-	uint32_t log_elapsed;		/* soak log intervals that ended */
-	uint32_t log_written;		/* of them, in the file (written and fsynced) */
-	uint32_t log_lost;		/* of them, dropped: the backlog overflowed */
-	uint32_t log_pending;		/* of them, waiting for a retry */
-	int log_errno;			/* last write/fsync error, 0 none */
-	volatile uint32_t log_sync_req;	/* an instance asks the monitor to retry now */
-	volatile uint32_t log_sync_done;	/* last request the monitor served */
-	uint64_t rss_growth_kb;		/* largest RSS growth of an instance between two intervals */
-	uint64_t mem_avail;		/* MemAvailable before the instances started */
-	char proc_root[PATH_MAX];	/* --ksm-unmerge-proc, "" = /proc */
+	volatile uint32_t running;	/* instances not yet ended */
+	bool knobs_ok;
+	char knob_error[160];
+	size_t pattern, method;
+	uint64_t taint;			/* /proc/sys/kernel/tainted at the start */
+	int64_t zero_leak0;		/* global ksm_zero_pages not held by a live process, at the start */
 	stress_ksm_unmerge_knobs_t saved;
-	stress_ksm_unmerge_iface_t iface;	/* interface self-test, from init */
-	bool klog_unavail;		/* the kernel-log watcher could not start */
-	volatile bool disagree_reported;	/* signal disagreement already printed */
+	stress_ksm_unmerge_iface_t iface;
+	uint64_t mem_avail;		/* MemAvailable before any region was filled */
+	volatile bool disagree_reported;
 	stress_ksm_unmerge_instance_t inst[];
 } stress_ksm_unmerge_shared_t;
 
@@ -539,122 +302,553 @@ static size_t stress_ksm_unmerge_shared_size;
 static int stress_ksm_unmerge_lock_fd = -1;
 
 struct stress_ksm_unmerge_ctx;
+struct stress_ksm_unmerge_run;
+typedef struct stress_ksm_unmerge_ctx stress_ksm_unmerge_ctx_t;
+typedef struct stress_ksm_unmerge_run stress_ksm_unmerge_run_t;
 
-#define KSM_RACER_FIXED_BYTES	(4 * MB)	/* memory a racer keeps besides per-page state */
+/* racer flags (a racer table row's .flags) */
+#define KSM_RF_WAIT	STRESS_BIT_U(2)	/* the merged phase waits for its first op */
+#define KSM_RF_PFNS	STRESS_BIT_U(3)	/* needs pagemap PFNs for its evidence */
+#define KSM_RF_COPY	STRESS_BIT_U(4)	/* its children keep a copy of every region page */
+#define KSM_RF_PARTIAL	STRESS_BIT_U(5)	/* blocks or breaks merges: partial merges are legitimate */
+#define KSM_RF_LAYOUT	STRESS_BIT_U(6)	/* discards pages or protects them: explains a zero page or EFAULT */
 
-/*
- *  Racer groups (the flags of a racer's table entry): a racer's page checks
- *  accept a transient zero page only while a racer outside its group runs
- *  (stress_ksm_unmerge_others_run())
- */
-#define KSM_RACER_F_HOLDING	(1U << 0)	/* holds, pins or protects KSM pages */
-#define KSM_RACER_F_MM		(1U << 1)	/* races processes and VMAs: exit, fork, protections, sparse ranges */
-
-/*
- *  One racer: started before the first cycle, stopped after the last; an
- *  entry of the racer table, written by its stress-ksm-unmerge-racer-*.h
- *  header with designated initialisers (all fields but the name, which
- *  comes from KSM_UNMERGE_RACER_LIST)
- */
+/* one racer: a row of the racer table, the only list of racers */
 typedef struct {
-	const char *name;		/* method name, racer line name */
-	const char *path;		/* kernel path it covers */
-	const char *evidence;		/* what its evidence counter counts */
-	const char *details[KSM_RACER_DETAILS];	/* names of its detail[] counters, NULL unused */
-	const char *not_built;		/* why this build lacks it (feature guard off), NULL built */
-	size_t page_bytes;		/* memory cap: state it keeps per region page */
-	size_t fixed_bytes;		/* memory cap: state besides, 0 = KSM_RACER_FIXED_BYTES */
-	bool page_copy;			/* memory cap: keeps a second copy of every region page */
-	const char *op_ns_metric;	/* metric of op_ns per op, NULL none */
-	unsigned int flags;		/* KSM_RACER_F_*: the groups it belongs to */
+	const char *name;		/* --ksm-unmerge-method name */
+	const char *evidence;		/* its evidence counter: kernel-side proof it reached its path */
+	const char *desc;		/* the kernel path it covers */
+	const char *details[KSM_DETAILS];	/* names of its detail counters */
+	const char *not_built;		/* why this build lacks it, NULL if built */
+	unsigned int flags;		/* KSM_RF_* */
+	size_t page_bytes;		/* memory it keeps per region page */
 	int (*supported)(char *reason, const size_t len);
-	int (*start)(struct stress_ksm_unmerge_ctx *ctx, const size_t idx);
-	void (*stop)(struct stress_ksm_unmerge_ctx *ctx, const size_t idx);
-	void (*cycle)(struct stress_ksm_unmerge_ctx *ctx, const size_t idx, const int phase);
-	void (*restore)(struct stress_ksm_unmerge_ctx *ctx, const size_t idx);	/* main thread, all parked */
+	int (*start)(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run);
+	void (*stop)(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run);
+	bool (*op)(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run);
+	void (*park)(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run);
+	void (*phase)(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase);
+	void (*restore)(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run);
 } stress_ksm_unmerge_racer_t;
 
-/* Per racer private run state inside an instance */
-typedef struct {
-	pthread_t thread;		/* racer thread, if any */
+/* a racer's run state inside a worker */
+struct stress_ksm_unmerge_run {
+	const stress_ksm_unmerge_racer_t *r;
+	stress_ksm_unmerge_racer_stats_t *rs;
+	stress_ksm_unmerge_ctx_t *ctx;
+	void *priv;			/* the racer's own state */
+	pthread_t thread;		/* runs r->op, if any */
 	bool thread_running;
-	pid_t pid;			/* racer child, if any */
-	void *priv;			/* racer private data */
-	volatile uint64_t quiesced;	/* last cycle the racer parked for */
-	void *(*fn)(void *);		/* racer thread function */
-	struct stress_ksm_unmerge_ctx *ctx;	/* its argument */
-	volatile bool thread_done;	/* fn returned: nothing left to park */
-	bool merged_phase_waits;	/* the merged phase waits for this racer */
-	volatile uint64_t merged_op_cycle;	/* last cycle it began an op on merged pages */
-} stress_ksm_unmerge_racer_run_t;
-
-/* Per instance context */
-typedef struct stress_ksm_unmerge_ctx {
-	stress_args_t *args;
-	stress_ksm_unmerge_instance_t *st;	/* this instance's shared figures */
-	uint8_t *region;		/* the merged/unmerged region */
-	size_t region_size;
-	size_t npages;
-	size_t page_size;
-	int pattern;
-	uint64_t methods;
-	uint64_t seed;			/* per instance seed for unique pages */
-	uint8_t *templates;		/* template pages for same/few */
-	uint64_t *pagemap;		/* pagemap scratch, KSM_UNMERGE_PM_CHUNK entries */
-	uint64_t *pfns;			/* the region scan's buffer (verify.h), scan_cap words + histogram */
-	int pagemap_fd;
-	int kpageflags_fd;
-	int ksm_stat_fd;		/* /proc/self/ksm_stat, -1 if missing */
-	int merging_pages_fd;		/* /proc/self/ksm_merging_pages, -1 if missing */
-	int full_scans_fd;
-	int vmstat_fd;
-	uint64_t zero_pfn;		/* pfn of the shared zero page, 0 unknown */
-	const stress_ksm_unmerge_iface_t *iface;	/* self-tested signals */
-	size_t scan_cap;		/* words the scan buffer holds (KSM_UNMERGE_SCAN_CAP) */
-	size_t scan_passes;		/* pagemap passes of the last region scan */
-	size_t scan_swapped;		/* swapped-out pages it saw */
-	bool wait_timed_out;		/* the last merge wait hit its time bound */
-	int counters;			/* KSM_COUNTERS_* source for merge waits */
-	struct {
-		uint64_t cycle;		/* cycle whose merge wait ended on this scan, 0 none */
-		uint64_t ksm, zero;
-		size_t present;
-	} last_scan;			/* the wait's final region scan, reused by verify_merge */
-	bool ksm_zero;			/* use_zero_pages is on: zero pfn = KSM zero page */
-	bool have_pfns;			/* pagemap gives real PFNs (root) */
-	bool verify;			/* --verify: check every page */
-	uint64_t expect_merged;		/* predicted KSM pages (not zero pages) */
-	uint64_t expect_zero;		/* predicted KSM zero pages */
-	char vmflags_before[256];
-	volatile int phase;		/* KSM_PHASE_* */
-	volatile uint64_t cycle;	/* cycle number */
-	volatile uint64_t unmerge_call;	/* timed unmerge calls begun (watchdogs) */
-	volatile bool in_unmerge_call;	/* the main thread is inside one */
-	volatile uint64_t quiesce;	/* cycle for which racers must park */
-	volatile bool racers_stop;	/* racers must exit */
-	uint64_t racers_mask;		/* racers started */
-	char racers_str[128];		/* their names, for the kernel-log context */
-	bool racers_disturb_counts;	/* racers can block or break merges */
-	bool racers_disturb_layout;	/* racers change VMAs or discard pages */
-	size_t racers_touch_npages;	/* racers that read/write pages stay below this (0 = npages) */
-	stress_ksm_unmerge_racer_run_t run[KSM_UNMERGE_RACERS];
-	bool stopped;			/* a step gave up because the run is ending */
-	double t_start;			/* when the instance started (before the fill) */
-	double teardown_secs;		/* time to unmap the region, 0 when negligible */
-	size_t filled;			/* pages filled so far (npages when done) */
-} stress_ksm_unmerge_ctx_t;
-
-#include "stress-ksm-unmerge-knobs.h"
-
-#include "stress-ksm-unmerge-klog.h"
-
-/* What one page holds under the chosen pattern */
-enum {
-	KSM_KIND_SAME = 0,
-	KSM_KIND_FEW,
-	KSM_KIND_ZERO,
-	KSM_KIND_UNIQUE,
+	volatile bool thread_done;
+	volatile uint64_t parked;	/* last cycle it parked for */
+	volatile uint64_t met;		/* last cycle it began an op on merged pages */
 };
+
+/* per worker state: the region, the kernel files, the cycle, the racers */
+struct stress_ksm_unmerge_ctx {
+	stress_args_t *args;
+	stress_ksm_unmerge_instance_t *st;
+	const stress_ksm_unmerge_iface_t *iface;
+	uint8_t *region;
+	size_t region_size, npages, page_size;
+	int pattern;
+	uint64_t use;			/* switches and racers requested */
+	uint64_t seed;			/* per instance: unique pages differ */
+	uint8_t *templates;		/* the same page and the few pages */
+	int pagemap_fd, kpageflags_fd, kpagecount_fd, ksm_stat_fd;
+	int merging_pages_fd, full_scans_fd, vmstat_fd, zero_pages_fd, taint_fd;
+	uint64_t *pm;			/* pagemap chunk */
+	uint64_t *keys;			/* its words sorted with their page index */
+	bool have_pfns, verify;
+	bool by_pages;			/* merge progress from the region's pages, not counters */
+	uint64_t expect_merged, expect_zero;
+	char vmflags[256];		/* region VmFlags without "mg" */
+	volatile int phase;
+	volatile uint64_t cycle;
+	volatile uint64_t quiesce;	/* cycle for which racers must park, 0 none */
+	volatile bool racers_stop;
+	bool quiet;			/* this cycle holds every racer off */
+	uint64_t racers;		/* racers started */
+	char racers_str[160];
+	bool disturb_counts, disturb_layout;
+	size_t touch_npages;		/* racers reading/writing pages stay below this */
+	pthread_t main_thread;
+	stress_ksm_unmerge_run_t run[KSM_RACERS];
+	bool stopped, wait_timed_out;
+	double t_start, teardown_secs;
+	size_t filled;
+	struct {
+		uint64_t cycle, ksm, zero;
+		size_t present, swapped;
+	} last;				/* the merge wait's last region scan */
+};
+
+static const stress_ksm_unmerge_racer_t stress_ksm_unmerge_racers[KSM_RACERS];
+
+/*
+ *  stress_ksm_unmerge_now_ns()
+ *	CLOCK_MONOTONIC in nanoseconds
+ */
+static uint64_t stress_ksm_unmerge_now_ns(void)
+{
+	struct timespec ts;
+
+	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ *  stress_ksm_unmerge_fd_read()
+ *	pread a whole small proc/sysfs file into buf, NUL terminated
+ */
+static ssize_t stress_ksm_unmerge_fd_read(const int fd, char *buf, const size_t len)
+{
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = pread(fd, buf, len - 1, 0);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return n;
+}
+
+/* what one counter, read as text, says */
+enum {
+	KSM_COUNTER_OK = 0,
+	KSM_COUNTER_MISSING,
+	KSM_COUNTER_NEGATIVE,		/* printed signed and below 0 */
+	KSM_COUNTER_WRAPPED,		/* printed unsigned, 2^63 or more */
+	KSM_COUNTER_GARBLED,
+};
+
+static const char * const stress_ksm_unmerge_counter_verdicts[] = {
+	"ok", "missing", "negative", "wrapped below 0 (2^63 or more)", "not a number",
+};
+
+/*
+ *  stress_ksm_unmerge_counter()
+ *	pure: value of "name N" in a proc text buffer (name NULL: buf is the
+ *	number, as in sysfs) into *val, and what it says (KSM_COUNTER_*)
+ */
+static int stress_ksm_unmerge_counter(const char *buf, const char *name, int64_t *val)
+{
+	const char *p = buf;
+	char *end;
+	uint64_t v;
+
+	*val = -1;
+	if (name) {
+		const size_t len = strlen(name);
+
+		for (p = strstr(buf, name); p; p = strstr(p + len, name))
+			if ((p == buf || p[-1] == '\n') && (p[len] == ' ' || p[len] == ':' || p[len] == '\t'))
+				break;
+		if (!p)
+			return KSM_COUNTER_MISSING;
+		p += len + 1;
+	}
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (*p == '-') {
+		*val = (int64_t)strtoll(p, &end, 10);
+		return (end == p + 1) ? KSM_COUNTER_GARBLED : KSM_COUNTER_NEGATIVE;
+	}
+	errno = 0;
+	v = strtoull(p, &end, 10);
+	if (end == p)
+		return KSM_COUNTER_GARBLED;
+	*val = (int64_t)v;
+	return (errno == ERANGE || v >= (1ULL << 63)) ? KSM_COUNTER_WRAPPED : KSM_COUNTER_OK;
+}
+
+/*
+ *  stress_ksm_unmerge_field()
+ *	value of counter name in the file at fd, -1 if missing or bad
+ */
+static int64_t stress_ksm_unmerge_field(const int fd, const char *name)
+{
+	char buf[16384];
+	int64_t v;
+
+	if (stress_ksm_unmerge_fd_read(fd, buf, sizeof(buf)) <= 0 ||
+	    stress_ksm_unmerge_counter(buf, name, &v) != KSM_COUNTER_OK)
+		return -1;
+	return v;
+}
+
+/*
+ *  stress_ksm_unmerge_file_field()
+ *	value of counter name in the file at path, -1 if missing or bad
+ */
+static int64_t stress_ksm_unmerge_file_field(const char *path, const char *name)
+{
+	char buf[8192];
+	int64_t v;
+
+	if (stress_fs_file_read(path, buf, sizeof(buf)) <= 0 ||
+	    stress_ksm_unmerge_counter(buf, name, &v) != KSM_COUNTER_OK)
+		return -1;
+	return v;
+}
+
+/*
+ *  stress_ksm_unmerge_pagemap_read()
+ *	pagemap entries of n pages from addr into out
+ */
+static int stress_ksm_unmerge_pagemap_read(const int fd, const void *addr, const size_t n,
+	const size_t page_size, uint64_t *out)
+{
+	const off_t base = (off_t)(((uintptr_t)addr / page_size) * sizeof(uint64_t));
+	size_t done = 0;
+
+	while (done < n * sizeof(uint64_t)) {
+		const ssize_t ret = pread(fd, (uint8_t *)out + done, n * sizeof(uint64_t) - done,
+			base + (off_t)done);
+
+		if (ret <= 0)
+			return -1;
+		done += (size_t)ret;
+	}
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_kpf()
+ *	/proc/kpageflags (or kpagecount) word of pfn, 0 on error
+ */
+static uint64_t stress_ksm_unmerge_kpf(const int fd, const uint64_t pfn)
+{
+	uint64_t v = 0;
+
+	if (fd < 0 || pread(fd, &v, sizeof(v), (off_t)(pfn * sizeof(v))) != sizeof(v))
+		return 0;
+	return v;
+}
+
+/*
+ *  stress_ksm_unmerge_pm_pfn()
+ *	pure: pfn of a present pagemap entry, 0 if not present
+ */
+static inline uint64_t stress_ksm_unmerge_pm_pfn(const uint64_t e)
+{
+	return (e & PM_PRESENT) ? (e & PM_PFN_MASK) : 0;
+}
+
+/*
+ *  stress_ksm_unmerge_vmflags()
+ *	smaps range and VmFlags of the VMA holding addr into out; with
+ *	no_mg the VmFlags alone without "mg"; -1 if not found
+ */
+static int stress_ksm_unmerge_vmflags(const void *addr, char *out, const size_t len, const bool no_mg)
+{
+	const unsigned long a = (unsigned long)(uintptr_t)addr;
+	char line[512], *tok, *save = NULL;
+	bool in_vma = false;
+	size_t off = 0;
+	FILE *fp = fopen("/proc/self/smaps", "re");
+
+	out[0] = '\0';
+	if (!fp)
+		return -1;
+	while (fgets(line, sizeof(line), fp)) {
+		unsigned long lo, hi;
+
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2) {
+			in_vma = (a >= lo && a < hi);
+			if (in_vma && !no_mg)
+				off = (size_t)snprintf(out, len, "%lx-%lx", lo, hi);
+			continue;
+		}
+		if (!in_vma || strncmp(line, "VmFlags:", 8))
+			continue;
+		for (tok = strtok_r(line + 8, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
+			if (no_mg && !strcmp(tok, "mg"))
+				continue;
+			if (off < len)
+				off += (size_t)snprintf(out + off, len - off, " %s", tok);
+		}
+		(void)fclose(fp);
+		return 0;
+	}
+	(void)fclose(fp);
+	return -1;
+}
+
+/*
+ *  stress_ksm_unmerge_has_flag()
+ *	pure: does a VmFlags list hold flag (a two-letter word)
+ */
+static bool stress_ksm_unmerge_has_flag(const char *flags, const char *flag)
+{
+	const char *p;
+
+	for (p = strstr(flags, flag); p; p = strstr(p + 2, flag))
+		if ((p == flags || p[-1] == ' ') && (p[2] == ' ' || p[2] == '\0' || p[2] == '\n'))
+			return true;
+	return false;
+}
+
+/*
+ *  stress_ksm_unmerge_knob_read()
+ *	read a KSM sysfs file into buf (newline stripped, "[a] b" as "a"), -1 on error
+ */
+static int stress_ksm_unmerge_knob_read(const char *knob, char *buf, const size_t len)
+{
+	char path[PATH_MAX];
+	const char *open, *close;
+	ssize_t n;
+
+	(void)snprintf(path, sizeof(path), "%s/%s", KSM_SYSFS, knob);
+	n = stress_fs_file_read(path, buf, len - 1);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	open = strchr(buf, '[');
+	close = open ? strchr(open, ']') : NULL;
+	if (close) {
+		n = close - open - 1;
+		(void)memmove(buf, open + 1, (size_t)n);
+		buf[n] = '\0';
+	}
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_knob_u64()
+ *	a numeric KSM knob or counter, 0 on error
+ */
+static uint64_t stress_ksm_unmerge_knob_u64(const char *knob)
+{
+	char buf[64];
+
+	return (stress_ksm_unmerge_knob_read(knob, buf, sizeof(buf)) < 0) ? 0 : strtoull(buf, NULL, 10);
+}
+
+/*
+ *  stress_ksm_unmerge_knob_write()
+ *	write a KSM knob, 0 or -errno
+ */
+static int stress_ksm_unmerge_knob_write(const char *knob, const char *value)
+{
+	char path[PATH_MAX];
+	int fd, err = 0;
+
+	(void)snprintf(path, sizeof(path), "%s/%s", KSM_SYSFS, knob);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, value, strlen(value)) < 0)
+		err = -errno;
+	(void)close(fd);
+	return err;
+}
+
+/*
+ *  stress_ksm_unmerge_knobs_save()
+ *	snapshot every KSM knob the stressor may change
+ */
+static void stress_ksm_unmerge_knobs_save(stress_ksm_unmerge_knobs_t *knobs)
+{
+	size_t i;
+
+	for (i = 0; i < KSM_KNOBS; i++)
+		if (stress_ksm_unmerge_knob_read(stress_ksm_unmerge_knob_names[i], knobs->value[i],
+				sizeof(knobs->value[i])) < 0)
+			knobs->value[i][0] = '\0';
+}
+
+/*
+ *  stress_ksm_unmerge_knobs_restore()
+ *	write the saved knobs back where they differ; failures returned
+ */
+static int stress_ksm_unmerge_knobs_restore(const stress_ksm_unmerge_knobs_t *knobs)
+{
+	int failures = 0;
+	size_t i;
+
+	for (i = 0; i < KSM_KNOBS; i++) {
+		const char *name = stress_ksm_unmerge_knob_names[i];
+		char now[32];
+		int ret;
+
+		if (!knobs->value[i][0] || (stress_ksm_unmerge_knob_read(name, now, sizeof(now)) == 0 &&
+		    !strcmp(now, knobs->value[i])))
+			continue;
+		ret = stress_ksm_unmerge_knob_write(name, knobs->value[i]);
+		if (ret < 0) {
+			pr_err("ksm-unmerge: cannot restore %s/%s to %s, errno=%d (%s)\n",
+				KSM_SYSFS, name, knobs->value[i], -ret, strerror(-ret));
+			failures++;
+		}
+	}
+	return failures;
+}
+
+/*
+ *  stress_ksm_unmerge_state_write()
+ *	record the saved knobs so the next run can repair a SIGKILLed one
+ */
+static int stress_ksm_unmerge_state_write(const stress_ksm_unmerge_knobs_t *knobs)
+{
+	char buf[1024];
+	size_t i, off;
+	int fd, err = 0;
+
+	off = (size_t)snprintf(buf, sizeof(buf), "pid %d\n", (int)getpid());
+	for (i = 0; i < KSM_KNOBS && off < sizeof(buf); i++)
+		if (knobs->value[i][0])
+			off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%s %s\n",
+				stress_ksm_unmerge_knob_names[i], knobs->value[i]);
+	fd = open(KSM_STATE_FILE ".tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, buf, off) != (ssize_t)off || shim_fsync(fd) < 0)
+		err = -(errno ? errno : EIO);
+	(void)close(fd);
+	if (!err && rename(KSM_STATE_FILE ".tmp", KSM_STATE_FILE) < 0)
+		err = -errno;
+	if (err)
+		(void)shim_unlink(KSM_STATE_FILE ".tmp");
+	return err;
+}
+
+/*
+ *  stress_ksm_unmerge_state_read()
+ *	pure but for the file: parse a state file; -1 if absent or corrupt
+ */
+static int stress_ksm_unmerge_state_read(const char *path, stress_ksm_unmerge_knobs_t *knobs, int *pid)
+{
+	char line[128], name[64], value[32];
+	int found = 0;
+	size_t i;
+	FILE *fp = fopen(path, "re");
+
+	(void)shim_memset(knobs, 0, sizeof(*knobs));
+	*pid = 0;
+	if (!fp)
+		return -1;
+	while (fgets(line, sizeof(line), fp)) {
+		if (sscanf(line, "pid %d", pid) == 1 || sscanf(line, "%63s %31s", name, value) != 2)
+			continue;
+		for (i = 0; i < KSM_KNOBS; i++)
+			if (!strcmp(name, stress_ksm_unmerge_knob_names[i]))
+				found += shim_strscpy(knobs->value[i], value, sizeof(knobs->value[i])) > 0;
+	}
+	(void)fclose(fp);
+	return (*pid > 0 && found > 0) ? 0 : -1;
+}
+
+/*
+ *  stress_ksm_unmerge_state_repair()
+ *	restore knobs a run left when it was killed before its deinit
+ */
+static void stress_ksm_unmerge_state_repair(void)
+{
+	stress_ksm_unmerge_knobs_t knobs;
+	int pid;
+
+	if (stress_ksm_unmerge_state_read(KSM_STATE_FILE, &knobs, &pid) < 0) {
+		if (access(KSM_STATE_FILE, F_OK) == 0) {
+			pr_warn("ksm-unmerge: ignoring corrupt state file %s\n", KSM_STATE_FILE);
+			(void)shim_unlink(KSM_STATE_FILE);
+		}
+		return;
+	}
+	pr_inf("ksm-unmerge: restoring KSM knobs left by killed run (pid %d) from %s\n", pid, KSM_STATE_FILE);
+	if (stress_ksm_unmerge_knobs_restore(&knobs) == 0)
+		(void)shim_unlink(KSM_STATE_FILE);
+}
+
+/*
+ *  stress_ksm_unmerge_lock()
+ *	the run lock: two runs never fight over the global knobs
+ */
+static int stress_ksm_unmerge_lock(void)
+{
+	const int fd = open(KSM_STATE_FILE ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+
+	if (fd < 0)
+		return -errno;
+	if (lockf(fd, F_TLOCK, 0) < 0) {
+		const int err = errno;
+
+		(void)close(fd);
+		return -err;
+	}
+	stress_ksm_unmerge_lock_fd = fd;
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_knobs_set()
+ *	ksmd on, fast scanning, KSM zero pages on (the fork racer's zero
+ *	range and the zero patterns use them); -errno with err set
+ */
+static int stress_ksm_unmerge_knobs_set(char *err, const size_t len)
+{
+	static const struct {
+		const char *knob, *value;
+		bool optional;
+	} sets[] = {
+		{ "advisor_mode",	"none",		true },	/* scan-time refuses pages_to_scan */
+		{ "pages_to_scan",	"10000",	false },
+		{ "sleep_millisecs",	"0",		false },
+		{ "smart_scan",		"0",		true },
+		{ "use_zero_pages",	"1",		false },
+		{ "run",		"1",		false },
+	};
+	size_t i;
+
+	for (i = 0; i < SIZEOF_ARRAY(sets); i++) {
+		const int ret = stress_ksm_unmerge_knob_write(sets[i].knob, sets[i].value);
+
+		if (ret < 0 && !(sets[i].optional && ret == -ENOENT)) {
+			(void)snprintf(err, len, "cannot set %s/%s=%s, errno=%d (%s)",
+				KSM_SYSFS, sets[i].knob, sets[i].value, -ret, strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_ksmd_drain()
+ *	every instance gone, ksmd still on: a dead mm's rmap_items stay
+ *	charged until ksmd next visits it, so let one full scan end (bounded)
+ *	before ksmd is stopped again
+ */
+static void stress_ksm_unmerge_ksmd_drain(const stress_ksm_unmerge_knobs_t *saved)
+{
+	const double deadline = stress_time_now() + KSM_DRAIN_SECS;
+	const uint64_t scans = stress_ksm_unmerge_knob_u64("full_scans");
+
+	if (!strcmp(saved->value[0], "1"))
+		return;		/* ksmd stays on: it frees them itself */
+	while (stress_time_now() < deadline && stress_ksm_unmerge_knob_u64("full_scans") == scans)
+		(void)shim_nanosleep_uint64(2000000);
+}
+
+/*
+ *  stress_ksm_unmerge_supported()
+ *	KSM must exist and its knobs be writable
+ */
+static int stress_ksm_unmerge_supported(const char *name)
+{
+	if (access(KSM_SYSFS "/run", F_OK) < 0) {
+		pr_inf_skip("%s stressor will be skipped, KSM is not available (%s missing, "
+			"kernel built without CONFIG_KSM?)\n", name, KSM_SYSFS);
+		return -1;
+	}
+	if (access(KSM_SYSFS "/run", W_OK) < 0) {
+		pr_inf_skip("%s stressor will be skipped, cannot start ksmd: %s/run is not "
+			"writable (need root)\n", name, KSM_SYSFS);
+		return -1;
+	}
+	return 0;
+}
 
 /*
  *  stress_ksm_unmerge_page_kind()
@@ -662,51 +856,34 @@ enum {
  */
 static int stress_ksm_unmerge_page_kind(const int pattern, const size_t i)
 {
-	static const int mixed[4] = {
-		KSM_KIND_SAME, KSM_KIND_FEW, KSM_KIND_ZERO, KSM_KIND_UNIQUE
-	};
+	static const int kinds[] = { KSM_KIND_SAME, KSM_KIND_FEW, KSM_KIND_ZERO, -1, KSM_KIND_UNIQUE };
 
-	switch (pattern) {
-	case KSM_UNMERGE_PATTERN_SAME:
-		return KSM_KIND_SAME;
-	case KSM_UNMERGE_PATTERN_FEW:
-		return KSM_KIND_FEW;
-	case KSM_UNMERGE_PATTERN_ZERO:
-		return KSM_KIND_ZERO;
-	case KSM_UNMERGE_PATTERN_UNIQUE:
-		return KSM_KIND_UNIQUE;
-	default:
-		return mixed[i & 3];
-	}
+	return (pattern == KSM_PATTERN_MIXED) ? (int)(i & 3) : kinds[pattern];
 }
 
 /*
  *  stress_ksm_unmerge_template()
- *	template page for same (t = 0) and few (t = 1..8) pages
+ *	the page a same (t = 0) or few (t = 1..8) page holds
  */
 static const uint8_t *stress_ksm_unmerge_template(const stress_ksm_unmerge_ctx_t *ctx,
 	const int kind, const size_t i)
 {
-	const size_t t = (kind == KSM_KIND_SAME) ? 0 : 1 + (i % KSM_UNMERGE_FEW_TEMPLATES);
-
-	return ctx->templates + t * ctx->page_size;
+	return ctx->templates + ((kind == KSM_KIND_SAME) ? 0 : 1 + (i % KSM_FEW_TEMPLATES)) * ctx->page_size;
 }
 
 /*
  *  stress_ksm_unmerge_templates_fill()
- *	fill the template pages: same for every instance, so they merge across
+ *	the same words in every instance, so pages merge across instances
  */
 static void stress_ksm_unmerge_templates_fill(stress_ksm_unmerge_ctx_t *ctx)
 {
 	const size_t words = ctx->page_size / sizeof(uint64_t);
 	size_t t, w;
 
-	for (t = 0; t <= KSM_UNMERGE_FEW_TEMPLATES; t++) {
-		uint64_t *page = (uint64_t *)(ctx->templates + t * ctx->page_size);
-
+	for (t = 0; t <= KSM_FEW_TEMPLATES; t++)
 		for (w = 0; w < words; w++)
-			page[w] = 0x6b736d756e6d7267ULL ^ ((t + 1) * 0x9e3779b97f4a7c15ULL) ^ w;
-	}
+			((uint64_t *)(ctx->templates + t * ctx->page_size))[w] =
+				0x6b736d756e6d7267ULL ^ ((t + 1) * 0x9e3779b97f4a7c15ULL) ^ w;
 }
 
 /*
@@ -721,87 +898,483 @@ static inline uint64_t stress_ksm_unmerge_unique_word(const stress_ksm_unmerge_c
 
 /*
  *  stress_ksm_unmerge_page_fill()
- *	write the pattern's bytes into page i
+ *	write the pattern's bytes of page i into page
  */
-static void stress_ksm_unmerge_page_fill(const stress_ksm_unmerge_ctx_t *ctx,
-	const size_t i, uint8_t *page)
+static void stress_ksm_unmerge_page_fill(const stress_ksm_unmerge_ctx_t *ctx, const size_t i, uint8_t *page)
 {
 	const int kind = stress_ksm_unmerge_page_kind(ctx->pattern, i);
 	size_t w;
 
-	switch (kind) {
-	case KSM_KIND_ZERO:
+	if (kind == KSM_KIND_ZERO) {
 		(void)shim_memset(page, 0, ctx->page_size);
-		break;
-	case KSM_KIND_UNIQUE:
+	} else if (kind == KSM_KIND_UNIQUE) {
 		for (w = 0; w < ctx->page_size / sizeof(uint64_t); w++)
 			((uint64_t *)page)[w] = stress_ksm_unmerge_unique_word(ctx, i, w);
-		break;
-	default:
+	} else {
 		(void)shim_memcpy(page, stress_ksm_unmerge_template(ctx, kind, i), ctx->page_size);
-		break;
 	}
 }
 
 /*
  *  stress_ksm_unmerge_page_check()
- *	byte offset of the first wrong byte in page i, -1 if intact
+ *	byte offset of the first wrong byte of page i at page, -1 if intact;
+ *	the byte expected there in *want
  */
-static ssize_t stress_ksm_unmerge_page_check(const stress_ksm_unmerge_ctx_t *ctx,
-	const size_t i, const uint8_t *page)
+static ssize_t stress_ksm_unmerge_page_check(const stress_ksm_unmerge_ctx_t *ctx, const size_t i,
+	const uint8_t *page, uint8_t *want)
 {
 	const int kind = stress_ksm_unmerge_page_kind(ctx->pattern, i);
-	const uint64_t *p = (const uint64_t *)page;
-	const size_t words = ctx->page_size / sizeof(uint64_t);
-	size_t w;
+	size_t w, b;
 
 	if (kind == KSM_KIND_SAME || kind == KSM_KIND_FEW) {
 		const uint8_t *t = stress_ksm_unmerge_template(ctx, kind, i);
 
 		if (!shim_memcmp(page, t, ctx->page_size))
 			return -1;
-		for (w = 0; w < ctx->page_size; w++)
-			if (page[w] != t[w])
-				return (ssize_t)w;
+		for (b = 0; page[b] == t[b]; b++)
+			;
+		*want = t[b];
+		return (ssize_t)b;
 	}
-	for (w = 0; w < words; w++) {
-		const uint64_t want = (kind == KSM_KIND_ZERO) ? 0 :
-			stress_ksm_unmerge_unique_word(ctx, i, w);
-		size_t b;
+	for (w = 0; w < ctx->page_size / sizeof(uint64_t); w++) {
+		const uint64_t x = (kind == KSM_KIND_ZERO) ? 0 : stress_ksm_unmerge_unique_word(ctx, i, w);
+		const uint8_t *p = page + w * sizeof(x);
 
-		if (p[w] == want)
+		if (!shim_memcmp(p, &x, sizeof(x)))
 			continue;
-		for (b = 0; b < sizeof(want); b++)
-			if (page[w * sizeof(want) + b] != ((const uint8_t *)&want)[b])
-				break;
-		return (ssize_t)(w * sizeof(want) + b);
+		for (b = 0; p[b] == ((const uint8_t *)&x)[b]; b++)
+			;
+		*want = ((const uint8_t *)&x)[b];
+		return (ssize_t)(w * sizeof(x) + b);
 	}
 	return -1;
 }
 
 /*
+ *  stress_ksm_unmerge_all_zero()
+ *	pure: are len bytes at buf all zero
+ */
+static bool stress_ksm_unmerge_all_zero(const uint8_t *buf, const size_t len)
+{
+	return len == 0 || (buf[0] == 0 && !shim_memcmp(buf, buf + 1, len - 1));
+}
+
+/*
  *  stress_ksm_unmerge_expect()
- *	predict how many pages ksmd must merge (KSM pages and zero pages)
+ *	predict the KSM pages and KSM zero pages ksmd must make of the region
  */
 static void stress_ksm_unmerge_expect(stress_ksm_unmerge_ctx_t *ctx)
 {
 	size_t i;
 
-	ctx->expect_merged = 0;
-	ctx->expect_zero = 0;
+	ctx->expect_merged = ctx->expect_zero = 0;
 	for (i = 0; i < ctx->npages; i++) {
-		switch (stress_ksm_unmerge_page_kind(ctx->pattern, i)) {
-		case KSM_KIND_SAME:
-		case KSM_KIND_FEW:
-			ctx->expect_merged++;
-			break;
-		case KSM_KIND_ZERO:
-			ctx->expect_zero++;
-			break;
-		default:
-			break;
-		}
+		const int kind = stress_ksm_unmerge_page_kind(ctx->pattern, i);
+
+		ctx->expect_merged += (kind == KSM_KIND_SAME || kind == KSM_KIND_FEW);
+		ctx->expect_zero += (kind == KSM_KIND_ZERO);
 	}
+}
+
+/*
+ *  stress_ksm_unmerge_kver()
+ *	pure: "6.18.44-..." -> 618, 0 if unparsable
+ */
+static int stress_ksm_unmerge_kver(const char *release)
+{
+	int major = 0, minor = 0;
+
+	return (sscanf(release, "%d.%d", &major, &minor) == 2) ? major * 100 + minor : 0;
+}
+
+/*
+ *  stress_ksm_unmerge_iface_set()
+ *	record one interface's verdict: trusted or not (why), and what is used
+ */
+static void FORMAT(printf, 4, 5) stress_ksm_unmerge_iface_set(stress_ksm_unmerge_iface_t *ifc,
+	const int i, const char *why, const char *fmt, ...)
+{
+	va_list ap;
+
+	ifc->trusted[i] = !why;
+	(void)snprintf(ifc->why[i], sizeof(ifc->why[i]), "%s", why ? why : "");
+	va_start(ap, fmt);
+	(void)vsnprintf(ifc->use[i], sizeof(ifc->use[i]), fmt, ap);
+	va_end(ap);
+}
+
+/*
+ *  stress_ksm_unmerge_iface_zero()
+ *	pure: the zero page from the read faults and KPF_ZERO_PAGE; a read
+ *	fault counts only if it gives one shared, non-exclusive pfn
+ */
+static void stress_ksm_unmerge_iface_zero(const stress_ksm_unmerge_obs_t *o, stress_ksm_unmerge_iface_t *ifc)
+{
+	const uint64_t rf = stress_ksm_unmerge_pm_pfn(o->rf[0]);
+	const bool rf_shared = ifc->pfns && rf && rf == stress_ksm_unmerge_pm_pfn(o->rf[1]) &&
+		!(o->rf[0] & PM_EXCLUSIVE);
+	const bool zp_shared = ifc->pfns && o->zp_valid && stress_ksm_unmerge_pm_pfn(o->zp) &&
+		!(o->zp & PM_EXCLUSIVE);
+	/* KPF_ZERO_PAGE lies if a private page shows it or the zero page lacks it */
+	const bool lies = (o->fresh_flags & KPF_ZERO_PAGE) || (!rf_shared && (o->rf_flags[0] & KPF_ZERO_PAGE)) ||
+		(o->merged == 1 && (o->mg_flags[0] & KPF_ZERO_PAGE)) ||
+		(rf_shared && !(o->rf_flags[0] & KPF_ZERO_PAGE)) || (zp_shared && !(o->zp_flags & KPF_ZERO_PAGE));
+	char why[160] = "";
+
+	ifc->kpf_zero = ifc->pfns && o->kpageflags && !lies;
+	ifc->zero_pfn = rf_shared ? rf : (zp_shared && (!o->kpageflags || (o->zp_flags & KPF_ZERO_PAGE))) ?
+		stress_ksm_unmerge_pm_pfn(o->zp) : 0;
+	if (!ifc->pfns)
+		(void)snprintf(why, sizeof(why), "PFNs hidden: the zero page cannot be seen");
+	else if (!rf_shared)
+		(void)snprintf(why, sizeof(why), "a read fault maps a private exclusive page (pfn %#" PRIx64
+			"), not the shared zero page: pvm_no_zero_page=1?", rf);
+	else if (o->kpageflags && !ifc->kpf_zero)
+		(void)snprintf(why, sizeof(why), "KPF_ZERO_PAGE is not set on the shared zero page "
+			"or is set on a private page");
+	if (!ifc->kpf_zero && !ifc->zero_pfn)
+		stress_ksm_unmerge_iface_set(ifc, KSM_IFACE_ZERO_PAGE, why[0] ? why : "no zero page found",
+			"no zero-page verdicts (KSM zero pages are not told apart)");
+	else
+		stress_ksm_unmerge_iface_set(ifc, KSM_IFACE_ZERO_PAGE, why[0] ? why : NULL,
+			"%s (zero page pfn %#" PRIx64 ")", ifc->kpf_zero ? "KPF_ZERO_PAGE per page" :
+			"the probed shared zero page pfn", ifc->zero_pfn);
+}
+
+/*
+ *  stress_ksm_unmerge_iface_kpf_ksm()
+ *	pure: KPF_KSM clear on a page KSM never saw, set on one it merged
+ */
+static void stress_ksm_unmerge_iface_kpf_ksm(const stress_ksm_unmerge_obs_t *o, stress_ksm_unmerge_iface_t *ifc)
+{
+	const char *instead = ifc->excl ?
+		"pfn sharing within the region, the pagemap exclusive bit 56 and kpagecount "
+		"(weaker: a KSM page mapped by at most two ptes looks private)" :
+		"pfn sharing within the region (weaker: a KSM page shared with another process only "
+		"looks private)";
+	char why[160];
+
+	ifc->kpf_ksm = false;
+	if (!ifc->pfns) {
+		stress_ksm_unmerge_iface_set(ifc, KSM_IFACE_KPF_KSM, "PFNs hidden", "per-process counters only");
+	} else if (!o->kpageflags) {
+		stress_ksm_unmerge_iface_set(ifc, KSM_IFACE_KPF_KSM, "/proc/kpageflags not readable", "%s", instead);
+	} else if (o->fresh_flags & KPF_KSM) {
+		(void)snprintf(why, sizeof(why), "KPF_KSM set on a fresh anonymous page KSM never saw "
+			"(kpageflags %#" PRIx64 "): the 6.10-6.12 stable_page_flags() bug", o->fresh_flags);
+		stress_ksm_unmerge_iface_set(ifc, KSM_IFACE_KPF_KSM, why, "%s", instead);
+	} else if (o->merged == 1 && !(o->mg_flags[0] & KPF_KSM)) {
+		(void)snprintf(why, sizeof(why), "a page the probe merged (pfn %#" PRIx64 ", shared) lacks KPF_KSM",
+			stress_ksm_unmerge_pm_pfn(o->mg[0]));
+		stress_ksm_unmerge_iface_set(ifc, KSM_IFACE_KPF_KSM, why, "%s", instead);
+	} else {
+		ifc->kpf_ksm = true;
+		stress_ksm_unmerge_iface_set(ifc, KSM_IFACE_KPF_KSM, NULL, "KPF_KSM%s", o->merged == 1 ?
+			" (clear on a fresh page, set on a merged one)" :
+			" (clear on a fresh page; the probe merge did not complete)");
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_iface_counters()
+ *	pure: ksm_stat fields (fallback field by field) and cow_ksm
+ */
+static void stress_ksm_unmerge_iface_counters(const stress_ksm_unmerge_obs_t *o, stress_ksm_unmerge_iface_t *ifc)
+{
+	const int64_t delta = (o->cow_before >= 0 && o->cow_after >= 0) ? o->cow_after - o->cow_before : -1;
+	char why[160] = "";
+
+	ifc->stat_merging = o->stat && o->stat_merging;
+	ifc->stat_zero = o->stat && o->stat_zero;
+	ifc->merging_pages = o->merging_pages;
+	if (!o->stat)
+		(void)snprintf(why, sizeof(why), "/proc/self/ksm_stat missing (before 6.1)");
+	else if (!o->stat_merging || !o->stat_zero)
+		(void)snprintf(why, sizeof(why), "ksm_stat lacks %s%s%s", o->stat_merging ? "" : "ksm_merging_pages",
+			(!o->stat_merging && !o->stat_zero) ? " and " : "", o->stat_zero ? "" : "ksm_zero_pages");
+	stress_ksm_unmerge_iface_set(ifc, KSM_IFACE_KSM_STAT, why[0] ? why : NULL,
+		"%s for merging pages, %s for KSM zero pages", o->stat_merging ? "ksm_stat" :
+		o->merging_pages ? "/proc/self/ksm_merging_pages" : ifc->pfns ? "pagemap" : "nothing",
+		o->stat_zero ? "ksm_stat" : ifc->pfns ? "pagemap" : "nothing");
+	ifc->cow_ksm = delta >= 0 && !(o->merged == 1 && o->ksm_pages && (uint64_t)delta < o->ksm_pages);
+	if (delta < 0)
+		stress_ksm_unmerge_iface_set(ifc, KSM_IFACE_COW_KSM, "no cow_ksm in /proc/vmstat",
+			"pagemap checks only (the cow_ksm check is off)");
+	else if (!ifc->cow_ksm)
+		stress_ksm_unmerge_iface_set(ifc, KSM_IFACE_COW_KSM, "cow_ksm grew less than the pages the probe "
+			"unshared", "pagemap checks only (the cow_ksm check is off): %" PRId64 " < %" PRIu64,
+			delta, o->ksm_pages);
+	else
+		stress_ksm_unmerge_iface_set(ifc, KSM_IFACE_COW_KSM, NULL, "cow_ksm (grew by %" PRId64
+			" for %" PRIu64 " unshared KSM pages)", delta, o->merged == 1 ? o->ksm_pages : 0);
+}
+
+/*
+ *  stress_ksm_unmerge_iface_judge()
+ *	pure: which signals the verdicts may use, from the self-test's observations
+ */
+static void stress_ksm_unmerge_iface_judge(const stress_ksm_unmerge_obs_t *o, stress_ksm_unmerge_iface_t *ifc)
+{
+	(void)shim_memset(ifc, 0, sizeof(*ifc));
+	ifc->tested = true;
+	ifc->pfns = o->pagemap && stress_ksm_unmerge_pm_pfn(o->fresh);
+	ifc->kpageflags = ifc->pfns && o->kpageflags;
+	ifc->excl = ifc->pfns && (o->fresh & PM_EXCLUSIVE);
+	ifc->zero_unshare = o->kver >= 604;
+	if (ifc->pfns)
+		stress_ksm_unmerge_iface_set(ifc, KSM_IFACE_PFNS, NULL, "pagemap PFNs%s",
+			ifc->excl ? " and exclusive bit 56" : " (no exclusive bit 56)");
+	else
+		stress_ksm_unmerge_iface_set(ifc, KSM_IFACE_PFNS, o->pagemap ? "pagemap hides PFNs "
+			"(no CAP_SYS_ADMIN)" : "/proc/self/pagemap not readable",
+			"per-process counters and data checks (no per-page verdicts)");
+	stress_ksm_unmerge_iface_zero(o, ifc);
+	stress_ksm_unmerge_iface_kpf_ksm(o, ifc);
+	stress_ksm_unmerge_iface_counters(o, ifc);
+}
+
+/*
+ *  stress_ksm_unmerge_page_what()
+ *	pure, the one answer to "what is this page": pagemap entry e, its
+ *	kpageflags (0 unread), region pages on its pfn (sharers, 0 unknown),
+ *	its kpagecount (0 unknown) and the pattern's kind of the page (-1: a
+ *	page no pattern put zeros in), from the self-tested signals only.
+ *	Where KPF_KSM lies, a page alone and not exclusive is a KSM page
+ *	only if more than two ptes map it (a fork child's COW share looks
+ *	the same)
+ */
+static int stress_ksm_unmerge_page_what(const stress_ksm_unmerge_iface_t *ifc, const uint64_t e,
+	const uint64_t flags, const size_t sharers, const uint64_t mapcount, const int kind)
+{
+	const uint64_t pfn = e & PM_PFN_MASK;
+
+	if (!(e & PM_PRESENT))
+		return (e & PM_SWAP) ? KSM_PAGE_SWAPPED : KSM_PAGE_ABSENT;
+	if (!ifc->pfns || !pfn)
+		return KSM_PAGE_PRIVATE;
+	if ((ifc->zero_pfn && pfn == ifc->zero_pfn) || (ifc->kpf_zero && (flags & KPF_ZERO_PAGE)))
+		return (kind == KSM_KIND_ZERO) ? KSM_PAGE_KZERO : KSM_PAGE_HOLE;
+	if (ifc->kpf_ksm)
+		return (flags & KPF_KSM) ? KSM_PAGE_KSM : KSM_PAGE_PRIVATE;
+	if (sharers > 1)
+		return KSM_PAGE_KSM;
+	if (ifc->excl && !(e & PM_EXCLUSIVE))
+		return (mapcount == 0 || mapcount > 2) ? KSM_PAGE_KSM : KSM_PAGE_PRIVATE;
+	return KSM_PAGE_PRIVATE;
+}
+
+/*
+ *  stress_ksm_unmerge_page_state()
+ *	page_what() of pagemap entry e now: kpageflags read, and kpagecount
+ *	where KPF_KSM lies and the page is not exclusive
+ */
+static int stress_ksm_unmerge_page_state(const stress_ksm_unmerge_ctx_t *ctx, const uint64_t e,
+	const size_t sharers, const int kind)
+{
+	const uint64_t pfn = stress_ksm_unmerge_pm_pfn(e);
+	const uint64_t flags = pfn ? stress_ksm_unmerge_kpf(ctx->kpageflags_fd, pfn) : 0;
+	const uint64_t count = (pfn && !ctx->iface->kpf_ksm && sharers <= 1 && !(e & PM_EXCLUSIVE)) ?
+		stress_ksm_unmerge_kpf(ctx->kpagecount_fd, pfn) : 0;
+
+	return stress_ksm_unmerge_page_what(ctx->iface, e, flags, sharers, count, kind);
+}
+
+/*
+ *  stress_ksm_unmerge_is_ksm()
+ *	pure: a KSM page or a KSM zero page
+ */
+static inline bool stress_ksm_unmerge_is_ksm(const int what)
+{
+	return what == KSM_PAGE_KSM || what == KSM_PAGE_KZERO;
+}
+
+/*
+ *  stress_ksm_unmerge_pages_state()
+ *	states of n pages at addr (pages whose pattern kind is kind, -1 for
+ *	racer ranges of the same page) into st[]; -1 without PFNs
+ */
+static int stress_ksm_unmerge_pages_state(const stress_ksm_unmerge_ctx_t *ctx, const void *addr,
+	const size_t n, const int kind, uint8_t *st)
+{
+	uint64_t pm[KSM_OP_PAGES];
+	size_t j;
+
+	if (!ctx->have_pfns || n > KSM_OP_PAGES ||
+	    stress_ksm_unmerge_pagemap_read(ctx->pagemap_fd, addr, n, ctx->page_size, pm) < 0) {
+		(void)shim_memset(st, KSM_PAGE_ABSENT, n);
+		return -1;
+	}
+	for (j = 0; j < n; j++)
+		st[j] = (uint8_t)stress_ksm_unmerge_page_state(ctx, pm[j], 0, kind);
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_ksm_count()
+ *	KSM pages among n pages at addr holding the same page (racer ranges)
+ */
+static uint64_t stress_ksm_unmerge_ksm_count(const stress_ksm_unmerge_ctx_t *ctx, const uint8_t *addr,
+	const size_t n)
+{
+	uint8_t st[KSM_OP_PAGES];
+	uint64_t count = 0;
+	size_t k, j, m;
+
+	for (k = 0; k < n; k += m) {
+		m = STRESS_MINIMUM(n - k, (size_t)KSM_OP_PAGES);
+		if (stress_ksm_unmerge_pages_state(ctx, addr + k * ctx->page_size, m, -1, st) < 0)
+			return 0;
+		for (j = 0; j < m; j++)
+			count += stress_ksm_unmerge_is_ksm(st[j]);
+	}
+	return count;
+}
+
+/*
+ *  stress_ksm_unmerge_iface_entry()
+ *	self-test: pagemap entry and kpageflags of the page at addr (0s on error)
+ */
+static void stress_ksm_unmerge_iface_entry(const int pm_fd, const int kpf_fd, const void *addr,
+	const size_t ps, uint64_t *e, uint64_t *flags)
+{
+	*e = *flags = 0;
+	if (pm_fd < 0 || stress_ksm_unmerge_pagemap_read(pm_fd, addr, 1, ps, e) < 0)
+		*e = 0;
+	else
+		*flags = stress_ksm_unmerge_kpf(kpf_fd, stress_ksm_unmerge_pm_pfn(*e));
+}
+
+/*
+ *  stress_ksm_unmerge_iface_merge()
+ *	the probe merge: pages 0 and 1 identical, page 2 zero-filled; wait
+ *	up to 3 s for ksmd, then unmerge and read how cow_ksm moved
+ */
+static void stress_ksm_unmerge_iface_merge(const int pm_fd, const int kpf_fd, const int vm_fd,
+	const size_t ps, stress_ksm_unmerge_obs_t *o)
+{
+	const double t0 = stress_time_now();
+	const uint64_t salt = stress_mwc64() | 1;
+	uint8_t *p = mmap(NULL, 3 * ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	size_t w;
+
+	o->merged = -1;
+	if (p == MAP_FAILED)
+		return;
+	for (w = 0; w < ps / sizeof(uint64_t); w++)
+		((uint64_t *)p)[w] = ((uint64_t *)(p + ps))[w] = salt * (w + 1);
+	(void)shim_memset(p + 2 * ps, 0, ps);
+	if (madvise(p, 3 * ps, MADV_MERGEABLE) == 0) {
+		o->merged = 0;
+		while (stress_time_now() - t0 < 3.0) {
+			stress_ksm_unmerge_iface_entry(pm_fd, kpf_fd, p, ps, &o->mg[0], &o->mg_flags[0]);
+			stress_ksm_unmerge_iface_entry(pm_fd, kpf_fd, p + ps, ps, &o->mg[1], &o->mg_flags[1]);
+			stress_ksm_unmerge_iface_entry(pm_fd, kpf_fd, p + 2 * ps, ps, &o->zp, &o->zp_flags);
+			o->merged = stress_ksm_unmerge_pm_pfn(o->mg[0]) &&
+				stress_ksm_unmerge_pm_pfn(o->mg[0]) == stress_ksm_unmerge_pm_pfn(o->mg[1]);
+			o->zp_valid = stress_ksm_unmerge_pm_pfn(o->zp) && !(o->zp & PM_EXCLUSIVE);
+			if (o->merged && o->zp_valid)
+				break;
+			(void)shim_nanosleep_uint64(5000000);
+		}
+		o->ksm_pages = o->merged ? 2 : 0;
+		o->cow_before = stress_ksm_unmerge_field(vm_fd, "cow_ksm");
+		(void)madvise(p, 3 * ps, MADV_UNMERGEABLE);
+		o->cow_after = stress_ksm_unmerge_field(vm_fd, "cow_ksm");
+	}
+	(void)munmap(p, 3 * ps);
+}
+
+/*
+ *  stress_ksm_unmerge_iface_probe()
+ *	gather the self-test's observations on memory mapped for it
+ */
+static void stress_ksm_unmerge_iface_probe(stress_ksm_unmerge_obs_t *o)
+{
+	const size_t ps = (size_t)sysconf(_SC_PAGESIZE);
+	const int pm_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	const int kpf_fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+	const int vm_fd = open("/proc/vmstat", O_RDONLY | O_CLOEXEC);
+	const int stat_fd = open("/proc/self/ksm_stat", O_RDONLY | O_CLOEXEC);
+	volatile uint8_t *rf = mmap(NULL, 2 * ps, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t *fresh = mmap(NULL, ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char buf[1024];
+	int64_t v;
+#if defined(HAVE_SYS_UTSNAME_H)
+	struct utsname u;
+
+	o->kver = (uname(&u) == 0) ? stress_ksm_unmerge_kver(u.release) : 0;
+#endif
+	o->cow_before = o->cow_after = -1;
+	o->pagemap = pm_fd >= 0;
+	o->kpageflags = kpf_fd >= 0;
+	o->stat = stat_fd >= 0;
+	if (stress_ksm_unmerge_fd_read(stat_fd, buf, sizeof(buf)) > 0) {
+		o->stat_merging = stress_ksm_unmerge_counter(buf, "ksm_merging_pages", &v) != KSM_COUNTER_MISSING;
+		o->stat_zero = stress_ksm_unmerge_counter(buf, "ksm_zero_pages", &v) != KSM_COUNTER_MISSING;
+	}
+	o->merging_pages = access("/proc/self/ksm_merging_pages", R_OK) == 0;
+	if (rf != MAP_FAILED) {
+		(void)rf[0];
+		(void)rf[ps];
+		stress_ksm_unmerge_iface_entry(pm_fd, kpf_fd, (void *)rf, ps, &o->rf[0], &o->rf_flags[0]);
+		stress_ksm_unmerge_iface_entry(pm_fd, kpf_fd, (void *)(rf + ps), ps, &o->rf[1], &o->rf_flags[1]);
+		(void)munmap((void *)rf, 2 * ps);
+	}
+	if (fresh != MAP_FAILED) {
+		fresh[0] = 1;
+		stress_ksm_unmerge_iface_entry(pm_fd, kpf_fd, fresh, ps, &o->fresh, &o->fresh_flags);
+		(void)munmap(fresh, ps);
+	}
+	stress_ksm_unmerge_iface_merge(pm_fd, kpf_fd, vm_fd, ps, o);
+	if (pm_fd >= 0)
+		(void)close(pm_fd);
+	if (kpf_fd >= 0)
+		(void)close(kpf_fd);
+	if (vm_fd >= 0)
+		(void)close(vm_fd);
+	if (stat_fd >= 0)
+		(void)close(stat_fd);
+}
+
+/*
+ *  stress_ksm_unmerge_iface_line()
+ *	pure: the report line of interface i (tests grep the unreliable form)
+ */
+static void stress_ksm_unmerge_iface_line(const stress_ksm_unmerge_iface_t *ifc, const int i,
+	char *buf, const size_t len)
+{
+	if (ifc->trusted[i])
+		(void)snprintf(buf, len, "ksm-unmerge: interface %s: trusted: %s",
+			stress_ksm_unmerge_iface_names[i], ifc->use[i]);
+	else
+		(void)snprintf(buf, len, "ksm-unmerge: interface %s: unreliable (%s); using %s instead",
+			stress_ksm_unmerge_iface_names[i], ifc->why[i], ifc->use[i]);
+}
+
+/*
+ *  stress_ksm_unmerge_iface_selftest()
+ *	init(), knobs set: probe, judge, one line per unreliable interface
+ *	(-v: all of them); the verdict is shared with the instances
+ */
+static void stress_ksm_unmerge_iface_selftest(stress_ksm_unmerge_iface_t *ifc)
+{
+	stress_ksm_unmerge_obs_t o;
+	char line[512];
+	int i;
+
+	(void)shim_memset(&o, 0, sizeof(o));
+	stress_ksm_unmerge_iface_probe(&o);
+	stress_ksm_unmerge_iface_judge(&o, ifc);
+	for (i = 0; i < KSM_IFACES; i++) {
+		stress_ksm_unmerge_iface_line(ifc, i, line, sizeof(line));
+		if (ifc->trusted[i])
+			pr_dbg("%s\n", line);
+		else
+			pr_inf("%s\n", line);
+	}
+	if (!ifc->zero_unshare)
+		pr_dbg("ksm-unmerge: kernel before 6.4: KSM zero pages stay mapped after unmerge by design, "
+			"not checked\n");
 }
 
 /*
@@ -811,15 +1384,13 @@ static void stress_ksm_unmerge_expect(stress_ksm_unmerge_ctx_t *ctx)
  */
 static bool stress_ksm_unmerge_ending(const stress_ksm_unmerge_ctx_t *ctx)
 {
-	if (!stress_continue(ctx->args))
-		return true;
-	return ctx->teardown_secs > 0.0 &&
-	       stress_time_now() + ctx->teardown_secs >= ctx->args->time_end;
+	return !stress_continue(ctx->args) || (ctx->teardown_secs > 0.0 &&
+		stress_time_now() + ctx->teardown_secs >= ctx->args->time_end);
 }
 
 /*
  *  stress_ksm_unmerge_stop_seen()
- *	the run is ending: note which step gave up (the cycle is not counted)
+ *	the run is ending: note the step that gave up (its cycle is not counted)
  */
 static bool stress_ksm_unmerge_stop_seen(stress_ksm_unmerge_ctx_t *ctx, const char *step)
 {
@@ -832,369 +1403,804 @@ static bool stress_ksm_unmerge_stop_seen(stress_ksm_unmerge_ctx_t *ctx, const ch
 	return true;
 }
 
-#include "stress-ksm-unmerge-iface.h"
+/*
+ *  stress_ksm_unmerge_counters()
+ *	this process's merging pages and KSM zero pages, -1 when unknown;
+ *	field by field: 6.1's ksm_stat has only ksm_rmap_items
+ */
+static void stress_ksm_unmerge_counters(const stress_ksm_unmerge_ctx_t *ctx, int64_t *merging, int64_t *zero)
+{
+	*merging = stress_ksm_unmerge_field(ctx->ksm_stat_fd, "ksm_merging_pages");
+	*zero = stress_ksm_unmerge_field(ctx->ksm_stat_fd, "ksm_zero_pages");
+	if (*merging < 0)
+		*merging = stress_ksm_unmerge_field(ctx->merging_pages_fd, NULL);
+}
+
+typedef void (*stress_ksm_unmerge_page_fn)(stress_ksm_unmerge_ctx_t *ctx, void *arg, const size_t i,
+	const uint64_t e, const int what, const size_t sharers, const uint64_t flags);
 
 /*
- *  stress_ksm_unmerge_vmflags()
- *	smaps VmFlags of the VMA at addr, without the "mg" flag; -1 if not found
+ *  stress_ksm_unmerge_key_cmp()
+ *	qsort: order (pfn << 12 | chunk index) keys
  */
-static int stress_ksm_unmerge_vmflags(const void *addr, char *out, const size_t len)
+static int stress_ksm_unmerge_key_cmp(const void *a, const void *b)
 {
-	char line[512], start[32];
-	FILE *fp;
-	bool in_vma = false;
-	int ret = -1;
+	const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
-	(void)snprintf(start, sizeof(start), "%lx-", (unsigned long)(uintptr_t)addr);
-	fp = fopen("/proc/self/smaps", "re");
-	if (!fp)
-		return -1;
-	while (fgets(line, sizeof(line), fp)) {
-		if (!in_vma) {
-			in_vma = !strncmp(line, start, strlen(start));
-			continue;
+	return (x > y) - (x < y);
+}
+
+/*
+ *  stress_ksm_unmerge_scan_chunk()
+ *	pages i0..i0+n of the region (pagemap in ctx->pm) grouped by pfn:
+ *	kpageflags read once per group (singles sampled if asked), each page
+ *	judged and handed to fn; sharers are the chunk's pages on its pfn
+ */
+static void stress_ksm_unmerge_scan_chunk(stress_ksm_unmerge_ctx_t *ctx, const size_t i0, const size_t n,
+	const bool sample, size_t *distinct, stress_ksm_unmerge_page_fn fn, void *arg)
+{
+	size_t j, m = 0, a, b, k;
+
+	for (j = 0; j < n; j++) {
+		const uint64_t pfn = stress_ksm_unmerge_pm_pfn(ctx->pm[j]);
+
+		if (pfn && pfn < (1ULL << 50))
+			ctx->keys[m++] = (pfn << 12) | j;
+		else
+			fn(ctx, arg, i0 + j, ctx->pm[j], stress_ksm_unmerge_page_what(ctx->iface, ctx->pm[j], 0, 0, 0,
+				stress_ksm_unmerge_page_kind(ctx->pattern, i0 + j)), 0, 0);
+	}
+	qsort(ctx->keys, m, sizeof(*ctx->keys), stress_ksm_unmerge_key_cmp);
+	for (a = 0; a < m; a = b) {
+		const uint64_t pfn = ctx->keys[a] >> 12;
+		const uint64_t e = ctx->pm[ctx->keys[a] & 4095];
+		uint64_t flags = 0, count = 0;
+
+		for (b = a + 1; b < m && (ctx->keys[b] >> 12) == pfn; b++)
+			;
+		if (b - a > 1 || !sample || ((*distinct)++ & 7) == (ctx->cycle & 7) || pfn == ctx->iface->zero_pfn)
+			flags = stress_ksm_unmerge_kpf(ctx->kpageflags_fd, pfn);
+		if (!ctx->iface->kpf_ksm && b - a == 1 && !(e & PM_EXCLUSIVE))
+			count = stress_ksm_unmerge_kpf(ctx->kpagecount_fd, pfn);
+		for (k = a; k < b; k++) {
+			const size_t i = i0 + (ctx->keys[k] & 4095);
+
+			fn(ctx, arg, i, ctx->pm[ctx->keys[k] & 4095], stress_ksm_unmerge_page_what(ctx->iface,
+				ctx->pm[ctx->keys[k] & 4095], flags, b - a, count,
+				stress_ksm_unmerge_page_kind(ctx->pattern, i)), b - a, flags);
 		}
-		if (!strncmp(line, "VmFlags:", 8)) {
-			char *tok, *saveptr = NULL;
-			size_t off = 0;
+	}
+}
 
-			out[0] = '\0';
-			for (tok = strtok_r(line + 8, " \n", &saveptr); tok; tok = strtok_r(NULL, " \n", &saveptr)) {
-				if (!strcmp(tok, "mg"))
-					continue;
-				off += (size_t)snprintf(out + off, len - off, "%s ", tok);
-				if (off >= len)
-					break;
+/*
+ *  stress_ksm_unmerge_scan()
+ *	judge every region page (fn gets each); scratch bounded by the
+ *	chunk, whatever the region; -1 without PFNs or at the end of the run
+ */
+static int stress_ksm_unmerge_scan(stress_ksm_unmerge_ctx_t *ctx, const bool sample,
+	stress_ksm_unmerge_page_fn fn, void *arg)
+{
+	size_t i, distinct = 0;
+
+	if (!ctx->have_pfns)
+		return -1;
+	for (i = 0; i < ctx->npages; i += KSM_CHUNK) {
+		const size_t n = STRESS_MINIMUM((size_t)KSM_CHUNK, ctx->npages - i);
+
+		if (stress_ksm_unmerge_stop_seen(ctx, "page scan") ||
+		    stress_ksm_unmerge_pagemap_read(ctx->pagemap_fd, ctx->region + i * ctx->page_size, n,
+				ctx->page_size, ctx->pm) < 0)
+			return -1;
+		stress_ksm_unmerge_scan_chunk(ctx, i, n, sample, &distinct, fn, arg);
+	}
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_count_page()
+ *	scan consumer: count KSM pages, KSM zero pages, present and swapped
+ */
+static void stress_ksm_unmerge_count_page(stress_ksm_unmerge_ctx_t *ctx, void *arg, const size_t i,
+	const uint64_t e, const int what, const size_t sharers, const uint64_t flags)
+{
+	(void)arg;
+	(void)i;
+	(void)e;
+	(void)sharers;
+	(void)flags;
+	ctx->last.ksm += (what == KSM_PAGE_KSM);
+	ctx->last.zero += (what == KSM_PAGE_KZERO);
+	ctx->last.present += (what == KSM_PAGE_KSM || what == KSM_PAGE_PRIVATE || what == KSM_PAGE_HOLE);
+	ctx->last.swapped += (what == KSM_PAGE_SWAPPED);
+}
+
+/*
+ *  stress_ksm_unmerge_region_count()
+ *	count the region's KSM pages and KSM zero pages into ctx->last
+ */
+static int stress_ksm_unmerge_region_count(stress_ksm_unmerge_ctx_t *ctx)
+{
+	(void)shim_memset(&ctx->last, 0, sizeof(ctx->last));
+	if (stress_ksm_unmerge_scan(ctx, false, stress_ksm_unmerge_count_page, NULL) < 0) {
+		(void)shim_memset(&ctx->last, 0, sizeof(ctx->last));
+		return -1;
+	}
+	ctx->last.cycle = ctx->cycle;
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_merged_now()
+ *	pages merged now: from the per-process counters, or from the region
+ *	where they cannot count the prediction (6.1 has no ksm_zero_pages)
+ */
+static uint64_t stress_ksm_unmerge_merged_now(stress_ksm_unmerge_ctx_t *ctx, int64_t *merging, int64_t *zero)
+{
+	if (ctx->by_pages) {
+		(void)stress_ksm_unmerge_region_count(ctx);
+		*merging = (int64_t)ctx->last.ksm;
+		*zero = (int64_t)ctx->last.zero;
+	} else {
+		stress_ksm_unmerge_counters(ctx, merging, zero);
+	}
+	return (uint64_t)(*merging > 0 ? *merging : 0) + (uint64_t)(*zero > 0 ? *zero : 0);
+}
+
+/*
+ *  stress_ksm_unmerge_merge_wait()
+ *	sleeping wait (a busy poll from the merged mm slows ksmd through TLB
+ *	shootdowns) for ksmd to merge the prediction; 1 merged, 0 partial or
+ *	timed out, -1 stopped by the end of the run
+ */
+static int stress_ksm_unmerge_merge_wait(stress_ksm_unmerge_ctx_t *ctx, const double bound,
+	int64_t *merging, int64_t *zero)
+{
+	const double t0 = stress_time_now();
+	const uint64_t want = ctx->expect_merged + ctx->expect_zero;
+	uint64_t scans0 = stress_ksm_unmerge_field(ctx->full_scans_fd, NULL), last_scans = scans0;
+	uint64_t last_total = 0, stable = 0, stale, sleep_ns = 500000;
+	int64_t m0, z0;
+
+	ctx->wait_timed_out = false;
+	/* counts left from the last unmerge drain lazily: need fresh full scans */
+	stress_ksm_unmerge_counters(ctx, &m0, &z0);
+	stale = (m0 > 0 && !ctx->by_pages) ? 2 : 0;
+	for (;;) {
+		const uint64_t scans = (uint64_t)stress_ksm_unmerge_field(ctx->full_scans_fd, NULL);
+		uint64_t total;
+
+		if (stress_ksm_unmerge_ending(ctx))
+			return -1;
+		if (scans < scans0)
+			scans0 = scans;		/* run=2 by someone else reset the count */
+		ctx->last.cycle = 0;
+		total = stress_ksm_unmerge_merged_now(ctx, merging, zero);
+		if (scans - scans0 >= stale) {
+			/* the counters also count the racers' ranges: the region must hold it */
+			if (want && total >= want && (!ctx->have_pfns || (ctx->last.cycle == ctx->cycle ?
+			    ctx->last.ksm + ctx->last.zero : (stress_ksm_unmerge_region_count(ctx) < 0 ? want :
+			    ctx->last.ksm + ctx->last.zero)) >= want))
+				return 1;
+			if (scans != last_scans) {
+				stable = (total == last_total) ? stable + 1 : 0;
+				last_total = total;
+				last_scans = scans;
 			}
-			ret = 0;
-			break;
+			/* nothing more will merge: unique or pinned pages */
+			if (scans - scans0 >= 3 && (stable >= 2 || !want))
+				return want ? 0 : 1;
+		}
+		if (stress_time_now() - t0 > bound) {
+			ctx->wait_timed_out = true;
+			return 0;
+		}
+		(void)shim_nanosleep_uint64(sleep_ns);
+		if (sleep_ns < 4000000)
+			sleep_ns += sleep_ns / 2;
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_verify_merge()
+ *	the region holds the predicted KSM pages and KSM zero pages, no more
+ */
+static int stress_ksm_unmerge_verify_merge(stress_ksm_unmerge_ctx_t *ctx, const int waited,
+	uint64_t *ksm, uint64_t *zero)
+{
+	const char *name = ctx->args->name;
+
+	if (ctx->last.cycle != ctx->cycle && stress_ksm_unmerge_region_count(ctx) < 0)
+		return 0;	/* no PFNs (not root): counters only */
+	*ksm = ctx->last.ksm;
+	*zero = ctx->last.zero;
+	if (!ctx->disturb_layout && ctx->last.present + ctx->last.zero + ctx->last.swapped != ctx->npages) {
+		pr_fail("%s: %zu of %zu pages present or swapped out after merge, expected all\n", name,
+			ctx->last.present + (size_t)ctx->last.zero + ctx->last.swapped, ctx->npages);
+		return -1;
+	}
+	/* a zero-filled page ksmd could not swap for the zero page merges as a KSM page */
+	if (*zero > ctx->expect_zero || *ksm + *zero > ctx->expect_merged + ctx->expect_zero) {
+		pr_fail("%s: %" PRIu64 " KSM pages and %" PRIu64 " KSM zero pages merged, pattern %s allows "
+			"at most %" PRIu64 " in all, %" PRIu64 " of them zero pages\n", name, *ksm, *zero,
+			stress_ksm_unmerge_patterns[ctx->pattern], ctx->expect_merged + ctx->expect_zero,
+			ctx->expect_zero);
+		return -1;
+	}
+	if (waited > 0 && !ctx->disturb_counts &&
+	    (*ksm < ctx->expect_merged || *ksm + *zero < ctx->expect_merged + ctx->expect_zero)) {
+		pr_fail("%s: ksmd reported the merge complete but the region has %" PRIu64 " KSM pages and %"
+			PRIu64 " KSM zero pages, expected %" PRIu64 " and %" PRIu64 "\n", name, *ksm, *zero,
+			ctx->expect_merged, ctx->expect_zero);
+		return -1;
+	}
+	return 0;
+}
+
+/* a page that may still be a KSM page after the unmerge, and its signals */
+typedef struct {
+	size_t page;
+	uint64_t pfn;
+	size_t sharers;
+	bool kpf;			/* A: KPF_KSM set (trusted) */
+	bool mapping;			/* B: pfn shared in the region, or not exclusive */
+} stress_ksm_unmerge_suspect_t;
+
+/* what verify_pfns gathers */
+typedef struct {
+	stress_ksm_unmerge_suspect_t sus[KSM_SUSPECTS];
+	size_t nsus, zero_page;
+	uint64_t zero, total, kpf_pages;
+} stress_ksm_unmerge_pfns_t;
+
+/*
+ *  stress_ksm_unmerge_pfns_page()
+ *	scan consumer after the unmerge: KSM zero pages left, and suspects
+ *	(KPF_KSM set, or the pfn shared or not exclusive); the first kept
+ */
+static void stress_ksm_unmerge_pfns_page(stress_ksm_unmerge_ctx_t *ctx, void *arg, const size_t i,
+	const uint64_t e, const int what, const size_t sharers, const uint64_t flags)
+{
+	stress_ksm_unmerge_pfns_t *p = (stress_ksm_unmerge_pfns_t *)arg;
+	const bool kpf = ctx->iface->kpf_ksm && (flags & KPF_KSM);
+	const bool mapping = sharers > 1 || (ctx->iface->excl && !(e & PM_EXCLUSIVE));
+
+	p->kpf_pages += !!(flags & KPF_KSM);
+	if (what == KSM_PAGE_KZERO) {
+		p->zero_page = p->zero ? p->zero_page : i;
+		p->zero++;
+	} else if ((kpf || mapping) && what != KSM_PAGE_HOLE) {
+		if (p->nsus < KSM_SUSPECTS)
+			p->sus[p->nsus++] = (stress_ksm_unmerge_suspect_t){ i, e & PM_PFN_MASK, sharers, kpf, mapping };
+		p->total++;
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_cow_probe()
+ *	C: does a write (an atomic OR of 0: data unchanged) move page i to a
+ *	new frame, as a write to a KSM page must; never on a uffd-wp page
+ */
+static bool stress_ksm_unmerge_cow_probe(stress_ksm_unmerge_ctx_t *ctx, const size_t i)
+{
+	uint8_t *page = ctx->region + i * ctx->page_size;
+	uint64_t e0 = 0, e1 = 0;
+
+	if (stress_ksm_unmerge_pagemap_read(ctx->pagemap_fd, page, 1, ctx->page_size, &e0) < 0 ||
+	    !(e0 & PM_PRESENT) || (e0 & PM_UFFD_WP))
+		return false;
+	(void)__atomic_fetch_or((uint64_t *)page, 0, __ATOMIC_SEQ_CST);
+	if (stress_ksm_unmerge_pagemap_read(ctx->pagemap_fd, page, 1, ctx->page_size, &e1) < 0)
+		return false;
+	return stress_ksm_unmerge_pm_pfn(e1) && stress_ksm_unmerge_pm_pfn(e1) != (e0 & PM_PFN_MASK);
+}
+
+/*
+ *  stress_ksm_unmerge_disagree()
+ *	the kernel's signals disagree: said once per run with the numbers, not a failure
+ */
+static void FORMAT(printf, 2, 3) stress_ksm_unmerge_disagree(stress_ksm_unmerge_ctx_t *ctx, const char *fmt, ...)
+{
+	char buf[384];
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (!__atomic_exchange_n(&stress_ksm_unmerge_shared->disagree_reported, true, __ATOMIC_SEQ_CST))
+		pr_inf("%s: signals disagree (cycle %" PRIu64 "): %s; not counted as an unmerge failure\n",
+			ctx->args->name, ctx->cycle, buf);
+	else
+		pr_dbg("%s: signals disagree (cycle %" PRIu64 "): %s\n", ctx->args->name, ctx->cycle, buf);
+}
+
+/*
+ *  stress_ksm_unmerge_verify_pfns()
+ *	after the unmerge: no KSM zero page (6.4+) and no KSM page, a page
+ *	judged still a KSM page only when two signals agree: A KPF_KSM, B
+ *	its pfn shared or not exclusive, C a write moves it (B with C alone
+ *	only where KPF_KSM cannot be asked)
+ */
+static int stress_ksm_unmerge_verify_pfns(stress_ksm_unmerge_ctx_t *ctx, const uint64_t ksm_before,
+	const int64_t cow_delta)
+{
+	stress_ksm_unmerge_pfns_t p;
+	int64_t merging, zero;
+	size_t k;
+
+	(void)shim_memset(&p, 0, sizeof(p));
+	if (stress_ksm_unmerge_scan(ctx, !ctx->verify, stress_ksm_unmerge_pfns_page, &p) < 0)
+		return 0;
+	if (p.zero && ctx->iface->zero_unshare) {
+		pr_fail("%s: page %zu still maps the KSM zero page after unmerge (%" PRIu64 " such pages)\n",
+			ctx->args->name, p.zero_page, p.zero);
+		return -1;
+	}
+	for (k = 0; k < p.nsus; k++) {
+		const stress_ksm_unmerge_suspect_t *s = &p.sus[k];
+		const bool moved = !(s->kpf && s->mapping) && stress_ksm_unmerge_cow_probe(ctx, s->page);
+
+		if ((s->kpf && s->mapping) || (moved && (s->kpf || s->sharers > 1 || !ctx->iface->kpf_ksm))) {
+			pr_fail("%s: page %zu is still a KSM page after unmerge: pfn %#" PRIx64 " mapped by %zu "
+				"region page(s)%s, KPF_KSM %s%s (%" PRIu64 " such pages)\n", ctx->args->name,
+				s->page, s->pfn, s->sharers, s->mapping ? " and not exclusive" : "",
+				s->kpf ? "set" : "clear or not trusted", moved ?
+				"; a write moved it to a new frame" : "", p.total);
+			return -1;
 		}
 	}
-	(void)fclose(fp);
-	return ret;
-}
-
-/*
- *  stress_ksm_unmerge_switch_name()
- *	name of the merge switch for a cycle
- */
-static const char *stress_ksm_unmerge_switch_name(const uint64_t sw)
-{
-	return (sw == KSM_UNMERGE_METHOD_PRCTL) ? "prctl" : "madvise";
-}
-
-/*
- *  stress_ksm_unmerge_switch()
- *	turn merging on or off with madvise or prctl (explicit zero args)
- */
-static int stress_ksm_unmerge_switch(stress_ksm_unmerge_ctx_t *ctx, const uint64_t sw, const bool on)
-{
-	if (sw == KSM_UNMERGE_METHOD_PRCTL)
-		return prctl(PR_SET_MEMORY_MERGE, on ? 1UL : 0UL, 0UL, 0UL, 0UL);
-	return madvise(ctx->region, ctx->region_size, on ? MADV_MERGEABLE : MADV_UNMERGEABLE);
-}
-
-/*
- *  stress_ksm_unmerge_switch_off_range()
- *	one unmerge call: madvise of [off, off + len) of the region, or prctl (whole mm)
- */
-static int stress_ksm_unmerge_switch_off_range(stress_ksm_unmerge_ctx_t *ctx, const uint64_t sw,
-	const size_t off, const size_t len)
-{
-	if (sw == KSM_UNMERGE_METHOD_PRCTL)
-		return prctl(PR_SET_MEMORY_MERGE, 0UL, 0UL, 0UL, 0UL);
-	return madvise(ctx->region + off, len, MADV_UNMERGEABLE);
-}
-
-/*
- *  stress_ksm_unmerge_prctl_check()
- *	prctl merge-any must read back as set (a garbage-argument prctl does not)
- */
-static int stress_ksm_unmerge_prctl_check(stress_ksm_unmerge_ctx_t *ctx, const int want)
-{
-	const int got = prctl(PR_GET_MEMORY_MERGE, 0UL, 0UL, 0UL, 0UL);
-
-	if (got != want) {
-		pr_fail("%s: PR_GET_MEMORY_MERGE returned %d (errno=%d), expected %d\n",
-			ctx->args->name, got, got < 0 ? errno : 0, want);
-		return -1;
+	if (p.nsus) {
+		stress_ksm_unmerge_counters(ctx, &merging, &zero);
+		stress_ksm_unmerge_disagree(ctx, "kpageflags says %" PRIu64 " KSM pages, %" PRIu64 " pages are "
+			"flagged by one signal only, ksm_merging_pages says %" PRId64 " (drains lazily), cow_ksm "
+			"moved by %" PRId64 " for %" PRIu64 " merged, and a write kept page %zu in its frame",
+			p.kpf_pages, p.total, merging, cow_delta, ksm_before, p.sus[0].page);
 	}
 	return 0;
 }
 
-#include "stress-ksm-unmerge-verify.h"
-
-#include "stress-ksm-unmerge-check-counters.h"
-
 /*
- *  Racers.  Each races one kernel path against the merge/unmerge cycle on
- *  the same memory.  A racer thread calls stress_ksm_unmerge_racer_park()
- *  in its loop: while the cycle verifies, every racer is parked, so what is
- *  checked is what the kernel left, not what a racer is writing.
+ *  stress_ksm_unmerge_verify_data()
+ *	every page (a rotating 1/16 without --verify) holds its bytes
  */
-
-/*
- *  stress_ksm_unmerge_racer_stats()
- *	shared figures of racer idx in this instance
- */
-static inline stress_ksm_unmerge_racer_stats_t *stress_ksm_unmerge_racer_stats(
-	stress_ksm_unmerge_ctx_t *ctx, const size_t idx)
+static int stress_ksm_unmerge_verify_data(stress_ksm_unmerge_ctx_t *ctx)
 {
-	return &ctx->st->racer[idx];
-}
+	const size_t step = ctx->verify ? 1 : 16;
+	size_t i;
 
-/*
- *  stress_ksm_unmerge_racer_park()
- *	racer thread: park while the cycle verifies; true if it parked
- */
-static bool stress_ksm_unmerge_racer_park(stress_ksm_unmerge_ctx_t *ctx, const size_t idx)
-{
-	const uint64_t q = ctx->quiesce;
+	for (i = (size_t)(ctx->cycle % step); i < ctx->npages; i += step) {
+		const uint8_t *page = ctx->region + i * ctx->page_size;
+		uint8_t want = 0;
+		ssize_t off;
 
-	if (!q)
-		return false;
-	ctx->run[idx].quiesced = q;
-	while (ctx->quiesce == q && !ctx->racers_stop)
-		(void)shim_nanosleep_uint64(100000);
-	return true;
-}
-
-/*
- *  stress_ksm_unmerge_racer_merged_op_begins()
- *	racer thread: it is about to pin or splice pages of this cycle's
- *	merged region (releases the merged phase's wait for it)
- */
-static inline void stress_ksm_unmerge_racer_merged_op_begins(stress_ksm_unmerge_ctx_t *ctx, const size_t idx)
-{
-	if (ctx->phase == KSM_PHASE_MERGED)
-		ctx->run[idx].merged_op_cycle = ctx->cycle;
-}
-
-/*
- *  stress_ksm_unmerge_racer_wants_merged()
- *	racer thread: has it yet to begin an op in this cycle's merged phase
- */
-static inline bool stress_ksm_unmerge_racer_wants_merged(const stress_ksm_unmerge_ctx_t *ctx,
-	const size_t idx)
-{
-	return ctx->phase == KSM_PHASE_MERGED && ctx->run[idx].merged_op_cycle != ctx->cycle;
-}
-
-/*
- *  stress_ksm_unmerge_racer_running()
- *	racer thread: keep going?
- */
-static inline bool stress_ksm_unmerge_racer_running(stress_ksm_unmerge_ctx_t *ctx)
-{
-	return !ctx->racers_stop && stress_continue(ctx->args);
-}
-
-/*
- *  stress_ksm_unmerge_racer_trampoline()
- *	run a racer thread function, then mark it done for the quiesce wait
- */
-static void *stress_ksm_unmerge_racer_trampoline(void *arg)
-{
-	stress_ksm_unmerge_racer_run_t *run = (stress_ksm_unmerge_racer_run_t *)arg;
-	void *ret = run->fn(run->ctx);
-
-	run->thread_done = true;
-	return ret;
-}
-
-/*
- *  stress_ksm_unmerge_racer_supported_always()
- *	supported() of racers whose interfaces every KSM kernel has
- */
-static int stress_ksm_unmerge_racer_supported_always(char *reason, const size_t len)
-{
-	(void)reason;
-	(void)len;
+		if (!(i & 16383) && stress_ksm_unmerge_stop_seen(ctx, "data check"))
+			return 0;
+		off = stress_ksm_unmerge_page_check(ctx, i, page, &want);
+		if (off >= 0) {
+			pr_fail("%s: data corrupted after unmerge: page %zu byte %zd is 0x%02x, expected "
+				"0x%02x (pattern %s)\n", ctx->args->name, i, off, page[off], want,
+				stress_ksm_unmerge_patterns[ctx->pattern]);
+			return -1;
+		}
+	}
 	return 0;
 }
 
 /*
- *  stress_ksm_unmerge_racer_thread_start()
- *	start a racer thread running fn(ctx) for racer idx
+ *  stress_ksm_unmerge_verify_unmerge()
+ *	pages unshared (two signals), data intact, VMA flags kept, and the
+ *	counters (ksm_zero_pages, cow_ksm) agree with the pages
  */
-static int stress_ksm_unmerge_racer_thread_start(stress_ksm_unmerge_ctx_t *ctx,
-	const size_t idx, void *(*fn)(void *))
+static int stress_ksm_unmerge_verify_unmerge(stress_ksm_unmerge_ctx_t *ctx, const uint64_t ksm_before,
+	const int64_t cow_delta)
 {
-	int ret;
+	const char *name = ctx->args->name;
+	int64_t merging, zero;
+	char vmflags[256];
 
-	ctx->run[idx].fn = fn;
-	ctx->run[idx].ctx = ctx;
-	ctx->run[idx].thread_done = false;
-	ret = pthread_create(&ctx->run[idx].thread, NULL, stress_ksm_unmerge_racer_trampoline,
-		&ctx->run[idx]);
-
-	if (ret) {
-		pr_fail("%s: %s racer: pthread_create failed, errno=%d (%s)\n",
-			ctx->args->name, stress_ksm_unmerge_racer_name(idx), ret, strerror(ret));
+	if (stress_ksm_unmerge_verify_pfns(ctx, ksm_before, cow_delta) < 0 ||
+	    stress_ksm_unmerge_verify_data(ctx) < 0)
+		return -1;
+	stress_ksm_unmerge_counters(ctx, &merging, &zero);
+	/* the pages were judged above: a counter alone is a disagreement */
+	if (zero > 0 && ctx->iface->zero_unshare && ctx->expect_zero && !ctx->disturb_counts) {
+		if (!ctx->have_pfns) {
+			pr_fail("%s: ksm_zero_pages is %" PRId64 " right after unmerge, expected 0\n", name, zero);
+			return -1;
+		}
+		stress_ksm_unmerge_disagree(ctx, "ksm_zero_pages is %" PRId64 " right after unmerge, "
+			"but no region page maps the zero page", zero);
+	}
+	if (!ctx->disturb_layout && ctx->vmflags[0] && (ctx->verify || !(ctx->cycle & 7)) &&
+	    stress_ksm_unmerge_vmflags(ctx->region, vmflags, sizeof(vmflags), true) == 0 &&
+	    strcmp(vmflags, ctx->vmflags)) {
+		pr_fail("%s: VMA flags changed by merge/unmerge: before '%s', after '%s'\n", name,
+			ctx->vmflags, vmflags);
 		return -1;
 	}
-	ctx->run[idx].thread_running = true;
+	if (!ctx->disturb_layout && cow_delta >= 0 && (uint64_t)cow_delta < ksm_before && ctx->iface->cow_ksm) {
+		if (!ctx->have_pfns) {
+			pr_fail("%s: cow_ksm grew by %" PRId64 " during unmerge of %" PRIu64 " KSM pages\n",
+				name, cow_delta, ksm_before);
+			return -1;
+		}
+		stress_ksm_unmerge_disagree(ctx, "cow_ksm grew by %" PRId64 " during the unmerge of %" PRIu64
+			" KSM pages, but every region page is private", cow_delta, ksm_before);
+	}
 	return 0;
 }
 
 /*
- *  stress_ksm_unmerge_racer_thread_stop()
- *	join racer idx's thread (racers_stop is already set)
+ *  stress_ksm_unmerge_zero_check()
+ *	global and per-process ksm_zero_pages never below 0 (c2dc78b86e08);
+ *	-1 after a fail line naming the counter
  */
-static void stress_ksm_unmerge_racer_thread_stop(stress_ksm_unmerge_ctx_t *ctx, const size_t idx)
+static int stress_ksm_unmerge_zero_check(stress_ksm_unmerge_ctx_t *ctx, const char *where)
 {
-	if (!ctx->run[idx].thread_running)
-		return;
-	(void)pthread_join(ctx->run[idx].thread, NULL);
-	ctx->run[idx].thread_running = false;
+	static const char * const which[] = { "global (sysfs)", "per-process (ksm_stat)" };
+	const int fds[] = { ctx->zero_pages_fd, ctx->ksm_stat_fd };
+	char buf[1024];
+	int64_t v;
+	int i, verdict, rc = 0;
+
+	for (i = 0; i < 2; i++) {
+		if (stress_ksm_unmerge_fd_read(fds[i], buf, sizeof(buf)) <= 0)
+			continue;
+		verdict = stress_ksm_unmerge_counter(buf, i ? "ksm_zero_pages" : NULL, &v);
+		if (verdict != KSM_COUNTER_NEGATIVE && verdict != KSM_COUNTER_WRAPPED)
+			continue;
+		pr_fail("%s: %s ksm_zero_pages reads %" PRId64 " %s: %s; the kernel lost count of KSM zero "
+			"pages (decremented more than incremented; upstream fix c2dc78b86e08 \"mm/ksm: fix "
+			"ksm_zero_pages accounting\")\n", ctx->args->name, which[i], v, where,
+			stress_ksm_unmerge_counter_verdicts[verdict]);
+		rc = -1;
+	}
+	return rc;
 }
 
 /*
- *  stress_ksm_unmerge_racer_helper_start()
- *	start a racer's optional second thread running fn(ctx); on failure
- *	the racer goes on without it and says so; true if it runs
+ *  stress_ksm_unmerge_taint_check()
+ *	no new die, warn, bad page or soft lockup taint since the run began:
+ *	a kernel warning seen without reading the kernel log
  */
-static bool stress_ksm_unmerge_racer_helper_start(stress_ksm_unmerge_ctx_t *ctx, const size_t idx,
-	const char *what, pthread_t *thread, void *(*fn)(void *))
+static int stress_ksm_unmerge_taint_check(stress_ksm_unmerge_ctx_t *ctx)
 {
-	const int ret = pthread_create(thread, NULL, fn, ctx);
+	static const uint64_t bad = STRESS_BIT_ULL(5) | STRESS_BIT_ULL(7) | STRESS_BIT_ULL(9) | STRESS_BIT_ULL(14);
+	const int64_t now = stress_ksm_unmerge_field(ctx->taint_fd, NULL);
+	const uint64_t fresh = (now > 0) ? ((uint64_t)now & ~stress_ksm_unmerge_shared->taint & bad) : 0;
 
-	if (ret)
-		pr_inf("%s: %s racer: no %s, pthread_create failed, errno=%d (%s)\n", ctx->args->name,
-			stress_ksm_unmerge_racer_name(idx), what, ret, strerror(ret));
-	return !ret;
+	if (!fresh)
+		return 0;
+	pr_fail("%s: the kernel became tainted during the run: /proc/sys/kernel/tainted %#" PRIx64
+		", new flags %#" PRIx64 "%s%s%s%s (see the kernel log)\n", ctx->args->name, (uint64_t)now, fresh,
+		(fresh & STRESS_BIT_ULL(5)) ? " B: bad page" : "", (fresh & STRESS_BIT_ULL(7)) ? " D: oops" : "",
+		(fresh & STRESS_BIT_ULL(9)) ? " W: warning" : "", (fresh & STRESS_BIT_ULL(14)) ? " L: soft lockup" : "");
+	__atomic_fetch_or(&stress_ksm_unmerge_shared->taint, fresh, __ATOMIC_SEQ_CST);
+	return -1;
 }
 
 /*
- *  stress_ksm_unmerge_racer_helper_join()
- *	join a racer's second thread if it runs
+ *  Racers.  Each races one kernel path against the cycle on the same
+ *  memory: a thread doing one op at a time (op), hooks the main thread
+ *  runs at each phase (phase), a restore once every racer parked
+ *  (restore).  While the cycle verifies every racer is parked, so what
+ *  is checked is what the kernel left, not what a racer is writing.
  */
-static void stress_ksm_unmerge_racer_helper_join(const pthread_t thread, bool *running)
-{
-	if (*running)
-		(void)pthread_join(thread, NULL);
-	*running = false;
-}
-
-/* the racer table, defined after the racer headers that read it */
-static const stress_ksm_unmerge_racer_t stress_ksm_unmerge_racers[KSM_UNMERGE_RACERS];
-
-#include "stress-ksm-unmerge-racer-common.h"
-#include "stress-ksm-unmerge-racer-dontneed.h"
-#include "stress-ksm-unmerge-racer-vmsplice.h"
-#include "stress-ksm-unmerge-racer-gup.h"
-#include "stress-ksm-unmerge-racer-uffd-wp.h"
-#include "stress-ksm-unmerge-racer-thp.h"
-#include "stress-ksm-unmerge-racer-mrelease.h"
-#include "stress-ksm-unmerge-racer-fork.h"
-#include "stress-ksm-unmerge-racer-mprotect.h"
-#include "stress-ksm-unmerge-racer-sparse.h"
-#include "stress-ksm-unmerge-racer-signal.h"
-#include "stress-ksm-unmerge-racer-mremap.h"
-#include "stress-ksm-unmerge-racer-uffd-minor.h"
-#include "stress-ksm-unmerge-racer-prctl-exec.h"
 
 /*
- *  The racer table, generated from KSM_UNMERGE_RACER_LIST: entry
- *  KSM_RACER_IDX_<ID> is { .name = "name", KSM_RACER_<ID> }, where
- *  KSM_RACER_<ID>, at the end of the racer's header, is the designated
- *  initialisers of every other field, without braces (its real entry, or a
- *  "not built" one when its feature guard is off).  A racer is added
- *  by writing its stress-ksm-unmerge-racer-<name>.h, one X(ID, "name") line
- *  in KSM_UNMERGE_RACER_LIST and the header's #include line above (C cannot
- *  generate an #include from a list).
+ *  stress_ksm_unmerge_racer_fail()
+ *	count a failure of a racer and say what the kernel did wrong
  */
-#define KSM_RACER_ENTRY_OF(id, name_)	[KSM_RACER_IDX_##id] = { .name = name_, KSM_RACER_##id },
-
-static const stress_ksm_unmerge_racer_t stress_ksm_unmerge_racers[KSM_UNMERGE_RACERS] = {
-	KSM_UNMERGE_RACER_LIST(KSM_RACER_ENTRY_OF)
-};
-
-/*
- *  stress_ksm_unmerge_racer_name()
- *	method and report name of racer idx
- */
-static const char *stress_ksm_unmerge_racer_name(const size_t idx)
+static void FORMAT(printf, 2, 3) stress_ksm_unmerge_racer_fail(stress_ksm_unmerge_run_t *run, const char *fmt, ...)
 {
-	return stress_ksm_unmerge_racers[idx].name;
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	/* the first is a fail line; repeats are counted, so one bug cannot end the run */
+	if (!run->rs->failures++)
+		pr_fail("%s: %s racer: %s\n", run->ctx->args->name, run->r->name, buf);
+	else
+		pr_dbg("%s: %s racer: again: %s\n", run->ctx->args->name, run->r->name, buf);
 }
 
 /*
- *  stress_ksm_unmerge_racers_list()
- *	--ksm-unmerge-method which: one line per racer of the table, "name
- *	evidence-name built" or "name evidence-name not built: reason"
+ *  stress_ksm_unmerge_racer_reason()
+ *	set why a racer is skipped or not reached; -1 for start()'s return
  */
-static void stress_ksm_unmerge_racers_list(void)
+static int FORMAT(printf, 2, 3) stress_ksm_unmerge_racer_reason(stress_ksm_unmerge_run_t *run, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(run->rs->reason, sizeof(run->rs->reason), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/*
+ *  stress_ksm_unmerge_others_run()
+ *	does a racer other than self discard or protect region pages, so a
+ *	zero page or EFAULT is legitimate
+ */
+static bool stress_ksm_unmerge_others_run(const stress_ksm_unmerge_ctx_t *ctx, const stress_ksm_unmerge_racer_t *self)
 {
 	size_t i;
 
-	for (i = 0; i < KSM_UNMERGE_RACERS; i++) {
-		const stress_ksm_unmerge_racer_t *r = &stress_ksm_unmerge_racers[i];
-
-		(void)printf("%s %s %s%s\n", r->name, r->evidence, r->not_built ? "not built: " : "built",
-			r->not_built ? r->not_built : "");
-	}
-	(void)fflush(stdout);
+	for (i = 0; i < KSM_RACERS; i++)
+		if ((ctx->racers & STRESS_BIT_ULL(i)) && (stress_ksm_unmerge_racers[i].flags & KSM_RF_LAYOUT) &&
+		    &stress_ksm_unmerge_racers[i] != self)
+			return true;
+	return false;
 }
 
 /*
- *  stress_ksm_unmerge_racer_start_failed()
- *	mark a racer whose start() failed as skipped, its reason prefixed
- *	"start failed" (tests tell it from a supported() refusal by that)
+ *  stress_ksm_unmerge_active()
+ *	racer thread: act now (merged or unmerging, not parking, run going)
  */
-static void stress_ksm_unmerge_racer_start_failed(stress_ksm_unmerge_racer_stats_t *rs)
+static inline bool stress_ksm_unmerge_active(const stress_ksm_unmerge_ctx_t *ctx)
 {
-	char why[sizeof(rs->reason)];
+	return !ctx->quiesce && stress_continue(ctx->args) &&
+		(ctx->phase == KSM_PHASE_MERGED || ctx->phase == KSM_PHASE_UNMERGING);
+}
 
-	(void)strlcpy(why, "start failed", sizeof(why));
-	if (rs->reason[0]) {
-		(void)strlcat(why, ": ", sizeof(why));
-		(void)strlcat(why, rs->reason, sizeof(why));
+/*
+ *  stress_ksm_unmerge_met()
+ *	racer thread: it begins an op on this cycle's merged pages (the
+ *	merged phase waits for that, so the op races the unmerge)
+ */
+static inline void stress_ksm_unmerge_met(stress_ksm_unmerge_run_t *run)
+{
+	if (run->ctx->phase == KSM_PHASE_MERGED)
+		run->met = run->ctx->cycle;
+}
+
+/*
+ *  stress_ksm_unmerge_hold()
+ *	keep a splice or pin up to 1 ms or until the phase moves on
+ */
+static void stress_ksm_unmerge_hold(const stress_ksm_unmerge_ctx_t *ctx)
+{
+	const int phase = ctx->phase;
+	const uint32_t steps = stress_mwc32modn(20);
+	uint32_t s;
+
+	for (s = 0; s < steps && ctx->phase == phase && !ctx->quiesce; s++)
+		(void)shim_nanosleep_uint64(50000);
+}
+
+/*
+ *  stress_ksm_unmerge_random_range()
+ *	1..max random pages inside the part of the region racers may touch
+ */
+static size_t stress_ksm_unmerge_random_range(const stress_ksm_unmerge_ctx_t *ctx, const size_t max, size_t *first)
+{
+	const size_t npages = ctx->touch_npages;
+	const size_t n = STRESS_MINIMUM(1 + (size_t)stress_mwc32modn((uint32_t)max), npages);
+
+	*first = stress_mwc32modn((uint32_t)(npages - n + 1));
+	return n;
+}
+
+/*
+ *  stress_ksm_unmerge_present()
+ *	how many leading pages of first..first+n hold their pattern's bytes
+ *	(present, and the zero page only where the pattern has zeros): a
+ *	hole another racer made would read as zeros; states into st[]
+ */
+static size_t stress_ksm_unmerge_present(const stress_ksm_unmerge_ctx_t *ctx, const size_t first,
+	const size_t n, uint8_t *st)
+{
+	size_t j;
+
+	if (stress_ksm_unmerge_pages_state(ctx, ctx->region + first * ctx->page_size, n,
+			stress_ksm_unmerge_page_kind(ctx->pattern, first), st) < 0)
+		return n;	/* no PFNs: cannot tell, take them all */
+	for (j = 0; j < n; j++)
+		if (st[j] == KSM_PAGE_ABSENT || st[j] == KSM_PAGE_SWAPPED || st[j] == KSM_PAGE_HOLE ||
+		    (st[j] == KSM_PAGE_KZERO && stress_ksm_unmerge_page_kind(ctx->pattern, first + j) != KSM_KIND_ZERO))
+			break;
+	return j;
+}
+
+/*
+ *  stress_ksm_unmerge_copy_check()
+ *	len bytes copied from region pages first.. hold the pattern; whole
+ *	zero pages pass if another racer explains them (discards); a fail
+ *	line and -1 otherwise
+ */
+static int stress_ksm_unmerge_copy_check(stress_ksm_unmerge_run_t *run, const size_t first,
+	const uint8_t *buf, const size_t len, const char *what)
+{
+	const stress_ksm_unmerge_ctx_t *ctx = run->ctx;
+	const size_t ps = ctx->page_size;
+	const bool others = stress_ksm_unmerge_others_run(ctx, NULL);
+	size_t j;
+
+	for (j = 0; j * ps < len; j++) {
+		const size_t plen = STRESS_MINIMUM(len - j * ps, ps);
+		uint8_t want = 0;
+		ssize_t off = stress_ksm_unmerge_page_check(ctx, first + j, buf + j * ps, &want);
+
+		if (off < 0 || (size_t)off >= plen || (others && stress_ksm_unmerge_all_zero(buf + j * ps, plen)))
+			continue;
+		stress_ksm_unmerge_racer_fail(run, "%s page %zu: byte %zd is 0x%02x, expected 0x%02x",
+			what, first + j, off, buf[j * ps + (size_t)off], want);
+		return -1;
 	}
-	(void)strlcpy(rs->reason, why, sizeof(rs->reason));
-	rs->skipped = true;
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_same_check()
+ *	first of n pages at p not holding the same page, -1 if all do
+ */
+static ssize_t stress_ksm_unmerge_same_check(const stress_ksm_unmerge_ctx_t *ctx, const uint8_t *p, const size_t n)
+{
+	size_t k;
+
+	for (k = 0; k < n; k++)
+		if (shim_memcmp(p + k * ctx->page_size, ctx->templates, ctx->page_size))
+			return (ssize_t)k;
+	return -1;
+}
+
+/*
+ *  stress_ksm_unmerge_child_init()
+ *	racer child: die with the forking thread, be the OOM killer's first pick
+ */
+static int stress_ksm_unmerge_child_init(stress_ksm_unmerge_ctx_t *ctx, const pid_t parent)
+{
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		return -1;
+	if (getppid() != parent) {
+		errno = ESRCH;
+		return -1;
+	}
+	stress_set_oom_adjustment(ctx->args, true);
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_reap()
+ *	wait for child pid up to secs (0: no bound), then SIGKILL it;
+ *	1 if it had to be killed, 0 reaped, -1 waitpid error
+ */
+static int stress_ksm_unmerge_reap(const pid_t pid, const double secs, int *status)
+{
+	const double deadline = stress_time_now() + secs;
+	pid_t ret;
+
+	*status = 0;
+	while (secs > 0.0) {
+		ret = waitpid(pid, status, WNOHANG);
+		if (ret == pid)
+			return 0;
+		if ((ret < 0 && errno != EINTR) || stress_time_now() > deadline)
+			break;
+		(void)shim_nanosleep_uint64(500000);
+	}
+	if (secs > 0.0)
+		(void)shim_kill(pid, SIGKILL);
+	return (shim_waitpid(pid, status, 0) == pid) ? (secs > 0.0) : -1;
+}
+
+/*
+ *  stress_ksm_unmerge_map()
+ *	private anonymous mapping of size bytes, NOHUGEPAGE, named; NULL on failure
+ */
+static uint8_t *stress_ksm_unmerge_map(const size_t size, const int flags, const char *name)
+{
+	uint8_t *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | flags, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+#if defined(MADV_NOHUGEPAGE)
+	(void)madvise(p, size, MADV_NOHUGEPAGE);
+#endif
+	stress_memory_anon_name_set(p, size, name);
+	return p;
+}
+
+/*
+ *  stress_ksm_unmerge_same_fill()
+ *	fill n pages at p with the same page (racer ranges merge with the region)
+ */
+static void stress_ksm_unmerge_same_fill(const stress_ksm_unmerge_ctx_t *ctx, uint8_t *p, const size_t n)
+{
+	size_t k;
+
+	for (k = 0; k < n; k++)
+		(void)shim_memcpy(p + k * ctx->page_size, ctx->templates, ctx->page_size);
+}
+
+/*
+ *  stress_ksm_unmerge_racer_thread()
+ *	a racer's thread: one op at a time while the cycle allows, park when
+ *	asked (its park hook first leaves the region as the cycle expects)
+ */
+static void *stress_ksm_unmerge_racer_thread(void *arg)
+{
+	stress_ksm_unmerge_run_t *run = (stress_ksm_unmerge_run_t *)arg;
+	stress_ksm_unmerge_ctx_t *ctx = run->ctx;
+
+	while (!ctx->racers_stop) {
+		const uint64_t q = ctx->quiesce;
+
+		if (q) {
+			if (run->parked != q && run->r->park)
+				run->r->park(ctx, run);
+			run->parked = q;
+		} else if (stress_continue(ctx->args) && run->r->op(ctx, run)) {
+			continue;
+		}
+		(void)shim_nanosleep_uint64(100000);
+	}
+	if (run->r->park)
+		run->r->park(ctx, run);
+	run->thread_done = true;
+	return NULL;
 }
 
 /*
  *  stress_ksm_unmerge_racers_start()
- *	start every requested racer this kernel supports; skip the others
+ *	start every requested racer the kernel supports; skip the others
  */
-static int stress_ksm_unmerge_racers_start(stress_ksm_unmerge_ctx_t *ctx)
+static void stress_ksm_unmerge_racers_start(stress_ksm_unmerge_ctx_t *ctx)
 {
 	size_t i;
 
-	for (i = 0; i < KSM_UNMERGE_RACERS; i++) {
-		const stress_ksm_unmerge_racer_t *r = &stress_ksm_unmerge_racers[i];
-		stress_ksm_unmerge_racer_stats_t *rs = stress_ksm_unmerge_racer_stats(ctx, i);
+	for (i = 0; i < KSM_RACERS; i++) {
+		stress_ksm_unmerge_run_t *run = &ctx->run[i];
+		const stress_ksm_unmerge_racer_t *r = run->r;
+		int ret;
 
-		if (!(ctx->methods & STRESS_BIT_ULL(KSM_UNMERGE_RACER_SHIFT + i)))
+		if (!(ctx->use & KSM_RACER_BIT(i)))
 			continue;
 		if (r->not_built)
-			(void)snprintf(rs->reason, sizeof(rs->reason), "not built: %s", r->not_built);
-		if (r->not_built || r->supported(rs->reason, sizeof(rs->reason)) < 0 || !r->start) {
-			rs->skipped = true;
-			if (stress_instance_zero(ctx->args))
-				pr_inf_skip("%s: racer %s skipped: %s\n", ctx->args->name, r->name, rs->reason);
-			continue;
+			(void)stress_ksm_unmerge_racer_reason(run, "not built: %s", r->not_built);
+		else if ((r->flags & KSM_RF_PFNS) && !ctx->have_pfns)
+			(void)stress_ksm_unmerge_racer_reason(run, "pagemap PFNs not readable (needs "
+				"CAP_SYS_ADMIN): its evidence cannot be seen");
+		else if (!r->supported || r->supported(run->rs->reason, sizeof(run->rs->reason)) == 0) {
+			ret = r->start ? r->start(ctx, run) : 0;
+			if (ret == 0 && r->op) {
+				ret = pthread_create(&run->thread, NULL, stress_ksm_unmerge_racer_thread, run);
+				if (ret) {
+					(void)stress_ksm_unmerge_racer_reason(run, "pthread_create failed, errno=%d (%s)",
+						ret, strerror(ret));
+					if (r->stop)
+						r->stop(ctx, run);
+				}
+				run->thread_running = !ret;
+			}
+			if (ret == 0) {
+				run->rs->active = true;
+				ctx->racers |= STRESS_BIT_ULL(i);
+				(void)shim_strlcat(ctx->racers_str, ctx->racers_str[0] ? "," : "", sizeof(ctx->racers_str));
+				(void)shim_strlcat(ctx->racers_str, r->name, sizeof(ctx->racers_str));
+				ctx->disturb_counts |= !!(r->flags & KSM_RF_PARTIAL);
+				ctx->disturb_layout |= !!(r->flags & KSM_RF_LAYOUT);
+				continue;
+			}
+			{
+				char why[sizeof(run->rs->reason) + 16];
+
+				(void)snprintf(why, sizeof(why), "start failed%s%s", run->rs->reason[0] ? ": " : "",
+					run->rs->reason);
+				(void)shim_strscpy(run->rs->reason, why, sizeof(run->rs->reason));
+			}
 		}
-		if (r->start(ctx, i) < 0) {
-			stress_ksm_unmerge_racer_start_failed(rs);
-			if (stress_instance_zero(ctx->args))
-				pr_inf_skip("%s: racer %s skipped: %s\n", ctx->args->name, r->name, rs->reason);
-			continue;
-		}
-		rs->active = true;
-		ctx->racers_mask |= STRESS_BIT_ULL(i);
-		if (ctx->racers_str[0])
-			(void)strlcat(ctx->racers_str, ",", sizeof(ctx->racers_str));
-		(void)strlcat(ctx->racers_str, r->name, sizeof(ctx->racers_str));
+		run->rs->skipped = true;
+		if (stress_instance_zero(ctx->args))
+			pr_inf_skip("%s: racer %s skipped: %s\n", ctx->args->name, r->name, run->rs->reason);
 	}
-	return 0;
 }
 
 /*
  *  stress_ksm_unmerge_racers_stop()
- *	stop every running racer
+ *	stop every running racer: join its thread, then its stop hook
  */
 static void stress_ksm_unmerge_racers_stop(stress_ksm_unmerge_ctx_t *ctx)
 {
@@ -1202,33 +2208,39 @@ static void stress_ksm_unmerge_racers_stop(stress_ksm_unmerge_ctx_t *ctx)
 
 	ctx->racers_stop = true;
 	ctx->quiesce = 0;
-	for (i = 0; i < KSM_UNMERGE_RACERS; i++) {
-		if ((ctx->racers_mask & STRESS_BIT_ULL(i)) && stress_ksm_unmerge_racers[i].stop)
-			stress_ksm_unmerge_racers[i].stop(ctx, i);
+	for (i = 0; i < KSM_RACERS; i++) {
+		stress_ksm_unmerge_run_t *run = &ctx->run[i];
+
+		if (!(ctx->racers & STRESS_BIT_ULL(i)))
+			continue;
+		if (run->thread_running)
+			(void)pthread_join(run->thread, NULL);
+		run->thread_running = false;
+		if (run->r->stop)
+			run->r->stop(ctx, run);
 	}
-	ctx->racers_mask = 0;
+	ctx->racers = 0;
 }
 
 /*
  *  stress_ksm_unmerge_racers_meet()
- *	merged phase: wait (sleeping, at most 50 ms) until every racer that
- *	needs merged pages has begun an op on them, so a slow racer thread
- *	(a loaded machine, slow O_DIRECT) still races the unmerge instead of
- *	only ever seeing pages that are already unshared; timeouts counted
+ *	merged phase: wait (sleeping, 50 ms at most) until every racer that
+ *	needs merged pages began an op on them, so a slow racer thread still
+ *	races the unmerge; merged phases that gave up are counted
  */
 static void stress_ksm_unmerge_racers_meet(stress_ksm_unmerge_ctx_t *ctx)
 {
 	const double deadline = stress_time_now() + 0.05;
 	size_t i;
 
-	for (i = 0; i < KSM_UNMERGE_RACERS; i++) {
-		stress_ksm_unmerge_racer_run_t *run = &ctx->run[i];
+	for (i = 0; i < KSM_RACERS; i++) {
+		stress_ksm_unmerge_run_t *run = &ctx->run[i];
 
-		if (!(ctx->racers_mask & STRESS_BIT_ULL(i)) || !run->merged_phase_waits || !run->thread_running)
+		if (!(ctx->racers & STRESS_BIT_ULL(i)) || !(run->r->flags & KSM_RF_WAIT) || !run->thread_running)
 			continue;
-		while (run->merged_op_cycle != ctx->cycle && !run->thread_done && stress_continue(ctx->args)) {
+		while (run->met != ctx->cycle && !run->thread_done && stress_continue(ctx->args)) {
 			if (stress_time_now() > deadline) {
-				ctx->st->racer[i].meet_timeouts++;
+				run->rs->meet_timeouts++;
 				break;
 			}
 			(void)shim_nanosleep_uint64(20000);
@@ -1238,7 +2250,8 @@ static void stress_ksm_unmerge_racers_meet(stress_ksm_unmerge_ctx_t *ctx)
 
 /*
  *  stress_ksm_unmerge_racers_quiesce()
- *	park every racer thread before verification; false if one did not park
+ *	park every racer thread, then their restore hooks; false (a fail
+ *	line) if one did not park within 5 s
  */
 static bool stress_ksm_unmerge_racers_quiesce(stress_ksm_unmerge_ctx_t *ctx)
 {
@@ -1246,281 +2259,3020 @@ static bool stress_ksm_unmerge_racers_quiesce(stress_ksm_unmerge_ctx_t *ctx)
 	size_t i;
 
 	ctx->quiesce = ctx->cycle;
-	for (i = 0; i < KSM_UNMERGE_RACERS; i++) {
-		if (!(ctx->racers_mask & STRESS_BIT_ULL(i)) || !ctx->run[i].thread_running)
+	for (i = 0; i < KSM_RACERS; i++) {
+		stress_ksm_unmerge_run_t *run = &ctx->run[i];
+
+		if (!(ctx->racers & STRESS_BIT_ULL(i)) || !run->thread_running)
 			continue;
-		while (ctx->run[i].quiesced != ctx->cycle && !ctx->run[i].thread_done) {
+		while (run->parked != ctx->cycle && !run->thread_done) {
 			if (stress_time_now() > deadline) {
 				pr_fail("%s: racer %s did not park within 5 s (stuck in the kernel?)\n",
-					ctx->args->name, stress_ksm_unmerge_racer_name(i));
+					ctx->args->name, run->r->name);
 				return false;
 			}
 			(void)shim_nanosleep_uint64(50000);
 		}
 	}
-	for (i = 0; i < KSM_UNMERGE_RACERS; i++) {
-		if ((ctx->racers_mask & STRESS_BIT_ULL(i)) && stress_ksm_unmerge_racers[i].restore)
-			stress_ksm_unmerge_racers[i].restore(ctx, i);
-	}
+	for (i = 0; i < KSM_RACERS; i++)
+		if ((ctx->racers & STRESS_BIT_ULL(i)) && ctx->run[i].r->restore && !ctx->quiet)
+			ctx->run[i].r->restore(ctx, &ctx->run[i]);
 	return true;
 }
 
 /*
  *  stress_ksm_unmerge_phase_set()
- *	enter a cycle phase: racers' cycle hooks run, kernel-log context updated
+ *	enter a cycle phase: the racers' phase hooks run (not in quiet cycles)
  */
 static void stress_ksm_unmerge_phase_set(stress_ksm_unmerge_ctx_t *ctx, const int phase)
 {
 	size_t i;
 
 	ctx->phase = phase;
+	ctx->st->phase = phase;
 	ctx->st->phase_since = stress_time_now();
 	ctx->st->hang_allow = 0.0;
-	ctx->st->hang_reported = false;
-	ctx->st->phase = phase;
-	stress_ksm_unmerge_klog_context_set(ctx->args->instance,
-		stress_ksm_unmerge_phase_names[phase], ctx->racers_str);
-	for (i = 0; i < KSM_UNMERGE_RACERS; i++) {
-		if ((ctx->racers_mask & STRESS_BIT_ULL(i)) && stress_ksm_unmerge_racers[i].cycle)
-			stress_ksm_unmerge_racers[i].cycle(ctx, i, phase);
-	}
+	for (i = 0; i < KSM_RACERS && !ctx->quiet; i++)
+		if ((ctx->racers & STRESS_BIT_ULL(i)) && ctx->run[i].r->phase)
+			ctx->run[i].r->phase(ctx, &ctx->run[i], phase);
 	if (phase == KSM_PHASE_IDLE)
 		ctx->quiesce = 0;
 }
 
 /*
  *  stress_ksm_unmerge_lat_add()
- *	keep one unmerge latency sample (ring of the most recent)
+ *	keep one latency sample (a ring of the latest)
  */
 static void stress_ksm_unmerge_lat_add(stress_ksm_unmerge_lat_t *lat, const double ms)
 {
-	lat->ms[lat->total % KSM_UNMERGE_LAT_SAMPLES] = ms;
+	lat->ms[lat->total % KSM_LAT_SAMPLES] = ms;
 	lat->total++;
-	if (lat->count < KSM_UNMERGE_LAT_SAMPLES)
+	if (lat->count < KSM_LAT_SAMPLES)
 		lat->count++;
 }
 
-/*
- *  stress_ksm_unmerge_timed_call()
- *	one timed unmerge call (madvise of [off, off + len) or prctl), secs added to *dt
- */
-static int stress_ksm_unmerge_timed_call(stress_ksm_unmerge_ctx_t *ctx, const uint64_t sw,
-	const size_t off, const size_t len, double *dt)
-{
-	struct timespec a, b;
-	int ret;
+/* ---- vmsplice: GUP references on KSM pages held in a pipe ---- */
+#if defined(HAVE_VMSPLICE) && defined(SPLICE_F_NONBLOCK) && defined(HAVE_SYS_UIO_H)
 
-	ctx->unmerge_call++;
-	ctx->in_unmerge_call = true;
-	(void)clock_gettime(CLOCK_MONOTONIC, &a);
-	ret = stress_ksm_unmerge_signal_off(ctx, sw, off, len);
-	(void)clock_gettime(CLOCK_MONOTONIC, &b);
-	ctx->in_unmerge_call = false;
-	*dt += (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1.0E-9;
-	ctx->st->unmerge_calls++;
-	return ret;
-}
+typedef struct {
+	int fds[2];			/* non-blocking pipe */
+	uint8_t *buf;			/* what is read back */
+} stress_ksm_unmerge_vmsplice_t;
 
 /*
- *  stress_ksm_unmerge_timed_off()
- *	the measured unmerge, only the calls timed (CLOCK_MONOTONIC), secs in *dt:
- *	madvise in KSM_UNMERGE_CALL_BYTES calls with a stop check between them,
- *	prctl (whole mm) in one call that the stop signal interrupts (EINTR)
+ *  stress_ksm_unmerge_vmsplice_drain()
+ *	read len bytes back out of the pipe; 0 or -errno
  */
-static int stress_ksm_unmerge_timed_off(stress_ksm_unmerge_ctx_t *ctx, const uint64_t sw, double *dt)
+static int stress_ksm_unmerge_vmsplice_drain(stress_ksm_unmerge_vmsplice_t *v, const size_t len)
 {
-	size_t off;
+	size_t got = 0;
+	int spins = 0;
 
-	*dt = 0.0;
-	ctx->st->unmerge_cycles++;
-	if (sw == KSM_UNMERGE_METHOD_PRCTL)
-		return stress_ksm_unmerge_timed_call(ctx, sw, 0, ctx->region_size, dt);
-	for (off = 0; off < ctx->region_size; off += KSM_UNMERGE_CALL_BYTES) {
-		const size_t len = STRESS_MINIMUM(KSM_UNMERGE_CALL_BYTES, ctx->region_size - off);
+	while (got < len) {
+		const ssize_t n = read(v->fds[0], v->buf + got, len - got);
 
-		if (off && stress_ksm_unmerge_stop_seen(ctx, "unmerge")) {
-			errno = EINTR;
-			return -1;
+		if (n > 0) {
+			got += (size_t)n;
+			continue;
 		}
-		if (stress_ksm_unmerge_timed_call(ctx, sw, off, len, dt) < 0)
-			return -1;
+		if (n == 0)
+			return -EPIPE;
+		if ((errno != EAGAIN && errno != EINTR) || ++spins > 10000)
+			return -errno;
+		(void)shim_nanosleep_uint64(10000);
 	}
 	return 0;
 }
 
 /*
- *  stress_ksm_unmerge_partial_fails()
- *	under --verify on a quiet kernel (no racer that blocks or breaks
- *	merges), ksmd finishing its passes short of the prediction is a
- *	failure; a wait cut by its time bound is a slow ksmd, not a failure
+ *  stress_ksm_unmerge_vmsplice_op()
+ *	vmsplice 1-16 merged pages into the pipe (one begun while merged is
+ *	held until the unmerge returned), drain, check every byte
  */
-static bool stress_ksm_unmerge_partial_fails(stress_ksm_unmerge_ctx_t *ctx, const bool empty,
-	const int64_t merging, const int64_t zero, const uint64_t ksm, const uint64_t kzero)
+static bool stress_ksm_unmerge_vmsplice_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
-	if (!ctx->verify || ctx->racers_disturb_counts || ctx->wait_timed_out || empty)
+	stress_ksm_unmerge_vmsplice_t *v = (stress_ksm_unmerge_vmsplice_t *)run->priv;
+	struct iovec iov[KSM_OP_PAGES];
+	uint8_t st[KSM_OP_PAGES];
+	const uint64_t cycle = ctx->cycle;
+	const bool merged = (ctx->phase == KSM_PHASE_MERGED);
+	size_t first, j, n = stress_ksm_unmerge_random_range(ctx, KSM_OP_PAGES, &first);
+	uint64_t ksm = 0;
+	bool held = false;
+	ssize_t ret;
+	int err;
+
+	if (!stress_ksm_unmerge_active(ctx))
 		return false;
-	pr_fail("%s: partial merge on a quiet kernel: ksmd finished its passes with %" PRIu64
-		" KSM + %" PRIu64 " zero pages of %" PRIu64 " + %" PRIu64 " predicted in the region "
-		"(counters: merging %" PRId64 ", zero %" PRId64 ")\n", ctx->args->name, ksm, kzero,
-		ctx->expect_merged, ctx->expect_zero, merging, zero);
+	n = stress_ksm_unmerge_present(ctx, first, n, st);
+	for (j = 0; j < n; j++) {
+		iov[j].iov_base = ctx->region + (first + j) * ctx->page_size;
+		iov[j].iov_len = ctx->page_size;
+		ksm += stress_ksm_unmerge_is_ksm(st[j]);
+	}
+	stress_ksm_unmerge_met(run);
+	ret = n ? vmsplice(v->fds[1], iov, n, SPLICE_F_NONBLOCK) : 0;
+	if (ret <= 0) {
+		/* EFAULT: another racer made the range PROT_NONE */
+		if (ret < 0 && errno != EAGAIN && errno != EINTR &&
+		    !(errno == EFAULT && stress_ksm_unmerge_others_run(ctx, NULL)))
+			stress_ksm_unmerge_racer_fail(run, "vmsplice of pages %zu..%zu failed, errno=%d (%s)",
+				first, first + n - 1, errno, strerror(errno));
+		return true;
+	}
+	if (merged) {
+		/* hold the references until this cycle's unmerge returned */
+		while (ctx->cycle == cycle && !ctx->racers_stop &&
+		       (ctx->phase == KSM_PHASE_MERGED || ctx->phase == KSM_PHASE_UNMERGING))
+			(void)shim_nanosleep_uint64(50000);
+		held = (ctx->cycle == cycle && ctx->phase == KSM_PHASE_VERIFY);
+	} else {
+		stress_ksm_unmerge_hold(ctx);
+	}
+	err = stress_ksm_unmerge_vmsplice_drain(v, (size_t)ret);
+	if (err < 0) {
+		stress_ksm_unmerge_racer_fail(run, "draining %zd bytes from the pipe failed, errno=%d (%s)",
+			ret, -err, strerror(-err));
+		return true;
+	}
+	(void)stress_ksm_unmerge_copy_check(run, first, v->buf, (size_t)ret, "read back from the pipe:");
+	run->rs->evidence += ksm;
+	run->rs->detail[0] += held;
+	run->rs->detail[1] += held ? ksm : 0;
+	run->rs->ops++;
 	return true;
 }
 
 /*
- *  stress_ksm_unmerge_cycle_account()
- *	add one cycle's merged, unmerged and cow_ksm figures to the instance's
+ *  stress_ksm_unmerge_vmsplice_supported()
+ *	the kernel has pipes and vmsplice
  */
-static void stress_ksm_unmerge_cycle_account(stress_ksm_unmerge_instance_t *st, const uint64_t ksm,
-	const uint64_t kzero, const double dt, const int64_t cow0, const int64_t cow1)
+static int stress_ksm_unmerge_vmsplice_supported(char *reason, const size_t len)
 {
-	st->pages_merged += ksm + kzero;
-	st->pages_zero += kzero;
-	if (ksm + kzero) {
-		st->pages_unmerged += ksm + kzero;
-		st->unmerge_secs += dt;
-		stress_ksm_unmerge_lat_add(&st->unmerge_lat, dt * 1000.0);
+	int fds[2], ret;
+	char c = 0;
+	struct iovec iov = { &c, 1 };
+
+	if (pipe(fds) < 0) {
+		(void)snprintf(reason, len, "pipe failed, errno=%d (%s)", errno, strerror(errno));
+		return -1;
 	}
-	if (cow0 >= 0 && cow1 >= cow0)
-		st->cow_ksm += (uint64_t)(cow1 - cow0);
+	ret = (int)vmsplice(fds[1], &iov, 1, SPLICE_F_NONBLOCK);
+	if (ret < 0)
+		(void)snprintf(reason, len, "vmsplice failed, errno=%d (%s)", errno, strerror(errno));
+	(void)close(fds[0]);
+	(void)close(fds[1]);
+	return ret < 0 ? -1 : 0;
 }
 
 /*
- *  stress_ksm_unmerge_cycle()
- *	one bogo op: merge, verify merged, timed unmerge, verify unmerged;
- *	returns 0 verified, 1 stopped by the end of the run, -1 failed
+ *  stress_ksm_unmerge_vmsplice_stop()
+ *	close the pipe, free the buffer
  */
-static int stress_ksm_unmerge_cycle(stress_ksm_unmerge_ctx_t *ctx, const uint64_t sw, const double bound)
+static void stress_ksm_unmerge_vmsplice_stop(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
-	stress_args_t *args = ctx->args;
-	stress_ksm_unmerge_instance_t *st = ctx->st;
-	int64_t merging = 0, zero = 0, cow0, cow1;
-	uint64_t ksm = 0, kzero = 0;
-	double t0, dt;
-	int waited, ret, rc = 0;
-	bool empty;
+	stress_ksm_unmerge_vmsplice_t *v = (stress_ksm_unmerge_vmsplice_t *)run->priv;
 
-	ctx->cycle++;
-	stress_ksm_unmerge_phase_set(ctx, KSM_PHASE_MERGING);
-	if (stress_ksm_unmerge_switch(ctx, sw, true) < 0) {
-		if (errno == EINTR && !stress_continue(args))
-			return 1;
-		pr_fail("%s: %s merge on failed, errno=%d (%s)\n", args->name,
-			stress_ksm_unmerge_switch_name(sw), errno, strerror(errno));
-		return -1;
-	}
-	if (sw == KSM_UNMERGE_METHOD_PRCTL && st->method_cycles[1] == 0 &&
-	    stress_ksm_unmerge_prctl_check(ctx, 1) < 0)
-		rc = -1;
-	t0 = stress_time_now();
-	waited = stress_ksm_unmerge_merge_wait(ctx, bound, &merging, &zero);
-	st->merge_wait_secs += stress_time_now() - t0;
-	if (waited < 0) {
-		/* no unmerge of what did merge: exit unmaps it at once */
-		(void)stress_ksm_unmerge_stop_seen(ctx, "merge wait");
-		return 1;
-	}
-	stress_ksm_unmerge_phase_set(ctx, KSM_PHASE_MERGED);
-	if (stress_ksm_unmerge_verify_merge(ctx, waited, &ksm, &kzero) < 0)
-		rc = -1;
-	if (ctx->stopped && rc == 0)
-		return 1;	/* the merge scan was cut short by the end of the run */
-	if (stress_ksm_unmerge_zc_check(ctx, "after the merge") < 0)
-		rc = -1;
-	if (!ctx->have_pfns) {
-		ksm = merging > 0 ? (uint64_t)merging : 0;
-		kzero = zero > 0 ? (uint64_t)zero : 0;
-	}
-	/* nothing of the region merged (pinned by racers, or ksmd too slow) */
-	empty = (ksm + kzero == 0) && (ctx->expect_merged + ctx->expect_zero > 0);
-	if (waited == 0 || empty) {
-		if (empty)
-			st->merge_timeouts++;
-		else
-			st->partial_merges++;
-		pr_dbg("%s: cycle %" PRIu64 ": merge incomplete after %.2f s: %" PRIu64
-			" KSM + %" PRIu64 " zero pages of %" PRIu64 " predicted\n", args->name,
-			ctx->cycle, stress_time_now() - t0, ksm, kzero, ctx->expect_merged + ctx->expect_zero);
-		if (stress_ksm_unmerge_partial_fails(ctx, empty, merging, zero, ksm, kzero))
-			rc = -1;
-	}
+	if (!v)
+		return;
+	if (v->fds[0] >= 0)
+		(void)close(v->fds[0]);
+	if (v->fds[1] >= 0)
+		(void)close(v->fds[1]);
+	if (v->buf)
+		(void)munmap(v->buf, KSM_OP_PAGES * ctx->page_size);
+	free(v);
+	run->priv = NULL;
+}
 
-	if (ksm + kzero)
-		stress_ksm_unmerge_racers_meet(ctx);
-	cow0 = stress_ksm_unmerge_cow_ksm(ctx);
-	stress_ksm_unmerge_phase_set(ctx, KSM_PHASE_UNMERGING);
-	ret = stress_ksm_unmerge_timed_off(ctx, sw, &dt);
-	cow1 = stress_ksm_unmerge_cow_ksm(ctx);
-	if (ret < 0) {
-		const int err = errno;
+/*
+ *  stress_ksm_unmerge_vmsplice_start()
+ *	the pipe and a read-back buffer in shared memory (KSM never merges
+ *	shmem, so a copy cannot merge with the page it came from)
+ */
+static int stress_ksm_unmerge_vmsplice_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+{
+	stress_ksm_unmerge_vmsplice_t *v = calloc(1, sizeof(*v));
 
-		stress_ksm_unmerge_phase_set(ctx, KSM_PHASE_IDLE);
-		if (err == EINTR && stress_ksm_unmerge_stop_seen(ctx, "unmerge"))
-			return 1;
-		pr_fail("%s: %s unmerge failed, errno=%d (%s)\n", args->name,
-			stress_ksm_unmerge_switch_name(sw), err, strerror(err));
-		return -1;
+	if (!v)
+		return stress_ksm_unmerge_racer_reason(run, "out of memory for the racer state");
+	run->priv = v;
+	v->fds[0] = v->fds[1] = -1;
+	v->buf = mmap(NULL, KSM_OP_PAGES * ctx->page_size, PROT_READ | PROT_WRITE,
+		MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (v->buf == MAP_FAILED) {
+		v->buf = NULL;
+		stress_ksm_unmerge_vmsplice_stop(ctx, run);
+		return stress_ksm_unmerge_racer_reason(run, "cannot map the read-back buffer, errno=%d (%s)",
+			errno, strerror(errno));
 	}
-	if (sw == KSM_UNMERGE_METHOD_PRCTL && st->method_cycles[1] == 0 &&
-	    stress_ksm_unmerge_prctl_check(ctx, 0) < 0)
-		rc = -1;
-
-	stress_ksm_unmerge_phase_set(ctx, KSM_PHASE_VERIFY);
-	if (!stress_ksm_unmerge_racers_quiesce(ctx))
-		rc = -1;
-	if (!ctx->stopped && stress_ksm_unmerge_verify_unmerge(ctx, ksm,
-			(cow0 >= 0 && cow1 >= 0) ? cow1 - cow0 : -1) < 0)
-		rc = -1;
-	if (stress_ksm_unmerge_zc_check(ctx, "after the unmerge") < 0)
-		rc = -1;
-	stress_ksm_unmerge_phase_set(ctx, KSM_PHASE_IDLE);
-
-	stress_ksm_unmerge_cycle_account(st, ksm, kzero, dt, cow0, cow1);
-	if (rc < 0) {
-		stress_ksm_unmerge_fail(ctx);
-		return -1;
+	if (pipe2(v->fds, O_CLOEXEC | O_NONBLOCK) < 0) {
+		v->fds[0] = v->fds[1] = -1;
+		stress_ksm_unmerge_vmsplice_stop(ctx, run);
+		return stress_ksm_unmerge_racer_reason(run, "pipe2 failed, errno=%d (%s)", errno, strerror(errno));
 	}
-	if (ctx->stopped)
-		return 1;	/* verification cut short by the end of the run: not counted */
-	if (empty)
-		return 0;	/* unmerged nothing: not a bogo op */
-	st->cycles++;
-	st->method_cycles[sw == KSM_UNMERGE_METHOD_PRCTL]++;
-	stress_bogo_inc(args);
+	return 0;
+}
+#define KSM_VMSPLICE_NOT_BUILT	NULL
+#else
+#define KSM_VMSPLICE_NOT_BUILT	"vmsplice() or SPLICE_F_NONBLOCK missing (HAVE_VMSPLICE)"
+#define stress_ksm_unmerge_vmsplice_supported	NULL
+#define stress_ksm_unmerge_vmsplice_start	NULL
+#define stress_ksm_unmerge_vmsplice_stop	NULL
+#define stress_ksm_unmerge_vmsplice_op		NULL
+#endif
+
+/* ---- gup: O_DIRECT (GUP-fast) pins and io_uring long-term pins ---- */
+#if defined(O_DIRECT)
+
+#define KSM_GUP_TMPFS_MAGIC	(0x01021994)
+
+typedef struct {
+	int fd;				/* O_DIRECT file, unnamed (O_TMPFILE) or unlinked */
+	int vmstat_fd;			/* own fd: reads race the main thread's */
+	int ring_fd;			/* io_uring for long-term pins, -1 none */
+	uint8_t *buf;			/* page aligned bounce buffer */
+	uint32_t turn;
+	bool dir_made;
+} stress_ksm_unmerge_gup_t;
+
+/*
+ *  stress_ksm_unmerge_gup_broken()
+ *	pure: pages KSM pages (or KSM zero pages) before a write pin and
+ *	private after it; KSM folios (what cow_ksm counts) in *folios
+ */
+static uint64_t stress_ksm_unmerge_gup_broken(const uint8_t *before, const uint8_t *after, const size_t n,
+	uint64_t *folios)
+{
+	uint64_t broken = 0;
+	size_t j;
+
+	*folios = 0;
+	for (j = 0; j < n; j++) {
+		if (!stress_ksm_unmerge_is_ksm(before[j]) || after[j] != KSM_PAGE_PRIVATE)
+			continue;
+		broken++;
+		*folios += (before[j] == KSM_PAGE_KSM);
+	}
+	return broken;
+}
+
+/*
+ *  stress_ksm_unmerge_gup_io_ok()
+ *	did an O_DIRECT transfer move all len bytes; a failure unless
+ *	another racer explains it (EFAULT on a PROT_NONE range)
+ */
+static bool stress_ksm_unmerge_gup_io_ok(stress_ksm_unmerge_run_t *run, const char *what,
+	const ssize_t ret, const size_t len)
+{
+	if (ret == (ssize_t)len)
+		return true;
+	if (ret < 0 && (errno == EINTR || (errno == EFAULT && stress_ksm_unmerge_others_run(run->ctx, NULL))))
+		return false;
+	stress_ksm_unmerge_racer_fail(run, "O_DIRECT %s of %zu bytes returned %zd, errno=%d (%s)", what, len,
+		ret, ret < 0 ? errno : 0, ret < 0 ? strerror(errno) : "short");
+	return false;
+}
+
+/*
+ *  stress_ksm_unmerge_gup_region_check()
+ *	after a write pin: pages first..first+n hold the pattern
+ */
+static void stress_ksm_unmerge_gup_region_check(stress_ksm_unmerge_run_t *run, const size_t first,
+	const size_t n, const char *what)
+{
+	(void)stress_ksm_unmerge_copy_check(run, first, run->ctx->region + first * run->ctx->page_size,
+		n * run->ctx->page_size, what);
+}
+
+/*
+ *  stress_ksm_unmerge_gup_odirect()
+ *	O_DIRECT write from merged pages (read-only pins), or O_DIRECT read
+ *	of the pattern into them (write pins: KSM pages COW-broken, counted
+ *	by cow_ksm, data intact)
+ */
+static void stress_ksm_unmerge_gup_odirect(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run,
+	stress_ksm_unmerge_gup_t *g, const bool in)
+{
+	const size_t ps = ctx->page_size;
+	const off_t slot = (off_t)(in ? KSM_OP_PAGES * ps : 0);
+	uint8_t before[KSM_OP_PAGES], after[KSM_OP_PAGES];
+	size_t first, j, n = stress_ksm_unmerge_random_range(ctx, KSM_OP_PAGES, &first);
+	uint64_t folios, broken;
+	int64_t cow0, cow1;
+
+	if (in) {
+		for (j = 0; j < n; j++)
+			stress_ksm_unmerge_page_fill(ctx, first + j, g->buf + j * ps);
+		if (!stress_ksm_unmerge_gup_io_ok(run, "write of the pattern file", pwrite(g->fd, g->buf, n * ps, slot), n * ps))
+			return;
+	}
+	n = stress_ksm_unmerge_present(ctx, first, n, before);
+	if (!n)
+		return;
+	cow0 = stress_ksm_unmerge_field(g->vmstat_fd, "cow_ksm");
+	stress_ksm_unmerge_met(run);
+	if (!stress_ksm_unmerge_gup_io_ok(run, in ? "read into the region" : "write from the region",
+			in ? pread(g->fd, ctx->region + first * ps, n * ps, slot) :
+			pwrite(g->fd, ctx->region + first * ps, n * ps, slot), n * ps))
+		return;
+	cow1 = stress_ksm_unmerge_field(g->vmstat_fd, "cow_ksm");
+	(void)stress_ksm_unmerge_pages_state(ctx, ctx->region + first * ps, n,
+		stress_ksm_unmerge_page_kind(ctx->pattern, first), after);
+	broken = stress_ksm_unmerge_gup_broken(before, after, n, &folios);
+	run->rs->detail[0]++;
+	if (in) {
+		run->rs->evidence += broken;
+		run->rs->detail[1] += broken;
+		if (cow0 >= 0 && cow1 >= 0 && (uint64_t)(cow1 - cow0) < folios &&
+		    !stress_ksm_unmerge_others_run(ctx, NULL))
+			stress_ksm_unmerge_racer_fail(run, "O_DIRECT read broke %" PRIu64 " KSM pages (%zu..%zu) "
+				"but cow_ksm grew by only %" PRId64, folios, first, first + n - 1, cow1 - cow0);
+		stress_ksm_unmerge_gup_region_check(run, first, n, "region after an O_DIRECT read into it:");
+	} else if (stress_ksm_unmerge_gup_io_ok(run, "read back of the file", pread(g->fd, g->buf, n * ps, slot), n * ps)) {
+		(void)stress_ksm_unmerge_copy_check(run, first, g->buf, n * ps, "file written from the region:");
+	}
+	run->rs->ops++;
+}
+
+#if defined(HAVE_LINUX_IO_URING_H) && defined(__NR_io_uring_setup) && defined(__NR_io_uring_register)
+/*
+ *  stress_ksm_unmerge_gup_longterm()
+ *	register merged pages as an io_uring fixed buffer (FOLL_WRITE |
+ *	FOLL_LONGTERM): KSM pages must be COW-broken when pinned and stay
+ *	private while pinned; held while the cycle moves on
+ */
+static void stress_ksm_unmerge_gup_longterm(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run,
+	stress_ksm_unmerge_gup_t *g)
+{
+	uint8_t before[KSM_OP_PAGES], after[KSM_OP_PAGES];
+	size_t first, j, n = stress_ksm_unmerge_random_range(ctx, KSM_OP_PAGES, &first);
+	struct iovec iov;
+	uint64_t folios;
+
+	n = stress_ksm_unmerge_present(ctx, first, n, before);
+	if (!n)
+		return;
+	iov.iov_base = ctx->region + first * ctx->page_size;
+	iov.iov_len = n * ctx->page_size;
+	stress_ksm_unmerge_met(run);
+	if (syscall(__NR_io_uring_register, g->ring_fd, IORING_REGISTER_BUFFERS, &iov, 1) < 0) {
+		if (errno == ENOMEM || errno == EPERM || errno == EOPNOTSUPP) {
+			pr_inf("%s: gup racer: long-term pins off from now on, IORING_REGISTER_BUFFERS failed, "
+				"errno=%d (%s)\n", ctx->args->name, errno, strerror(errno));
+			(void)close(g->ring_fd);
+			g->ring_fd = -1;
+		} else if (errno != EINTR && !(errno == EFAULT && stress_ksm_unmerge_others_run(ctx, NULL))) {
+			stress_ksm_unmerge_racer_fail(run, "IORING_REGISTER_BUFFERS of merged pages failed, errno=%d (%s)",
+				errno, strerror(errno));
+		}
+		return;
+	}
+	if (stress_ksm_unmerge_pages_state(ctx, iov.iov_base, n, stress_ksm_unmerge_page_kind(ctx->pattern, first),
+			after) == 0) {
+		const uint64_t broken = stress_ksm_unmerge_gup_broken(before, after, n, &folios);
+
+		run->rs->evidence += broken;
+		run->rs->detail[3] += broken;
+		for (j = 0; j < n; j++)
+			if (stress_ksm_unmerge_is_ksm(after[j])) {
+				stress_ksm_unmerge_racer_fail(run, "page %zu is still a KSM page while an io_uring fixed "
+					"buffer pins it for write", first + j);
+				break;
+			}
+	}
+	stress_ksm_unmerge_hold(ctx);
+	if (syscall(__NR_io_uring_register, g->ring_fd, IORING_UNREGISTER_BUFFERS, NULL, 0) < 0)
+		stress_ksm_unmerge_racer_fail(run, "IORING_UNREGISTER_BUFFERS failed, errno=%d (%s)", errno, strerror(errno));
+	stress_ksm_unmerge_gup_region_check(run, first, n, "region after a long-term pin of it:");
+	run->rs->detail[2]++;
+	run->rs->ops++;
+}
+
+/*
+ *  stress_ksm_unmerge_gup_ring()
+ *	an io_uring used only to register fixed buffers; -1 without one
+ */
+static int stress_ksm_unmerge_gup_ring(void)
+{
+	struct io_uring_params p;
+
+	(void)shim_memset(&p, 0, sizeof(p));
+	return (int)syscall(__NR_io_uring_setup, 1, &p);
+}
+#else
+#define stress_ksm_unmerge_gup_longterm(ctx, run, g)	do { } while (0)
+#define stress_ksm_unmerge_gup_ring()			(-1)
+#endif
+
+/*
+ *  stress_ksm_unmerge_gup_op()
+ *	the first op of each merged phase a write pin, then O_DIRECT reads,
+ *	writes and long-term pins in turn
+ */
+static bool stress_ksm_unmerge_gup_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+{
+	stress_ksm_unmerge_gup_t *g = (stress_ksm_unmerge_gup_t *)run->priv;
+	const bool first = (ctx->phase == KSM_PHASE_MERGED && run->met != ctx->cycle);
+	const uint32_t turn = first ? (uint32_t)(ctx->cycle & 1) * 3 : g->turn++ % 4;
+
+	if (!stress_ksm_unmerge_active(ctx))
+		return false;
+	if ((turn == 3 || g->fd < 0) && g->ring_fd >= 0)
+		stress_ksm_unmerge_gup_longterm(ctx, run, g);
+	else if (g->fd >= 0)
+		stress_ksm_unmerge_gup_odirect(ctx, run, g, turn != 2);
+	else
+		return false;
+	return true;
+}
+
+/*
+ *  stress_ksm_unmerge_gup_file()
+ *	an O_DIRECT file in stress-ng's temp dir (--temp-path) where a 4K
+ *	aligned write works and that is not tmpfs (no pin there); unnamed
+ *	(O_TMPFILE) where it can be, so a SIGKILL leaves nothing; -errno
+ */
+static int stress_ksm_unmerge_gup_file(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_gup_t *g, char *dir)
+{
+	char path[PATH_MAX];
+	int fd = -1, ret;
+#if defined(HAVE_SYS_VFS_H)
+	struct statfs sfs;
+#endif
+
+	ret = stress_fs_temp_dir_make_args(ctx->args);
+	if (ret < 0 && ret != -EEXIST)
+		return ret;
+	g->dir_made = true;
+	(void)stress_fs_temp_dir_args(ctx->args, dir, PATH_MAX);
+#if defined(O_TMPFILE)
+	fd = open(dir, O_TMPFILE | O_RDWR | O_DIRECT | O_CLOEXEC, 0600);
+#endif
+	if (fd < 0) {
+		(void)stress_fs_temp_filename_args(ctx->args, path, sizeof(path), stress_mwc32());
+		fd = open(path, O_CREAT | O_EXCL | O_RDWR | O_DIRECT | O_CLOEXEC, 0600);
+		if (fd >= 0)
+			(void)shim_unlink(path);
+	}
+	if (fd < 0)
+		return -errno;
+#if defined(HAVE_SYS_VFS_H)
+	if (fstatfs(fd, &sfs) == 0 && sfs.f_type == KSM_GUP_TMPFS_MAGIC) {
+		(void)close(fd);
+		return -EXDEV;
+	}
+#endif
+	(void)shim_memset(g->buf, 0x5a, ctx->page_size);
+	if (pwrite(fd, g->buf, ctx->page_size, 0) != (ssize_t)ctx->page_size) {
+		ret = errno ? -errno : -EIO;
+		(void)close(fd);
+		return ret;
+	}
+	g->fd = fd;
 	return 0;
 }
 
-#include "stress-ksm-unmerge-memory.h"
-
 /*
- *  stress_ksm_unmerge_open()
- *	open a proc/sysfs file read-only, -1 if missing
+ *  stress_ksm_unmerge_gup_stop()
+ *	close and free; remove the temp dir
  */
-static int stress_ksm_unmerge_open(const char *path)
+static void stress_ksm_unmerge_gup_stop(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
-	return open(path, O_RDONLY | O_CLOEXEC);
+	stress_ksm_unmerge_gup_t *g = (stress_ksm_unmerge_gup_t *)run->priv;
+
+	if (!g)
+		return;
+	if (g->fd >= 0)
+		(void)close(g->fd);
+	if (g->vmstat_fd >= 0)
+		(void)close(g->vmstat_fd);
+	if (g->ring_fd >= 0)
+		(void)close(g->ring_fd);
+	if (g->buf)
+		(void)munmap(g->buf, 2 * KSM_OP_PAGES * ctx->page_size);
+	if (g->dir_made)
+		(void)stress_fs_temp_dir_rm_args(ctx->args);
+	free(g);
+	run->priv = NULL;
 }
 
 /*
- *  stress_ksm_unmerge_open_proc()
- *	open <proc root>/<name> read-only, -1 if missing
+ *  stress_ksm_unmerge_gup_start()
+ *	bounce buffer, O_DIRECT file, io_uring; either half may be off (said once)
  */
-static int stress_ksm_unmerge_open_proc(const char *root, const char *name)
+static int stress_ksm_unmerge_gup_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
-	char path[PATH_MAX];
+	stress_ksm_unmerge_gup_t *g = calloc(1, sizeof(*g));
+	char dir[PATH_MAX];
+	int ret;
 
-	(void)snprintf(path, sizeof(path), "%s/%s", root[0] ? root : "/proc", name);
-	return stress_ksm_unmerge_open(path);
+	if (!g)
+		return stress_ksm_unmerge_racer_reason(run, "out of memory for the racer state");
+	run->priv = g;
+	g->fd = g->vmstat_fd = -1;
+	g->buf = mmap(NULL, 2 * KSM_OP_PAGES * ctx->page_size, PROT_READ | PROT_WRITE,
+		MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (g->buf == MAP_FAILED) {
+		g->buf = NULL;
+		g->ring_fd = -1;
+		stress_ksm_unmerge_gup_stop(ctx, run);
+		return stress_ksm_unmerge_racer_reason(run, "cannot map the bounce buffer, errno=%d (%s)",
+			errno, strerror(errno));
+	}
+	g->ring_fd = stress_ksm_unmerge_gup_ring();
+	dir[0] = '\0';
+	ret = stress_ksm_unmerge_gup_file(ctx, g, dir);
+	if (ret < 0 && g->ring_fd < 0) {
+		stress_ksm_unmerge_gup_stop(ctx, run);
+		return stress_ksm_unmerge_racer_reason(run, "no io_uring for long-term pins and no O_DIRECT file "
+			"in %s: %s", dir[0] ? dir : stress_fs_temp_path_get(),
+			ret == -EXDEV ? "tmpfs takes no pin, use --temp-path" : strerror(-ret));
+	}
+	if (stress_instance_zero(ctx->args) && (ret < 0 || g->ring_fd < 0))
+		pr_inf("%s: gup racer: %s\n", ctx->args->name, ret < 0 ? (ret == -EXDEV ?
+			"O_DIRECT half off: the temp dir is on tmpfs, which takes no pin (use --temp-path)" :
+			"O_DIRECT half off: no O_DIRECT file in the temp dir") :
+			"long-term pins off: io_uring_setup failed");
+	g->vmstat_fd = open("/proc/vmstat", O_RDONLY | O_CLOEXEC);
+	return 0;
+}
+#define KSM_GUP_NOT_BUILT	NULL
+#else
+#define KSM_GUP_NOT_BUILT	"O_DIRECT missing"
+#define stress_ksm_unmerge_gup_start	NULL
+#define stress_ksm_unmerge_gup_stop	NULL
+#define stress_ksm_unmerge_gup_op	NULL
+#endif
+
+/* ---- uffd-wp: unshare of uffd-wp protected KSM pages ---- */
+#if defined(HAVE_LINUX_USERFAULTFD_H) && defined(UFFDIO_WRITEPROTECT) &&	\
+    defined(UFFD_FEATURE_PAGEFAULT_FLAG_WP) && defined(UFFDIO_REGISTER_MODE_WP) && defined(HAVE_POLL_H)
+
+#if !defined(UFFD_USER_MODE_ONLY)
+#define UFFD_USER_MODE_ONLY	(1)
+#endif
+#if !defined(UFFD_FEATURE_THREAD_ID)
+#define UFFD_FEATURE_THREAD_ID	(1 << 8)
+#endif
+
+typedef struct {
+	int uffd;
+	bool thread_id;			/* faults carry the faulting tid */
+	pid_t main_tid;			/* the thread that unmerges */
+	uint8_t *snap;			/* per page: KSM and protected at unmerge start */
+	volatile uint32_t *touched;	/* per page: cycle it was unprotected in */
+	uint64_t *pm;			/* pagemap of the region (main thread hooks) */
+	bool snap_valid;
+} stress_ksm_unmerge_uffd_t;
+
+/*
+ *  stress_ksm_unmerge_uffd_open()
+ *	a userfaultfd with the WP feature (USER_MODE_ONLY on EPERM); -1 with the reason
+ */
+static int stress_ksm_unmerge_uffd_open(const uint64_t feature, char *reason, const size_t len, bool *tid)
+{
+	const uint64_t want[] = { feature | UFFD_FEATURE_THREAD_ID, feature };
+	size_t i;
+
+	for (i = 0; i < SIZEOF_ARRAY(want); i++) {
+		struct uffdio_api api;
+		int fd = shim_userfaultfd(O_CLOEXEC | O_NONBLOCK);
+
+		if (fd < 0 && errno == EPERM)
+			fd = shim_userfaultfd(O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
+		if (fd < 0) {
+			(void)snprintf(reason, len, "userfaultfd denied or missing, errno=%d (%s)", errno, strerror(errno));
+			return -1;
+		}
+		(void)shim_memset(&api, 0, sizeof(api));
+		api.api = UFFD_API;
+		api.features = want[i];
+		if (ioctl(fd, UFFDIO_API, &api) == 0 && (api.features & feature)) {
+			*tid = !!(want[i] & UFFD_FEATURE_THREAD_ID);
+			return fd;
+		}
+		(void)snprintf(reason, len, "UFFDIO_API without feature %#" PRIx64 ", errno=%d (%s)", feature,
+			errno, strerror(errno));
+		(void)close(fd);
+	}
+	return -1;
 }
 
 /*
- *  stress_ksm_unmerge_stat_has_zero()
- *	does ksm_stat report ksm_zero_pages (6.10+ style)
+ *  stress_ksm_unmerge_uffd_wp()
+ *	write-protect (on) or unprotect and wake pages first..first+n-1
  */
-static bool stress_ksm_unmerge_stat_has_zero(stress_ksm_unmerge_ctx_t *ctx)
+static int stress_ksm_unmerge_uffd_wp(const stress_ksm_unmerge_ctx_t *ctx, const int uffd, const size_t first,
+	const size_t n, const bool on)
 {
-	int64_t merging, zero;
+	struct uffdio_writeprotect wp;
 
-	return (stress_ksm_unmerge_counters(ctx, &merging, &zero) == 0) && (zero >= 0);
+	wp.range.start = (uintptr_t)(ctx->region + first * ctx->page_size);
+	wp.range.len = n * ctx->page_size;
+	wp.mode = on ? UFFDIO_WRITEPROTECT_MODE_WP : 0;
+	if (ioctl(uffd, UFFDIO_WRITEPROTECT, &wp) == 0 || errno == ENOENT || errno == EAGAIN)
+		return 0;
+	return -1;
+}
+
+/*
+ *  stress_ksm_unmerge_uffd_events()
+ *	resolve every pending WP fault (unprotect and wake), waiting up to ms
+ */
+static void stress_ksm_unmerge_uffd_events(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int ms)
+{
+	stress_ksm_unmerge_uffd_t *u = (stress_ksm_unmerge_uffd_t *)run->priv;
+	struct pollfd pfd = { u->uffd, POLLIN, 0 };
+	struct uffd_msg msg;
+
+	if (poll(&pfd, 1, ms) <= 0)
+		return;
+	while (read(u->uffd, &msg, sizeof(msg)) == (ssize_t)sizeof(msg)) {
+		const uintptr_t a = (uintptr_t)msg.arg.pagefault.address;
+		const size_t i = (size_t)((a - (uintptr_t)ctx->region) / ctx->page_size);
+
+		if (msg.event != UFFD_EVENT_PAGEFAULT || !(msg.arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_WP) ||
+		    a < (uintptr_t)ctx->region || i >= ctx->npages) {
+			stress_ksm_unmerge_racer_fail(run, "unexpected uffd message: event %#x, flags %#llx, "
+				"address %#llx (a WP fault in the region expected)", (unsigned int)msg.event,
+				(unsigned long long)msg.arg.pagefault.flags, (unsigned long long)a);
+			continue;
+		}
+		if (u->thread_id && (pid_t)msg.arg.pagefault.feat.ptid == u->main_tid && ctx->phase == KSM_PHASE_UNMERGING)
+			stress_ksm_unmerge_racer_fail(run, "the unmerge itself raised a WP fault at page %zu "
+				"(break_ksm must unshare, not write)", i);
+		u->touched[i] = (uint32_t)ctx->cycle;
+		if (stress_ksm_unmerge_uffd_wp(ctx, u->uffd, i, 1, false) < 0)
+			stress_ksm_unmerge_racer_fail(run, "UFFDIO_WRITEPROTECT off at faulting page %zu failed, "
+				"errno=%d (%s)", i, errno, strerror(errno));
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_uffd_op()
+ *	serve WP faults; while merged or unmerging protect a random range,
+ *	and while unmerging also unprotect one (marked touched first)
+ */
+static bool stress_ksm_unmerge_uffd_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+{
+	stress_ksm_unmerge_uffd_t *u = (stress_ksm_unmerge_uffd_t *)run->priv;
+	size_t first, j, n;
+	bool on;
+
+	stress_ksm_unmerge_uffd_events(ctx, run, stress_ksm_unmerge_active(ctx) ? 0 : 1);
+	if (!stress_ksm_unmerge_active(ctx))
+		return true;
+	n = stress_ksm_unmerge_random_range(ctx, 64, &first);
+	on = (ctx->phase != KSM_PHASE_UNMERGING) || stress_mwc1();
+	if (!on) {
+		for (j = 0; j < n; j++)
+			u->touched[first + j] = (uint32_t)ctx->cycle;
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	}
+	if (stress_ksm_unmerge_uffd_wp(ctx, u->uffd, first, n, on) < 0)
+		stress_ksm_unmerge_racer_fail(run, "UFFDIO_WRITEPROTECT %s pages %zu..%zu failed, errno=%d (%s)",
+			on ? "on" : "off", first, first + n - 1, errno, strerror(errno));
+	run->rs->ops++;
+	(void)shim_nanosleep_uint64(20000);
+	return true;
+}
+
+/*
+ *  stress_ksm_unmerge_uffd_park()
+ *	before parking: unprotect the whole region and serve what is pending
+ */
+static void stress_ksm_unmerge_uffd_park(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+{
+	stress_ksm_unmerge_uffd_t *u = (stress_ksm_unmerge_uffd_t *)run->priv;
+
+	if (stress_ksm_unmerge_uffd_wp(ctx, u->uffd, 0, ctx->npages, false) < 0)
+		stress_ksm_unmerge_racer_fail(run, "UFFDIO_WRITEPROTECT off for the region failed, errno=%d (%s)",
+			errno, strerror(errno));
+	stress_ksm_unmerge_uffd_events(ctx, run, 0);
+}
+
+/*
+ *  stress_ksm_unmerge_uffd_phase()
+ *	merged: protect a random half; unmerging: which pages are KSM and
+ *	protected; verify: those not unprotected since kept the WP bit and
+ *	are no longer KSM pages (the evidence)
+ */
+static void stress_ksm_unmerge_uffd_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
+{
+	stress_ksm_unmerge_uffd_t *u = (stress_ksm_unmerge_uffd_t *)run->priv;
+	const uint32_t cycle = (uint32_t)ctx->cycle;
+	uint64_t lost = 0, kept = 0, still = 0;
+	size_t i, first_lost = 0;
+
+	if (phase == KSM_PHASE_MERGED) {
+		const size_t n = (ctx->npages + 1) / 2;
+		const size_t first = stress_mwc32modn((uint32_t)(ctx->npages - n + 1));
+
+		if (stress_ksm_unmerge_uffd_wp(ctx, u->uffd, first, n, true) < 0)
+			stress_ksm_unmerge_racer_fail(run, "UFFDIO_WRITEPROTECT on pages %zu..%zu failed, errno=%d (%s)",
+				first, first + n - 1, errno, strerror(errno));
+		return;
+	}
+	if ((phase != KSM_PHASE_UNMERGING && phase != KSM_PHASE_VERIFY) ||
+	    (phase == KSM_PHASE_VERIFY && !u->snap_valid) || !ctx->have_pfns ||
+	    stress_ksm_unmerge_pagemap_read(ctx->pagemap_fd, ctx->region, ctx->npages, ctx->page_size, u->pm) < 0)
+		return;
+	for (i = 0; i < ctx->npages; i++) {
+		const int what = (u->pm[i] & PM_UFFD_WP) ? stress_ksm_unmerge_page_state(ctx, u->pm[i], 0,
+			stress_ksm_unmerge_page_kind(ctx->pattern, i)) : KSM_PAGE_ABSENT;
+
+		if (phase == KSM_PHASE_UNMERGING) {
+			u->snap[i] = stress_ksm_unmerge_is_ksm(what);
+			run->rs->detail[0] += u->snap[i];
+		} else if (u->snap[i] && u->touched[i] != cycle && !(u->pm[i] & PM_UFFD_WP)) {
+			first_lost = lost++ ? first_lost : i;
+		} else if (u->snap[i] && u->touched[i] != cycle) {
+			kept++;
+			run->rs->evidence += (what == KSM_PAGE_PRIVATE);
+			still += stress_ksm_unmerge_is_ksm(what);
+		}
+	}
+	u->snap_valid = (phase == KSM_PHASE_UNMERGING);
+	run->rs->detail[1] += kept;
+	run->rs->detail[2] += still;
+	/* another racer may have discarded them */
+	if (lost && !stress_ksm_unmerge_others_run(ctx, NULL))
+		stress_ksm_unmerge_racer_fail(run, "%" PRIu64 " KSM pages lost their uffd-wp bit across the unmerge "
+			"(first: page %zu, pagemap %#" PRIx64 ")", lost, first_lost, u->pm[first_lost]);
+}
+
+/*
+ *  stress_ksm_unmerge_uffd_supported()
+ *	userfaultfd allowed, with UFFD_FEATURE_PAGEFAULT_FLAG_WP
+ */
+static int stress_ksm_unmerge_uffd_supported(char *reason, const size_t len)
+{
+	bool tid;
+	const int fd = stress_ksm_unmerge_uffd_open(UFFD_FEATURE_PAGEFAULT_FLAG_WP, reason, len, &tid);
+
+	if (fd >= 0)
+		(void)close(fd);
+	return fd < 0 ? -1 : 0;
+}
+
+/*
+ *  stress_ksm_unmerge_uffd_stop()
+ *	unregister, close, free
+ */
+static void stress_ksm_unmerge_uffd_stop(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+{
+	stress_ksm_unmerge_uffd_t *u = (stress_ksm_unmerge_uffd_t *)run->priv;
+	struct uffdio_range range = { (uintptr_t)ctx->region, ctx->region_size };
+
+	if (!u)
+		return;
+	if (u->uffd >= 0) {
+		(void)ioctl(u->uffd, UFFDIO_UNREGISTER, &range);
+		(void)close(u->uffd);
+	}
+	free(u->snap);
+	free((void *)u->touched);
+	free(u->pm);
+	free(u);
+	run->priv = NULL;
+}
+
+/*
+ *  stress_ksm_unmerge_uffd_start()
+ *	the region registered in WP mode (its VmFlags gain "uw")
+ */
+static int stress_ksm_unmerge_uffd_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+{
+	stress_ksm_unmerge_uffd_t *u = calloc(1, sizeof(*u));
+	struct uffdio_register reg;
+
+	if (!u)
+		return stress_ksm_unmerge_racer_reason(run, "out of memory for the racer state");
+	run->priv = u;
+	u->main_tid = (pid_t)shim_gettid();
+	u->snap = calloc(ctx->npages, 1);
+	u->touched = calloc(ctx->npages, sizeof(uint32_t));
+	u->pm = calloc(ctx->npages, sizeof(uint64_t));
+	u->uffd = stress_ksm_unmerge_uffd_open(UFFD_FEATURE_PAGEFAULT_FLAG_WP, run->rs->reason,
+		sizeof(run->rs->reason), &u->thread_id);
+	if (!u->snap || !u->touched || !u->pm || u->uffd < 0) {
+		if (u->uffd >= 0)
+			(void)stress_ksm_unmerge_racer_reason(run, "out of memory for the page maps");
+		stress_ksm_unmerge_uffd_stop(ctx, run);
+		return -1;
+	}
+	(void)shim_memset(&reg, 0, sizeof(reg));
+	reg.range.start = (uintptr_t)ctx->region;
+	reg.range.len = ctx->region_size;
+	reg.mode = UFFDIO_REGISTER_MODE_WP;
+	if (ioctl(u->uffd, UFFDIO_REGISTER, &reg) < 0 || !(reg.ioctls & (1ULL << _UFFDIO_WRITEPROTECT))) {
+		(void)stress_ksm_unmerge_racer_reason(run, "UFFDIO_REGISTER MODE_WP failed or without "
+			"WRITEPROTECT, errno=%d (%s)", errno, strerror(errno));
+		stress_ksm_unmerge_uffd_stop(ctx, run);
+		return -1;
+	}
+	if (stress_ksm_unmerge_vmflags(ctx->region, ctx->vmflags, sizeof(ctx->vmflags), true) < 0)
+		ctx->vmflags[0] = '\0';
+	return 0;
+}
+#define KSM_UFFD_WP_NOT_BUILT	NULL
+#else
+#define KSM_UFFD_WP_NOT_BUILT	"userfaultfd write-protect missing (HAVE_LINUX_USERFAULTFD_H)"
+#define stress_ksm_unmerge_uffd_supported	NULL
+#define stress_ksm_unmerge_uffd_start		NULL
+#define stress_ksm_unmerge_uffd_stop		NULL
+#define stress_ksm_unmerge_uffd_op		NULL
+#define stress_ksm_unmerge_uffd_park		NULL
+#define stress_ksm_unmerge_uffd_phase		NULL
+#endif
+
+/* ---- mrelease: process_mrelease against exit_mmap of KSM memory ---- */
+
+typedef struct {
+	uint64_t cycle;			/* the cycle rounds are counted for */
+	uint32_t rounds;
+	uint64_t victims;		/* picks each victim's mode */
+} stress_ksm_unmerge_mrelease_t;
+
+/*
+ *  stress_ksm_unmerge_mrelease_victim()
+ *	child: unmerge its copy (mode 0), COW-write every page (mode 1) or keep
+ *	the KSM pages mapped (mode 2), then wait to be killed; exit status:
+ *	the errno of a failed call
+ */
+static void NORETURN stress_ksm_unmerge_mrelease_victim(stress_ksm_unmerge_ctx_t *ctx, const pid_t parent,
+	const int mode)
+{
+	size_t i;
+
+	if (stress_ksm_unmerge_child_init(ctx, parent) < 0)
+		_exit(errno ? errno : 1);
+	if (mode == 0 && madvise(ctx->region, ctx->region_size, MADV_UNMERGEABLE) < 0)
+		_exit(errno ? errno : 1);
+	if (mode == 1) {
+		if (mprotect(ctx->region, ctx->region_size, PROT_READ | PROT_WRITE) < 0)
+			_exit(errno ? errno : 1);
+		for (i = 0; i < ctx->npages; i++) {
+			volatile uint8_t *p = ctx->region + i * ctx->page_size;
+
+			*p = *p;
+		}
+	}
+	(void)sleep(10);
+	_exit(0);
+}
+
+/*
+ *  stress_ksm_unmerge_mrelease_op()
+ *	4 rounds a cycle while merged or unmerging: fork a victim sharing the
+ *	KSM pages, probe its KSM pages, SIGKILL it through a pidfd and
+ *	process_mrelease it at once (0 and ESRCH both legitimate), reap it
+ */
+static bool stress_ksm_unmerge_mrelease_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+{
+	stress_ksm_unmerge_mrelease_t *m = (stress_ksm_unmerge_mrelease_t *)run->priv;
+	const pid_t parent = getpid();
+	uint64_t pm[64], t0, t1;
+	size_t j, n = STRESS_MINIMUM(ctx->npages, SIZEOF_ARRAY(pm)), first;
+	int pidfd, pm_fd, status, ret, err;
+	uint64_t ksm = 0;
+	pid_t pid;
+
+	if (m->cycle != ctx->cycle) {
+		m->cycle = ctx->cycle;
+		m->rounds = 0;
+	}
+	if (!stress_ksm_unmerge_active(ctx) || m->rounds >= 4)
+		return false;
+	m->rounds++;
+	pid = fork();
+	if (pid < 0) {
+		(void)stress_ksm_unmerge_racer_reason(run, "fork failed, errno=%d (%s)", errno, strerror(errno));
+		return false;
+	}
+	if (pid == 0)
+		stress_ksm_unmerge_mrelease_victim(ctx, parent, (int)(m->victims % 3));
+	m->victims++;
+	stress_ksm_unmerge_met(run);
+	pidfd = shim_pidfd_open(pid, 0);
+	pm_fd = -1;
+	if (pidfd >= 0) {
+		char path[64];
+
+		(void)snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
+		pm_fd = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	if (pidfd < 0 || pm_fd < 0) {
+		err = errno;
+		(void)shim_kill(pid, SIGKILL);
+		(void)stress_ksm_unmerge_reap(pid, 0.0, &status);
+		if (pidfd >= 0)
+			(void)close(pidfd);
+		stress_ksm_unmerge_racer_fail(run, "%s failed, errno=%d (%s)", pidfd < 0 ? "pidfd_open of the victim" :
+			"open of the victim's pagemap", err, strerror(err));
+		return true;
+	}
+	(void)shim_nanosleep_uint64(stress_mwc32modn(2000001));
+	first = stress_mwc32modn((uint32_t)(ctx->npages - n + 1));
+	if (stress_ksm_unmerge_pagemap_read(pm_fd, ctx->region + first * ctx->page_size, n, ctx->page_size, pm) == 0)
+		for (j = 0; j < n; j++)
+			ksm += stress_ksm_unmerge_is_ksm(stress_ksm_unmerge_page_state(ctx, pm[j], 0,
+				stress_ksm_unmerge_page_kind(ctx->pattern, first + j)));
+	t0 = stress_ksm_unmerge_now_ns();
+	ret = shim_pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
+	err = errno;
+	if (ret == 0) {
+		ret = shim_process_mrelease(pidfd, 0);
+		err = errno;
+	} else {
+		(void)shim_kill(pid, SIGKILL);
+		stress_ksm_unmerge_racer_fail(run, "pidfd_send_signal SIGKILL failed, errno=%d (%s)", err, strerror(err));
+	}
+	t1 = stress_ksm_unmerge_now_ns();
+	if (stress_ksm_unmerge_reap(pid, 0.0, &status) < 0)
+		stress_ksm_unmerge_racer_fail(run, "waitpid on the victim failed, errno=%d (%s)", errno, strerror(errno));
+	else if (!(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) && !(WIFEXITED(status) && !WEXITSTATUS(status)))
+		stress_ksm_unmerge_racer_fail(run, "victim ended with wait status %#x (exit status: errno of its "
+			"MADV_UNMERGEABLE or mprotect)", status);
+	(void)close(pm_fd);
+	(void)close(pidfd);
+	run->rs->ops++;
+	run->rs->evidence += (ksm > 0);
+	run->rs->detail[2] += ksm;
+	if (ret == 0) {
+		run->rs->detail[0]++;
+		stress_ksm_unmerge_lat_add(&ctx->st->mrelease_lat, (double)(t1 - t0) / 1.0E6);
+	} else if (err == ESRCH) {
+		/* the victim was already past exit_mm(): the reap is the latency */
+		run->rs->detail[1]++;
+		stress_ksm_unmerge_lat_add(&ctx->st->mrelease_lat, (double)(stress_ksm_unmerge_now_ns() - t0) / 1.0E6);
+	} else if (!(err == EINTR && !stress_continue(ctx->args))) {
+		stress_ksm_unmerge_racer_fail(run, "process_mrelease on a SIGKILLed victim failed (expected 0 or "
+			"ESRCH), errno=%d (%s)", err, strerror(err));
+	}
+	return true;
+}
+
+/*
+ *  stress_ksm_unmerge_mrelease_supported()
+ *	pidfd_open (5.3) and process_mrelease (5.15)
+ */
+static int stress_ksm_unmerge_mrelease_supported(char *reason, const size_t len)
+{
+	const int fd = shim_pidfd_open(getpid(), 0);
+
+	if (fd < 0) {
+		(void)snprintf(reason, len, "pidfd_open failed, errno=%d (%s)", errno, strerror(errno));
+		return -1;
+	}
+	(void)close(fd);
+	if (shim_process_mrelease(-1, 0) < 0 && errno == ENOSYS) {
+		(void)snprintf(reason, len, "process_mrelease not implemented (ENOSYS), needs Linux 5.15");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_priv_start()
+ *	start(): zeroed private state of the racer's size
+ */
+static int stress_ksm_unmerge_priv_start(stress_ksm_unmerge_run_t *run, const size_t size)
+{
+	run->priv = calloc(1, size);
+	return run->priv ? 0 : stress_ksm_unmerge_racer_reason(run, "out of memory for the racer state");
+}
+
+/*
+ *  stress_ksm_unmerge_mrelease_start()
+ *	its round counter
+ */
+static int stress_ksm_unmerge_mrelease_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+{
+	(void)ctx;
+	return stress_ksm_unmerge_priv_start(run, sizeof(stress_ksm_unmerge_mrelease_t));
+}
+
+/*
+ *  stress_ksm_unmerge_priv_stop()
+ *	stop(): free the racer's private state
+ */
+static void stress_ksm_unmerge_priv_stop(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+{
+	(void)ctx;
+	free(run->priv);
+	run->priv = NULL;
+}
+
+/* ---- fork: COW of KSM pages in forked children ---- */
+
+#define KSM_FORK_PAGES		(64)	/* KSM pages a child COWs at most */
+
+/* shared between the worker and its fork child */
+typedef struct {
+	volatile uint32_t n;		/* KSM pages COWed and verified */
+	volatile int fail;		/* 0, or the first failure (index into the names below) */
+	volatile int err;
+	volatile uint64_t page, pfn[2];
+	volatile int64_t off;
+	volatile uint64_t pages[KSM_FORK_PAGES];
+	volatile int64_t parent[2];	/* the parent's ksm_merging_pages, ksm_rmap_items before fork() */
+	volatile int64_t child[2];	/* the child's, first thing after fork() */
+	volatile int verdict[2];	/* KSM_COUNTER_* of the child's */
+	volatile int64_t scanned[2];	/* pages_scanned before fork() and after the child's read */
+	volatile uint64_t fork_ns, read_ns;
+} stress_ksm_unmerge_fork_sh_t;
+
+typedef struct {
+	pid_t pid;
+	stress_ksm_unmerge_fork_sh_t *sh;
+} stress_ksm_unmerge_fork_t;
+
+static const char * const stress_ksm_unmerge_fork_fails[] = {
+	"ok", "child setup failed", "child pagemap read failed",
+	"a KSM page held wrong data before the child's write",
+	"the child's write to a KSM page did not get a private copy",
+	"the child's write did not read back", "a neighbouring KSM page changed by the child's write",
+};
+
+/*
+ *  stress_ksm_unmerge_fork_word()
+ *	word w the fork child writes into page i
+ */
+static inline uint64_t stress_ksm_unmerge_fork_word(const size_t i, const size_t w)
+{
+	return 0xf04b636f77000000ULL ^ ((uint64_t)i << 20) ^ (uint64_t)w;
+}
+
+/*
+ *  stress_ksm_unmerge_fork_counters_verdict()
+ *	pure: did the child start with its parent's ksm_merging_pages and
+ *	ksm_rmap_items (4d6fc29f3634): 1 yes, 0 no, 2 cannot tell (ksmd
+ *	scanned enough pages in between to have made the rmap items itself,
+ *	or no pages_scanned before 6.7)
+ */
+static int stress_ksm_unmerge_fork_counters_verdict(const stress_ksm_unmerge_fork_sh_t *sh)
+{
+	if (!sh->read_ns || ((sh->verdict[0] != KSM_COUNTER_OK || sh->child[0] <= 0) &&
+	    (sh->verdict[1] != KSM_COUNTER_OK || sh->child[1] <= 0)))
+		return 0;
+	/* ksmd makes at most one rmap item per page it scans */
+	if (sh->scanned[0] < 0 || sh->scanned[1] < sh->scanned[0] || sh->verdict[1] != KSM_COUNTER_OK ||
+	    sh->child[1] <= sh->scanned[1] - sh->scanned[0])
+		return 2;
+	return 1;
+}
+
+/*
+ *  stress_ksm_unmerge_fork_child_fail()
+ *	child: record the first failure for the parent to report; -1
+ */
+static int stress_ksm_unmerge_fork_child_fail(stress_ksm_unmerge_fork_sh_t *sh, const int fail, const size_t i,
+	const int64_t off)
+{
+	if (!sh->fail) {
+		sh->err = errno;
+		sh->page = i;
+		sh->off = off;
+		sh->fail = fail;
+	}
+	return -1;
+}
+
+/*
+ *  stress_ksm_unmerge_fork_cow()
+ *	child: if page i is a KSM page here, check it, write it (COW), check
+ *	the private copy, the write and the neighbours; 1 COWed, 0 skipped, -1 failed
+ */
+static int stress_ksm_unmerge_fork_cow(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_fork_sh_t *sh,
+	const int pm_fd, const size_t i)
+{
+	uint8_t *page = ctx->region + i * ctx->page_size;
+	const int kind = stress_ksm_unmerge_page_kind(ctx->pattern, i);
+	uint64_t e0, e1;
+	uint8_t want;
+	size_t w, k;
+	ssize_t off;
+
+	if (stress_ksm_unmerge_pagemap_read(pm_fd, page, 1, ctx->page_size, &e0) < 0)
+		return stress_ksm_unmerge_fork_child_fail(sh, 2, i, -1);
+	if (!stress_ksm_unmerge_is_ksm(stress_ksm_unmerge_page_state(ctx, e0, 0, kind)))
+		return 0;
+	off = stress_ksm_unmerge_page_check(ctx, i, page, &want);
+	if (off >= 0)
+		return stress_ksm_unmerge_all_zero(page, ctx->page_size) &&
+			stress_ksm_unmerge_others_run(ctx, NULL) ? 0 : stress_ksm_unmerge_fork_child_fail(sh, 3, i, off);
+	for (w = 0; w < ctx->page_size / sizeof(uint64_t); w++)
+		((uint64_t *)page)[w] = stress_ksm_unmerge_fork_word(i, w);
+	if (stress_ksm_unmerge_pagemap_read(pm_fd, page, 1, ctx->page_size, &e1) < 0)
+		return stress_ksm_unmerge_fork_child_fail(sh, 2, i, -1);
+	if (stress_ksm_unmerge_page_state(ctx, e1, 0, KSM_KIND_UNIQUE) != KSM_PAGE_PRIVATE) {
+		sh->pfn[0] = e0 & PM_PFN_MASK;
+		sh->pfn[1] = e1 & PM_PFN_MASK;
+		return stress_ksm_unmerge_fork_child_fail(sh, 4, i, -1);
+	}
+	for (w = 0; w < ctx->page_size / sizeof(uint64_t); w++)
+		if (((uint64_t *)page)[w] != stress_ksm_unmerge_fork_word(i, w))
+			return stress_ksm_unmerge_fork_child_fail(sh, 5, i, (int64_t)(w * sizeof(uint64_t)));
+	for (k = i - 1; k <= i + 1; k += 2) {
+		if (k >= ctx->npages || stress_ksm_unmerge_pagemap_read(pm_fd, ctx->region + k * ctx->page_size, 1,
+				ctx->page_size, &e1) < 0 ||
+		    !stress_ksm_unmerge_is_ksm(stress_ksm_unmerge_page_state(ctx, e1, 0,
+				stress_ksm_unmerge_page_kind(ctx->pattern, k))))
+			continue;
+		off = stress_ksm_unmerge_page_check(ctx, k, ctx->region + k * ctx->page_size, &want);
+		if (off >= 0 && !(stress_ksm_unmerge_others_run(ctx, NULL) &&
+				stress_ksm_unmerge_all_zero(ctx->region + k * ctx->page_size, ctx->page_size)))
+			return stress_ksm_unmerge_fork_child_fail(sh, 6, k, off);
+	}
+	sh->pages[sh->n++] = i;
+	return 1;
+}
+
+/*
+ *  stress_ksm_unmerge_fork_child()
+ *	child: read its own KSM counters first, then COW up to 64 random KSM
+ *	pages while the parent unmerges them
+ */
+static void NORETURN stress_ksm_unmerge_fork_child(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_fork_sh_t *sh,
+	const pid_t parent)
+{
+	const int fd = open("/proc/self/ksm_stat", O_RDONLY | O_CLOEXEC);
+	char buf[1024];
+	int pm_fd, tries;
+
+	if (stress_ksm_unmerge_fd_read(fd, buf, sizeof(buf)) > 0) {
+		sh->scanned[1] = (int64_t)stress_ksm_unmerge_knob_u64("pages_scanned");
+		sh->read_ns = stress_ksm_unmerge_now_ns();
+		sh->verdict[0] = stress_ksm_unmerge_counter(buf, "ksm_merging_pages", (int64_t *)&sh->child[0]);
+		sh->verdict[1] = stress_ksm_unmerge_counter(buf, "ksm_rmap_items", (int64_t *)&sh->child[1]);
+	}
+	if (stress_ksm_unmerge_child_init(ctx, parent) < 0 ||
+	    mprotect(ctx->region, ctx->region_size, PROT_READ | PROT_WRITE) < 0 ||
+	    (pm_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC)) < 0) {
+		(void)stress_ksm_unmerge_fork_child_fail(sh, 1, 0, -1);
+		_exit(EXIT_FAILURE);
+	}
+	stress_mwc_reseed();
+	for (tries = 0; tries < 1024 && sh->n < KSM_FORK_PAGES && stress_continue(ctx->args); tries++) {
+		if (sh->n >= 4 && (ctx->st->phase == KSM_PHASE_VERIFY || ctx->st->phase == KSM_PHASE_IDLE))
+			break;
+		if (stress_ksm_unmerge_fork_cow(ctx, sh, pm_fd, stress_mwc32modn((uint32_t)ctx->npages)) < 0)
+			break;
+		(void)shim_nanosleep_uint64(stress_mwc32modn(100000));
+	}
+	_exit(sh->fail ? EXIT_FAILURE : EXIT_SUCCESS);
+}
+
+/*
+ *  stress_ksm_unmerge_fork_reap()
+ *	reap the child (3 s at most), count its COWs, report what it recorded
+ */
+static void stress_ksm_unmerge_fork_reap(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run,
+	stress_ksm_unmerge_fork_t *f)
+{
+	const stress_ksm_unmerge_fork_sh_t *sh = f->sh;
+	int status;
+	const int ret = stress_ksm_unmerge_reap(f->pid, 3.0, &status);
+
+	f->pid = 0;
+	run->rs->ops++;
+	run->rs->evidence += sh->n;
+	if (stress_ksm_unmerge_fork_counters_verdict(sh) == 1)
+		stress_ksm_unmerge_racer_fail(run, "the child's ksm_stat read ksm_merging_pages %" PRId64
+			", ksm_rmap_items %" PRId64 " %.3f ms after fork() (the parent's were %" PRId64 " and %"
+			PRId64 "; ksmd scanned %" PRId64 " pages meanwhile): the kernel copied the parent's KSM "
+			"counters into the child (expected 0; upstream fix 4d6fc29f3634 \"mm/ksm: fix incorrect "
+			"KSM counter handling in mm_struct during fork\")", sh->child[0], sh->child[1],
+			(double)(sh->read_ns - sh->fork_ns) / 1.0E6, sh->parent[0], sh->parent[1],
+			sh->scanned[1] - sh->scanned[0]);
+	if (sh->fail == 4)
+		stress_ksm_unmerge_racer_fail(run, "%s: page %" PRIu64 " pfn %#" PRIx64 " -> %#" PRIx64,
+			stress_ksm_unmerge_fork_fails[4], sh->page, sh->pfn[0], sh->pfn[1]);
+	else if (sh->fail)
+		stress_ksm_unmerge_racer_fail(run, "%s: page %" PRIu64 " byte %" PRId64 ", errno=%d (%s)",
+			stress_ksm_unmerge_fork_fails[sh->fail % SIZEOF_ARRAY(stress_ksm_unmerge_fork_fails)],
+			sh->page, sh->off, sh->err, strerror(sh->err));
+	else if (ret < 0)
+		stress_ksm_unmerge_racer_fail(run, "waitpid on the child failed, errno=%d (%s)", errno, strerror(errno));
+	else if (ret > 0 && stress_continue(ctx->args))
+		stress_ksm_unmerge_racer_fail(run, "child did not exit within 3 s, killed");
+	else if (ret == 0 && !(WIFEXITED(status) && !WEXITSTATUS(status)) &&
+		 !(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && !stress_continue(ctx->args)))
+		stress_ksm_unmerge_racer_fail(run, "child ended with wait status %#x", status);
+}
+
+/*
+ *  stress_ksm_unmerge_fork_phase()
+ *	merged: fork the child (counters read right before); verify: reap
+ *	it; idle, racers parked: the parent's copies of the COWed pages intact
+ */
+static void stress_ksm_unmerge_fork_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
+{
+	stress_ksm_unmerge_fork_t *f = (stress_ksm_unmerge_fork_t *)run->priv;
+	stress_ksm_unmerge_fork_sh_t *sh = f->sh;
+	const pid_t parent = getpid();
+	uint8_t want;
+	ssize_t off;
+	size_t k;
+
+	if (phase == KSM_PHASE_MERGED && !f->pid) {
+		(void)shim_memset((void *)sh, 0, sizeof(*sh));
+		sh->parent[0] = stress_ksm_unmerge_field(ctx->ksm_stat_fd, "ksm_merging_pages");
+		sh->parent[1] = stress_ksm_unmerge_field(ctx->ksm_stat_fd, "ksm_rmap_items");
+		sh->scanned[0] = (access(KSM_SYSFS "/pages_scanned", R_OK) == 0) ?
+			(int64_t)stress_ksm_unmerge_knob_u64("pages_scanned") : -1;
+		sh->fork_ns = stress_ksm_unmerge_now_ns();
+		f->pid = fork();
+		if (f->pid == 0)
+			stress_ksm_unmerge_fork_child(ctx, sh, parent);
+		if (f->pid < 0) {
+			(void)stress_ksm_unmerge_racer_reason(run, "fork failed, errno=%d (%s)", errno, strerror(errno));
+			f->pid = 0;
+		}
+	} else if ((phase == KSM_PHASE_VERIFY || phase == KSM_PHASE_IDLE) && f->pid > 0) {
+		stress_ksm_unmerge_fork_reap(ctx, run, f);
+	}
+	if (phase != KSM_PHASE_IDLE || ctx->quiesce != ctx->cycle)
+		return;
+	for (k = 0; k < STRESS_MINIMUM(sh->n, (uint32_t)KSM_FORK_PAGES); k++) {
+		const size_t i = (size_t)sh->pages[k];
+
+		off = (i < ctx->npages) ? stress_ksm_unmerge_page_check(ctx, i, ctx->region + i * ctx->page_size, &want) : 0;
+		if (off >= 0) {
+			stress_ksm_unmerge_racer_fail(run, "parent page %zu changed by the child's COW write: byte %zd "
+				"(pattern %s)", i, off, stress_ksm_unmerge_patterns[ctx->pattern]);
+			break;
+		}
+	}
+	sh->n = 0;
+}
+
+/*
+ *  stress_ksm_unmerge_fork_start()
+ *	the state shared with the children
+ */
+static int stress_ksm_unmerge_fork_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+{
+	stress_ksm_unmerge_fork_t *f;
+
+	(void)ctx;
+	if (stress_ksm_unmerge_priv_start(run, sizeof(*f)) < 0)
+		return -1;
+	f = (stress_ksm_unmerge_fork_t *)run->priv;
+	f->sh = mmap(NULL, sizeof(*f->sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (f->sh != MAP_FAILED)
+		return 0;
+	stress_ksm_unmerge_priv_stop(ctx, run);
+	return stress_ksm_unmerge_racer_reason(run, "mmap of the shared state failed, errno=%d (%s)",
+		errno, strerror(errno));
+}
+
+/*
+ *  stress_ksm_unmerge_fork_stop()
+ *	kill and reap a child still running, unmap, free
+ */
+static void stress_ksm_unmerge_fork_stop(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+{
+	stress_ksm_unmerge_fork_t *f = (stress_ksm_unmerge_fork_t *)run->priv;
+	int status;
+
+	if (f->pid > 0) {
+		(void)shim_kill(f->pid, SIGKILL);
+		(void)stress_ksm_unmerge_reap(f->pid, 0.0, &status);
+	}
+	(void)munmap((void *)f->sh, sizeof(*f->sh));
+	stress_ksm_unmerge_priv_stop(ctx, run);
+}
+
+/* ---- mprotect: unmerge of PROT_NONE / read-only KSM pages ---- */
+
+enum { KSM_PROT_RW = 0, KSM_PROT_READ, KSM_PROT_NONE };
+
+typedef struct {
+	pthread_mutex_t lock;		/* the thread's toggles vs the hooks */
+	size_t first, n;		/* the window it protects: the last quarter */
+	uint8_t *prot;			/* per window page: KSM_PROT_* */
+	uint64_t *snap;			/* per window page: KSM pfn protected at unmerge start, 0 none */
+	uint64_t *pm;			/* window pagemap */
+	size_t nprot;			/* pages not RW */
+	uint32_t toggles;		/* this cycle */
+	bool frozen;			/* verify .. merging: no toggling */
+} stress_ksm_unmerge_mprotect_t;
+
+/*
+ *  stress_ksm_unmerge_mprotect_rw()
+ *	(lock held) the window back to PROT_READ | PROT_WRITE
+ */
+static int stress_ksm_unmerge_mprotect_rw(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_mprotect_t *mp)
+{
+	if (!mp->nprot)
+		return 0;
+	if (mprotect(ctx->region + mp->first * ctx->page_size, mp->n * ctx->page_size, PROT_READ | PROT_WRITE) < 0)
+		return -1;
+	(void)shim_memset(mp->prot, KSM_PROT_RW, mp->n);
+	mp->nprot = 0;
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_mprotect_op()
+ *	while merging, merged or unmerging (128 a cycle): 1-32 random window
+ *	pages to a random protection, never pages in the unmerge snapshot
+ */
+static bool stress_ksm_unmerge_mprotect_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+{
+	static const int prots[] = { PROT_READ | PROT_WRITE, PROT_READ, PROT_NONE };
+	stress_ksm_unmerge_mprotect_t *mp = (stress_ksm_unmerge_mprotect_t *)run->priv;
+	const size_t n = 1 + stress_mwc32modn((uint32_t)STRESS_MINIMUM(mp->n, (size_t)32));
+	const size_t first = stress_mwc32modn((uint32_t)(mp->n - n + 1));
+	const uint8_t p = (uint8_t)stress_mwc32modn(3);
+	size_t i;
+
+	if (mp->frozen || mp->toggles >= 128 || ctx->phase == KSM_PHASE_IDLE || ctx->phase == KSM_PHASE_VERIFY)
+		return false;
+	(void)pthread_mutex_lock(&mp->lock);
+	for (i = first; i < first + n && !mp->snap[i]; i++)
+		;
+	if (mp->frozen || i < first + n) {
+		(void)pthread_mutex_unlock(&mp->lock);
+		return false;
+	}
+	if (mprotect(ctx->region + (mp->first + first) * ctx->page_size, n * ctx->page_size, prots[p]) < 0) {
+		if (errno == ENOMEM)	/* too many VMAs: start over */
+			(void)stress_ksm_unmerge_mprotect_rw(ctx, mp);
+		else
+			stress_ksm_unmerge_racer_fail(run, "mprotect of pages %zu..%zu failed, errno=%d (%s)",
+				mp->first + first, mp->first + first + n - 1, errno, strerror(errno));
+	} else {
+		for (i = first; i < first + n; i++) {
+			mp->nprot += (p != KSM_PROT_RW) - (mp->prot[i] != KSM_PROT_RW);
+			mp->prot[i] = p;
+		}
+		mp->toggles++;
+		run->rs->ops++;
+	}
+	(void)pthread_mutex_unlock(&mp->lock);
+	(void)shim_nanosleep_uint64(50000);
+	return true;
+}
+
+/*
+ *  stress_ksm_unmerge_mprotect_park()
+ *	before parking, and when the run ends: everything RW again
+ */
+static void stress_ksm_unmerge_mprotect_park(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+{
+	stress_ksm_unmerge_mprotect_t *mp = (stress_ksm_unmerge_mprotect_t *)run->priv;
+
+	(void)pthread_mutex_lock(&mp->lock);
+	if (stress_ksm_unmerge_mprotect_rw(ctx, mp) < 0)
+		stress_ksm_unmerge_racer_fail(run, "restoring PROT_READ|PROT_WRITE failed, errno=%d (%s)",
+			errno, strerror(errno));
+	(void)pthread_mutex_unlock(&mp->lock);
+}
+
+/*
+ *  stress_ksm_unmerge_mprotect_phase()
+ *	merging: toggles on; unmerging: which KSM pages are protected now;
+ *	verify: each must be unshared by the unmerge (evidence), then RW
+ */
+static void stress_ksm_unmerge_mprotect_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
+{
+	stress_ksm_unmerge_mprotect_t *mp = (stress_ksm_unmerge_mprotect_t *)run->priv;
+	uint8_t *region = ctx->region + mp->first * ctx->page_size;
+	size_t i;
+
+	(void)pthread_mutex_lock(&mp->lock);
+	if (phase == KSM_PHASE_MERGING) {
+		mp->frozen = false;
+		mp->toggles = 0;
+	} else if (phase == KSM_PHASE_UNMERGING && mp->nprot &&
+		   stress_ksm_unmerge_pagemap_read(ctx->pagemap_fd, region, mp->n, ctx->page_size, mp->pm) == 0) {
+		for (i = 0; i < mp->n; i++)
+			if (mp->prot[i] != KSM_PROT_RW && stress_ksm_unmerge_is_ksm(stress_ksm_unmerge_page_state(ctx,
+					mp->pm[i], 0, stress_ksm_unmerge_page_kind(ctx->pattern, mp->first + i))))
+				mp->snap[i] = mp->pm[i] & PM_PFN_MASK;
+	} else if (phase == KSM_PHASE_VERIFY || phase == KSM_PHASE_IDLE) {
+		mp->frozen = true;
+		if (phase == KSM_PHASE_VERIFY &&
+		    stress_ksm_unmerge_pagemap_read(ctx->pagemap_fd, region, mp->n, ctx->page_size, mp->pm) == 0) {
+			for (i = 0; i < mp->n; i++) {
+				int what;
+
+				if (!mp->snap[i])
+					continue;
+				what = stress_ksm_unmerge_page_state(ctx, mp->pm[i], 0,
+					stress_ksm_unmerge_page_kind(ctx->pattern, mp->first + i));
+				run->rs->evidence += (what == KSM_PAGE_PRIVATE);
+				/* a discarded page read back: pagemap cannot tell it from a KSM zero page */
+				if (!stress_ksm_unmerge_is_ksm(what) || (what == KSM_PAGE_KZERO &&
+				    stress_ksm_unmerge_others_run(ctx, run->r)))
+					continue;
+				stress_ksm_unmerge_racer_fail(run, "page %zu was a KSM page (pfn %#" PRIx64 ") under %s "
+					"at the start of the unmerge and still maps a KSM page after it (pfn %#" PRIx64
+					", kpageflags %#" PRIx64 "); cycle %" PRIu64 ", racers %s", mp->first + i,
+					mp->snap[i], mp->prot[i] == KSM_PROT_NONE ? "PROT_NONE" : "PROT_READ",
+					(uint64_t)(mp->pm[i] & PM_PFN_MASK), stress_ksm_unmerge_kpf(ctx->kpageflags_fd,
+					mp->pm[i] & PM_PFN_MASK), ctx->cycle, ctx->racers_str);
+				break;
+			}
+		}
+		(void)shim_memset(mp->snap, 0, mp->n * sizeof(*mp->snap));
+		if (stress_ksm_unmerge_mprotect_rw(ctx, mp) < 0)
+			stress_ksm_unmerge_racer_fail(run, "restoring PROT_READ|PROT_WRITE failed, errno=%d (%s)",
+				errno, strerror(errno));
+	}
+	(void)pthread_mutex_unlock(&mp->lock);
+}
+
+/*
+ *  stress_ksm_unmerge_mprotect_stop()
+ *	free the maps
+ */
+static void stress_ksm_unmerge_mprotect_stop(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+{
+	stress_ksm_unmerge_mprotect_t *mp = (stress_ksm_unmerge_mprotect_t *)run->priv;
+
+	if (mp->prot && mp->snap && mp->pm)
+		(void)pthread_mutex_destroy(&mp->lock);
+	free(mp->prot);
+	free(mp->snap);
+	free(mp->pm);
+	stress_ksm_unmerge_priv_stop(ctx, run);
+}
+
+/*
+ *  stress_ksm_unmerge_mprotect_start()
+ *	the window (other racers that touch pages stay out of it) and its maps
+ */
+static int stress_ksm_unmerge_mprotect_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+{
+	stress_ksm_unmerge_mprotect_t *mp;
+
+	if (stress_ksm_unmerge_priv_start(run, sizeof(*mp)) < 0)
+		return -1;
+	mp = (stress_ksm_unmerge_mprotect_t *)run->priv;
+	mp->n = STRESS_MAXIMUM(ctx->npages / 4, (size_t)1);
+	mp->first = ctx->npages - mp->n;
+	mp->frozen = true;
+	mp->prot = calloc(mp->n, 1);
+	mp->snap = calloc(mp->n, sizeof(*mp->snap));
+	mp->pm = calloc(mp->n, sizeof(*mp->pm));
+	if (!mp->prot || !mp->snap || !mp->pm) {
+		stress_ksm_unmerge_mprotect_stop(ctx, run);
+		return stress_ksm_unmerge_racer_reason(run, "out of memory for the protection map");
+	}
+	(void)pthread_mutex_init(&mp->lock, NULL);
+	ctx->touch_npages = STRESS_MAXIMUM(mp->first, (size_t)1);
+	return 0;
+}
+
+/* ---- dontneed: unmerge over MADV_DONTNEED holes ---- */
+
+typedef struct {
+	uint8_t *holes;			/* per page: discarded this cycle */
+	uint64_t cycle;
+	uint32_t ranges;		/* ranges discarded this cycle, 64 at most */
+} stress_ksm_unmerge_dontneed_t;
+
+/*
+ *  stress_ksm_unmerge_dontneed_op()
+ *	discard 1-16 random pages while merged or unmerging; count those that were KSM pages
+ */
+static bool stress_ksm_unmerge_dontneed_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+{
+	stress_ksm_unmerge_dontneed_t *d = (stress_ksm_unmerge_dontneed_t *)run->priv;
+	uint8_t st[KSM_OP_PAGES];
+	size_t first, j, n;
+
+	if (d->cycle != ctx->cycle) {
+		d->cycle = ctx->cycle;
+		d->ranges = 0;
+	}
+	if (!stress_ksm_unmerge_active(ctx) || d->ranges >= 64)
+		return false;
+	n = stress_ksm_unmerge_random_range(ctx, KSM_OP_PAGES, &first);
+	(void)stress_ksm_unmerge_pages_state(ctx, ctx->region + first * ctx->page_size, n,
+		stress_ksm_unmerge_page_kind(ctx->pattern, first), st);
+	if (madvise(ctx->region + first * ctx->page_size, n * ctx->page_size, MADV_DONTNEED) < 0) {
+		stress_ksm_unmerge_racer_fail(run, "MADV_DONTNEED of pages %zu..%zu failed, errno=%d (%s)",
+			first, first + n - 1, errno, strerror(errno));
+		return true;
+	}
+	for (j = 0; j < n; j++) {
+		d->holes[first + j] = 1;
+		run->rs->evidence += stress_ksm_unmerge_is_ksm(st[j]);
+	}
+	d->ranges++;
+	run->rs->ops++;
+	return true;
+}
+
+/*
+ *  stress_ksm_unmerge_dontneed_restore()
+ *	every racer parked (the mprotect racer made pages RW): refill the holes
+ */
+static void stress_ksm_unmerge_dontneed_restore(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+{
+	stress_ksm_unmerge_dontneed_t *d = (stress_ksm_unmerge_dontneed_t *)run->priv;
+	size_t i;
+
+	for (i = 0; i < ctx->npages; i++) {
+		if (!d->holes[i])
+			continue;
+		stress_ksm_unmerge_page_fill(ctx, i, ctx->region + i * ctx->page_size);
+		d->holes[i] = 0;
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_dontneed_start()
+ *	the hole map
+ */
+static int stress_ksm_unmerge_dontneed_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+{
+	stress_ksm_unmerge_dontneed_t *d;
+
+	if (stress_ksm_unmerge_priv_start(run, sizeof(*d)) < 0)
+		return -1;
+	d = (stress_ksm_unmerge_dontneed_t *)run->priv;
+	d->holes = calloc(ctx->npages, 1);
+	if (d->holes)
+		return 0;
+	stress_ksm_unmerge_priv_stop(ctx, run);
+	return stress_ksm_unmerge_racer_reason(run, "out of memory for the hole map");
+}
+
+/*
+ *  stress_ksm_unmerge_dontneed_stop()
+ *	free the hole map
+ */
+static void stress_ksm_unmerge_dontneed_stop(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+{
+	free(((stress_ksm_unmerge_dontneed_t *)run->priv)->holes);
+	stress_ksm_unmerge_priv_stop(ctx, run);
+}
+
+/* ---- sparse: the unmerge walk over a huge, mostly empty range ---- */
+
+#define KSM_SPARSE_STRIDE	(64ULL * MB)	/* one populated page per */
+#define KSM_SPARSE_POPULATED	(1024)		/* populated pages at most */
+
+typedef struct {
+	uint8_t *base;			/* NULL once unmapped */
+	size_t size, stride, populated;
+	bool mergeable;
+	double probe_ns, last_ns;	/* walk ns per page: a 1 GiB probe, the last walk */
+} stress_ksm_unmerge_sparse_t;
+
+/*
+ *  stress_ksm_unmerge_sparse_layout()
+ *	pure: bytes between populated pages of a size-byte range (64 MiB, or
+ *	more for at most 1024 pages, or half a small range); their count in *n
+ */
+static size_t stress_ksm_unmerge_sparse_layout(const size_t size, const size_t page_size, size_t *n)
+{
+	size_t stride = (size_t)KSM_SPARSE_STRIDE;
+
+	if (size < 2 * stride)
+		stride = (size / 2) & ~(page_size - 1);
+	else if (size / stride > KSM_SPARSE_POPULATED)
+		stride = ((size + KSM_SPARSE_POPULATED - 1) / KSM_SPARSE_POPULATED + page_size - 1) & ~(page_size - 1);
+	*n = size / stride;
+	return stride;
+}
+
+/*
+ *  stress_ksm_unmerge_sparse_allow()
+ *	pure: secs a walk of pages may take beyond the hang bound: 4 times its
+ *	prediction at the slower of the probe's and the last walk's ns per page
+ */
+static double stress_ksm_unmerge_sparse_allow(const size_t pages, const double probe_ns, const double last_ns)
+{
+	const double ns = STRESS_MAXIMUM(probe_ns, last_ns);
+
+	return 4.0 * (double)pages * (ns > 0.0 ? ns : 250.0) / 1.0E9;
+}
+
+/*
+ *  stress_ksm_unmerge_sparse_walk()
+ *	ns per page of a timed MADV_UNMERGEABLE over a mergeable range; 0 if it failed
+ */
+static double stress_ksm_unmerge_sparse_walk(uint8_t *p, const size_t bytes, const size_t page_size)
+{
+	uint64_t t0, t1;
+	int ret;
+
+	if (madvise(p, bytes, MADV_MERGEABLE) < 0)
+		return 0.0;
+	t0 = stress_ksm_unmerge_now_ns();
+	ret = madvise(p, bytes, MADV_UNMERGEABLE);
+	t1 = stress_ksm_unmerge_now_ns();
+	return ret < 0 ? 0.0 : (double)(t1 - t0) / (double)(bytes / page_size);
+}
+
+/*
+ *  stress_ksm_unmerge_sparse_fit()
+ *	the range's size: the option cut to a quarter of the commit room under
+ *	vm.overcommit_memory=2 (which charges it in full), half of what
+ *	RLIMIT_AS leaves, and a walk of about 1 s where a stop signal has
+ *	SA_RESTART (the stop could not interrupt it); each cut said once
+ */
+static size_t stress_ksm_unmerge_sparse_fit(stress_ksm_unmerge_ctx_t *ctx, size_t size, const double ns)
+{
+	static const int sigs[] = { SIGALRM, SIGINT, SIGTERM };
+	const size_t ps = ctx->page_size;
+	struct rlimit rl;
+	struct sigaction sa;
+	size_t fit, i;
+
+	if (stress_ksm_unmerge_file_field("/proc/sys/vm/overcommit_memory", NULL) == 2) {
+		const int64_t l = stress_ksm_unmerge_file_field("/proc/meminfo", "CommitLimit");
+		const int64_t u = stress_ksm_unmerge_file_field("/proc/meminfo", "Committed_AS");
+
+		fit = (size_t)((uint64_t)(l > u ? l - u : 0) * KB / 4 / ctx->args->instances) & ~(ps - 1);
+		if (fit < size && stress_instance_zero(ctx->args))
+			pr_inf("%s: sparse racer: vm.overcommit_memory=2 charges the whole range: %zu bytes per "
+				"instance, a quarter of CommitLimit - Committed_AS\n", ctx->args->name, fit);
+		size = STRESS_MINIMUM(size, fit);
+	}
+	if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+		const uint64_t vm = (uint64_t)STRESS_MAXIMUM(stress_ksm_unmerge_file_field("/proc/self/status",
+			"VmSize"), (int64_t)0) * KB;
+
+		fit = (size_t)(((uint64_t)rl.rlim_cur > vm ? ((uint64_t)rl.rlim_cur - vm) / 2 : 0) & ~((uint64_t)ps - 1));
+		if (fit < size && stress_instance_zero(ctx->args))
+			pr_inf("%s: sparse racer: RLIMIT_AS is %" PRIu64 " bytes: the range is cut to %zu bytes\n",
+				ctx->args->name, (uint64_t)rl.rlim_cur, fit);
+		size = STRESS_MINIMUM(size, fit);
+	}
+	for (i = 0; i < SIZEOF_ARRAY(sigs); i++) {
+		if (sigaction(sigs[i], NULL, &sa) < 0 || !(sa.sa_flags & SA_RESTART) ||
+		    sa.sa_handler == SIG_DFL || sa.sa_handler == SIG_IGN)
+			continue;
+		fit = (size_t)(1.0E9 / (ns > 0.0 ? ns : 250.0)) * ps;
+		if (fit < size && stress_instance_zero(ctx->args))
+			pr_inf("%s: sparse racer: signal %d restarts system calls (SA_RESTART), so the stop "
+				"could not interrupt a walk: the range is cut to %zu bytes (about 1 s)\n",
+				ctx->args->name, sigs[i], fit);
+		size = STRESS_MINIMUM(size, fit);
+	}
+	return STRESS_MAXIMUM(size, 2 * ps);
+}
+
+/*
+ *  stress_ksm_unmerge_sparse_phase()
+ *	merging: the range mergeable; unmerging: its timed MADV_UNMERGEABLE
+ *	(the hang bound extended by the predicted walk), retried after a
+ *	handled signal; its populated pages then intact and private
+ */
+static void stress_ksm_unmerge_sparse_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
+{
+	stress_ksm_unmerge_sparse_t *s = (stress_ksm_unmerge_sparse_t *)run->priv;
+	const size_t pages = s->size / ctx->page_size;
+	uint64_t t0, spent = 0, ksm = 0;
+	size_t k;
+	int ret, err;
+
+	if (!s->base || (phase == KSM_PHASE_MERGING && s->mergeable) || (phase == KSM_PHASE_UNMERGING && !s->mergeable))
+		return;
+	if (phase == KSM_PHASE_MERGING) {
+		if (madvise(s->base, s->size, MADV_MERGEABLE) < 0)
+			stress_ksm_unmerge_racer_fail(run, "MADV_MERGEABLE of %zu bytes failed, errno=%d (%s)",
+				s->size, errno, strerror(errno));
+		s->mergeable = true;
+		return;
+	}
+	if (phase != KSM_PHASE_UNMERGING)
+		return;
+	for (k = 0; k < s->populated; k++)
+		ksm += stress_ksm_unmerge_ksm_count(ctx, s->base + k * s->stride, 1);
+	ctx->st->hang_allow = stress_ksm_unmerge_sparse_allow(pages, s->probe_ns, s->last_ns);
+	do {
+		t0 = stress_ksm_unmerge_now_ns();
+		ret = madvise(s->base, s->size, MADV_UNMERGEABLE);
+		err = errno;
+		spent += stress_ksm_unmerge_now_ns() - t0;
+		ctx->st->hang_allow += (double)spent / 1.0E9;
+	} while (ret < 0 && err == EINTR && stress_continue(ctx->args));
+	ctx->st->hang_allow = (double)spent / 1.0E9;
+	if (ret < 0 && err == EINTR) {
+		pr_inf("%s: sparse racer: the end of the run interrupted the unmerge of %zu bytes after %.3f s "
+			"(EINTR); not counted\n", ctx->args->name, s->size, (double)spent / 1.0E9);
+		(void)munmap(s->base, s->size);	/* so a prctl unmerge does not walk it again */
+		s->base = NULL;
+		return;
+	}
+	if (ret < 0) {
+		stress_ksm_unmerge_racer_fail(run, "MADV_UNMERGEABLE of %zu bytes failed, errno=%d (%s)",
+			s->size, err, strerror(err));
+		return;
+	}
+	s->mergeable = false;
+	s->last_ns = (double)spent / (double)pages;
+	run->rs->evidence += ksm;
+	run->rs->ops += pages;
+	run->rs->detail[0] += pages;
+	run->rs->detail[1] += s->populated;
+	run->rs->op_ns += spent;
+	for (k = 0; k < s->populated; k++) {
+		if (stress_ksm_unmerge_same_check(ctx, s->base + k * s->stride, 1) >= 0) {
+			stress_ksm_unmerge_racer_fail(run, "populated page %zu (offset %zu) lost its data after unmerge",
+				k, k * s->stride);
+			break;
+		}
+		if (stress_ksm_unmerge_ksm_count(ctx, s->base + k * s->stride, 1)) {
+			stress_ksm_unmerge_racer_fail(run, "populated page %zu (offset %zu) is still a KSM page "
+				"after MADV_UNMERGEABLE", k, k * s->stride);
+			break;
+		}
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_sparse_stop()
+ *	unmap the range
+ */
+static void stress_ksm_unmerge_sparse_stop(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+{
+	stress_ksm_unmerge_sparse_t *s = (stress_ksm_unmerge_sparse_t *)run->priv;
+
+	if (s->base)
+		(void)munmap(s->base, s->size);
+	stress_ksm_unmerge_priv_stop(ctx, run);
+}
+
+/*
+ *  stress_ksm_unmerge_sparse_start()
+ *	probe the walk, size and reserve the range (MAP_NORESERVE, halved on
+ *	ENOMEM), MADV_DONTFORK (children must not share its pages: where
+ *	KPF_KSM lies a page mapped by three ptes reads as a KSM page),
+ *	populate one page per stride with the same page
+ */
+static int stress_ksm_unmerge_sparse_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+{
+	const size_t ps = ctx->page_size;
+	stress_ksm_unmerge_sparse_t *s;
+	size_t want = DEFAULT_KSM_UNMERGE_SPARSE, k;
+	const int64_t hung = stress_ksm_unmerge_file_field("/proc/sys/kernel/hung_task_timeout_secs", NULL);
+	uint8_t *p;
+	double walk;
+
+	if (stress_ksm_unmerge_priv_start(run, sizeof(*s)) < 0)
+		return -1;
+	s = (stress_ksm_unmerge_sparse_t *)run->priv;
+	p = stress_ksm_unmerge_map(GB, MAP_NORESERVE, "ksm-unmerge-probe");
+	if (p) {
+		(void)shim_memset(p + GB / 2, 0x5a, ps);
+		s->probe_ns = stress_ksm_unmerge_sparse_walk(p, GB, ps);
+		(void)munmap(p, GB);
+	}
+	(void)stress_setting_get("ksm-unmerge-sparse", &want);
+	s->size = stress_ksm_unmerge_sparse_fit(ctx, want & ~(ps - 1), s->probe_ns);
+	for (k = 0; !(s->base = stress_ksm_unmerge_map(s->size, MAP_NORESERVE, "ksm-unmerge-sparse")); k++) {
+		if (errno != ENOMEM || k >= 8 || s->size / 2 < 2 * ps)
+			break;
+		s->size = (s->size / 2) & ~(ps - 1);
+	}
+	if (!s->base || madvise(s->base, s->size, MADV_DONTFORK) < 0) {
+		(void)stress_ksm_unmerge_racer_reason(run, "cannot reserve %zu bytes of address space (mmap, "
+			"MADV_DONTFORK), errno=%d (%s)", s->size, errno, strerror(errno));
+		stress_ksm_unmerge_sparse_stop(ctx, run);
+		return -1;
+	}
+	if (s->size < want && stress_instance_zero(ctx->args))
+		pr_inf("%s: sparse racer: %zu bytes of address space (%zu asked)\n", ctx->args->name, s->size, want);
+	s->stride = stress_ksm_unmerge_sparse_layout(s->size, ps, &s->populated);
+	for (k = 0; k < s->populated; k++)
+		stress_ksm_unmerge_same_fill(ctx, s->base + k * s->stride, 1);
+	walk = (double)(s->size / ps) * (s->probe_ns > 0.0 ? s->probe_ns : 250.0) / 1.0E9;
+	if (walk >= 1.0 && stress_instance_zero(ctx->args)) {
+		pr_inf("%s: sparse racer: %zu bytes, %zu populated pages; one unmerge is predicted to take "
+			"%.1f s (%.1f ns per page), allowed %.0f s beyond the hang bound\n", ctx->args->name,
+			s->size, s->populated, walk, s->probe_ns, stress_ksm_unmerge_sparse_allow(s->size / ps,
+			s->probe_ns, 0.0));
+		if (hung > 0 && walk > (double)hung)
+			pr_inf("%s: sparse racer: the walk holds the mmap write lock past "
+				"kernel.hung_task_timeout_secs: ksmd, blocked on it, will be reported as a hung "
+				"task (a kernel warning)\n", ctx->args->name);
+	}
+	return 0;
+}
+
+/* ---- thp: KSM split of THPs, unmerge racing compaction ---- */
+#if defined(MADV_HUGEPAGE) && defined(HAVE_SYS_FILE_H)
+
+#define KSM_THP_MAX		(4)		/* PMD-sized chunks at most */
+#define KSM_THP_COMPACT		"/proc/sys/vm/compact_memory"
+
+typedef struct {
+	uint8_t *map, *thp;		/* mapping with alignment slack, PMD aligned region */
+	size_t map_size, size, npages, pmd, chunks;
+	uint64_t *pm, *flags;
+	bool was_thp[KSM_THP_MAX];	/* THP-mapped before merging */
+	volatile uint64_t unmerged;	/* cycle whose unmerge the thread did */
+	uint64_t compacted;		/* cycle compaction ran in */
+	int verify_fd, compact_fd;	/* compact_memory, locked shared while verifying */
+	uint64_t thps;
+} stress_ksm_unmerge_thp_t;
+
+/*
+ *  stress_ksm_unmerge_thp_kind()
+ *	pure: a chunk of per pages is small pages (0), one PMD-sized THP
+ *	(1: a head and per-1 tails on consecutive pfns) or mTHPs (2)
+ */
+static int stress_ksm_unmerge_thp_kind(const uint64_t *pm, const uint64_t *flags, const size_t per)
+{
+	size_t i;
+
+	if (!(pm[0] & PM_PRESENT) || !(flags[0] & KPF_THP))
+		return 0;
+	if (!(flags[0] & KPF_HEAD))
+		return 2;
+	for (i = 1; i < per; i++)
+		if (!(pm[i] & PM_PRESENT) || (pm[i] & PM_PFN_MASK) != (pm[0] & PM_PFN_MASK) + i || !(flags[i] & KPF_TAIL))
+			return 2;
+	return 1;
+}
+
+/*
+ *  stress_ksm_unmerge_thp_read()
+ *	pagemap and kpageflags of the THP region; -1 on error
+ */
+static int stress_ksm_unmerge_thp_read(const stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_thp_t *t)
+{
+	size_t i;
+
+	if (!ctx->have_pfns || stress_ksm_unmerge_pagemap_read(ctx->pagemap_fd, t->thp, t->npages, ctx->page_size, t->pm) < 0)
+		return -1;
+	for (i = 0; i < t->npages; i++)
+		t->flags[i] = stress_ksm_unmerge_kpf(ctx->kpageflags_fd, stress_ksm_unmerge_pm_pfn(t->pm[i]));
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_thp_phase()
+ *	merging: fresh THPs of the same page, which chunks really are THPs,
+ *	then mergeable; merged: THPs KSM split and merged (evidence); no
+ *	compaction by any instance while this one verifies (migration
+ *	entries and reused pfns would read as lost or shared pages)
+ */
+static void stress_ksm_unmerge_thp_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
+{
+	stress_ksm_unmerge_thp_t *t = (stress_ksm_unmerge_thp_t *)run->priv;
+	const size_t per = t->pmd / ctx->page_size;
+	size_t c, i;
+
+	if (phase == KSM_PHASE_MERGING) {
+		(void)madvise(t->thp, t->size, MADV_DONTNEED);
+		stress_ksm_unmerge_same_fill(ctx, t->thp, t->npages);
+		for (c = 0; c < t->chunks; c++) {
+			const int kind = (stress_ksm_unmerge_thp_read(ctx, t) < 0) ? 0 :
+				stress_ksm_unmerge_thp_kind(t->pm + c * per, t->flags + c * per, per);
+
+			t->was_thp[c] = (kind != 0);
+			t->thps += t->was_thp[c];
+			run->rs->detail[0] += (kind == 1);
+			run->rs->detail[1] += (kind == 2);
+		}
+		if (madvise(t->thp, t->size, MADV_MERGEABLE) < 0)
+			stress_ksm_unmerge_racer_fail(run, "MADV_MERGEABLE on the THP region failed, errno=%d (%s)",
+				errno, strerror(errno));
+	} else if (phase == KSM_PHASE_MERGED && stress_ksm_unmerge_thp_read(ctx, t) == 0) {
+		for (c = 0; c < t->chunks; c++) {
+			uint64_t ksm = 0;
+
+			for (i = c * per; i < (c + 1) * per; i++)
+				ksm += stress_ksm_unmerge_page_what(ctx->iface, t->pm[i], t->flags[i], 0, 0, -1) == KSM_PAGE_KSM;
+			run->rs->evidence += (t->was_thp[c] && ksm);
+		}
+	}
+	if (t->verify_fd >= 0)
+		while (flock(t->verify_fd, (phase == KSM_PHASE_MERGED || phase == KSM_PHASE_VERIFY) ? LOCK_SH : LOCK_UN) < 0 &&
+		       errno == EINTR)
+			;
+}
+
+/*
+ *  stress_ksm_unmerge_thp_unmerge()
+ *	the thread unmerges the THP region while the main unmerge runs, once
+ *	a cycle; as root it compacts memory once a cycle meanwhile (unless
+ *	some instance verifies), so break_ksm() meets migration entries
+ */
+static bool stress_ksm_unmerge_thp_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+{
+	stress_ksm_unmerge_thp_t *t = (stress_ksm_unmerge_thp_t *)run->priv;
+	const uint64_t cycle = ctx->cycle;
+
+	if (ctx->phase != KSM_PHASE_UNMERGING || (t->unmerged == cycle && (t->compact_fd < 0 || t->compacted == cycle)))
+		return false;
+	if (t->compact_fd >= 0 && t->compacted != cycle && flock(t->compact_fd, LOCK_EX | LOCK_NB) == 0) {
+		if (write(t->compact_fd, "1", 1) != 1) {
+			(void)close(t->compact_fd);
+			t->compact_fd = -1;
+		}
+		(void)flock(t->compact_fd, LOCK_UN);
+		t->compacted = cycle;
+	}
+	if (t->unmerged != cycle) {
+		t->unmerged = cycle;
+		if (madvise(t->thp, t->size, MADV_UNMERGEABLE) < 0)
+			stress_ksm_unmerge_racer_fail(run, "MADV_UNMERGEABLE on the THP region failed, errno=%d (%s)",
+				errno, strerror(errno));
+		run->rs->ops++;
+	}
+	return true;
+}
+
+/*
+ *  stress_ksm_unmerge_thp_park()
+ *	before parking: unmerge (if the main unmerge was too quick), then
+ *	every page holds the same page and none is still a KSM page
+ */
+static void stress_ksm_unmerge_thp_park(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+{
+	stress_ksm_unmerge_thp_t *t = (stress_ksm_unmerge_thp_t *)run->priv;
+	const ssize_t bad = stress_ksm_unmerge_same_check(ctx, t->thp, t->npages);
+	size_t i;
+
+	if (t->unmerged != ctx->cycle && madvise(t->thp, t->size, MADV_UNMERGEABLE) < 0 && stress_continue(ctx->args))
+		stress_ksm_unmerge_racer_fail(run, "MADV_UNMERGEABLE on the THP region failed, errno=%d (%s)",
+			errno, strerror(errno));
+	t->unmerged = ctx->cycle;
+	if (bad >= 0) {
+		stress_ksm_unmerge_racer_fail(run, "THP region page %zd lost its data after unmerge", bad);
+		return;
+	}
+	if (stress_ksm_unmerge_thp_read(ctx, t) < 0)
+		return;
+	for (i = 0; i < t->npages; i++)
+		if (stress_ksm_unmerge_is_ksm(stress_ksm_unmerge_page_what(ctx->iface, t->pm[i], t->flags[i], 0, 0, -1))) {
+			stress_ksm_unmerge_racer_fail(run, "THP region page %zu is still a KSM page after unmerge "
+				"(pagemap %#" PRIx64 ", kpageflags %#" PRIx64 ")", i, t->pm[i], t->flags[i]);
+			return;
+		}
+}
+
+/*
+ *  stress_ksm_unmerge_thp_supported()
+ *	transparent huge pages built in and not disabled
+ */
+static int stress_ksm_unmerge_thp_supported(char *reason, const size_t len)
+{
+	char buf[128];
+	const ssize_t n = stress_fs_file_read("/sys/kernel/mm/transparent_hugepage/enabled", buf, sizeof(buf));
+
+	if (n > 0 && !strstr(buf, "[never]"))
+		return 0;
+	(void)snprintf(reason, len, "transparent huge pages %s", n > 0 ? "disabled ([never])" : "not built in");
+	return -1;
+}
+
+/*
+ *  stress_ksm_unmerge_thp_stop()
+ *	unmap, close, free
+ */
+static void stress_ksm_unmerge_thp_stop(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+{
+	stress_ksm_unmerge_thp_t *t = (stress_ksm_unmerge_thp_t *)run->priv;
+
+	if (!t->thps && !run->rs->reason[0])
+		(void)stress_ksm_unmerge_racer_reason(run, "no THP could be faulted (KPF_THP never set)");
+	if (t->verify_fd >= 0)
+		(void)close(t->verify_fd);
+	if (t->compact_fd >= 0)
+		(void)close(t->compact_fd);
+	if (t->map)
+		(void)munmap(t->map, t->map_size);
+	free(t->pm);
+	free(t->flags);
+	stress_ksm_unmerge_priv_stop(ctx, run);
+}
+
+/*
+ *  stress_ksm_unmerge_thp_start()
+ *	up to 4 PMD-sized chunks (hpage_pmd_size, not assumed), PMD aligned,
+ *	MADV_HUGEPAGE; compact_memory as root
+ */
+static int stress_ksm_unmerge_thp_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+{
+	const int64_t pmd = stress_ksm_unmerge_file_field("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", NULL);
+	stress_ksm_unmerge_thp_t *t;
+
+	if (pmd < 2 * (int64_t)ctx->page_size || (pmd & (pmd - 1)) || pmd > 32 * (int64_t)MB)
+		return stress_ksm_unmerge_racer_reason(run, "hpage_pmd_size unreadable or unusable (%" PRId64 ")", pmd);
+	if (stress_ksm_unmerge_priv_start(run, sizeof(*t)) < 0)
+		return -1;
+	t = (stress_ksm_unmerge_thp_t *)run->priv;
+	t->verify_fd = t->compact_fd = -1;
+	t->pmd = (size_t)pmd;
+	t->chunks = STRESS_MAXIMUM(STRESS_MINIMUM((size_t)(8 * MB) / t->pmd, (size_t)KSM_THP_MAX), (size_t)1);
+	t->size = t->chunks * t->pmd;
+	t->npages = t->size / ctx->page_size;
+	t->map_size = t->size + t->pmd;
+	t->map = mmap(NULL, t->map_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	t->pm = calloc(t->npages, sizeof(uint64_t));
+	t->flags = calloc(t->npages, sizeof(uint64_t));
+	if (t->map == MAP_FAILED)
+		t->map = NULL;
+	t->thp = t->map ? (uint8_t *)(((uintptr_t)t->map + t->pmd - 1) & ~((uintptr_t)t->pmd - 1)) : NULL;
+	if (!t->map || !t->pm || !t->flags || madvise(t->thp, t->size, MADV_HUGEPAGE) < 0) {
+		(void)stress_ksm_unmerge_racer_reason(run, "mmap, MADV_HUGEPAGE or memory for %zu bytes failed, "
+			"errno=%d (%s)", t->map_size, errno, strerror(errno));
+		stress_ksm_unmerge_thp_stop(ctx, run);
+		return -1;
+	}
+	stress_memory_anon_name_set(t->thp, t->size, "ksm-unmerge-thp");
+	if (geteuid() == 0) {
+		t->verify_fd = open(KSM_THP_COMPACT, O_WRONLY | O_CLOEXEC);
+		t->compact_fd = open(KSM_THP_COMPACT, O_WRONLY | O_CLOEXEC);
+	}
+	return 0;
+}
+#define KSM_THP_NOT_BUILT	NULL
+#else
+#define KSM_THP_NOT_BUILT	"MADV_HUGEPAGE missing"
+#define stress_ksm_unmerge_thp_supported	NULL
+#define stress_ksm_unmerge_thp_start		NULL
+#define stress_ksm_unmerge_thp_stop		NULL
+#define stress_ksm_unmerge_thp_op		NULL
+#define stress_ksm_unmerge_thp_park		NULL
+#define stress_ksm_unmerge_thp_phase		NULL
+#endif
+
+/* ---- signal: signals interrupting the unmerge walk (EINTR, retried) ---- */
+
+typedef struct {
+	pthread_mutex_t lock;		/* the window vs sending */
+	volatile bool window;		/* the main thread is inside the timed unmerge */
+	volatile uint32_t sent;		/* signals sent in this window, 256 at most */
+	struct sigaction old;
+} stress_ksm_unmerge_signal_t;
+
+/*
+ *  stress_ksm_unmerge_signal_handler()
+ *	returning interrupts the unmerge (installed without SA_RESTART)
+ */
+static void stress_ksm_unmerge_signal_handler(int sig)
+{
+	(void)sig;
+}
+
+/*
+ *  stress_ksm_unmerge_signal_op()
+ *	signal the main thread every 10-110 us while it is in the unmerge
+ */
+static bool stress_ksm_unmerge_signal_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+{
+	stress_ksm_unmerge_signal_t *s = (stress_ksm_unmerge_signal_t *)run->priv;
+
+	(void)pthread_mutex_lock(&s->lock);
+	if (s->window && s->sent < 256 && pthread_kill(ctx->main_thread, SIGRTMIN + 3) == 0) {
+		s->sent++;
+		run->rs->ops++;
+	}
+	(void)pthread_mutex_unlock(&s->lock);
+	(void)shim_nanosleep_uint64(10000 + stress_mwc32modn(100000));
+	return true;
+}
+
+/*
+ *  stress_ksm_unmerge_signal_call()
+ *	one timed unmerge call with the signal racer on: inside its window
+ *	and retried while the kernel returns EINTR (the evidence); the
+ *	cycle's verification then requires the final state to be complete
+ */
+static int stress_ksm_unmerge_signal_call(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run,
+	int (*call)(stress_ksm_unmerge_ctx_t *ctx, const uint64_t sw, const size_t off, const size_t len),
+	const uint64_t sw, const size_t off, const size_t len)
+{
+	stress_ksm_unmerge_signal_t *s = (stress_ksm_unmerge_signal_t *)run->priv;
+	int ret, err, tries;
+
+	s->sent = 0;
+	s->window = true;
+	for (tries = 0; ; tries++) {
+		ret = call(ctx, sw, off, len);
+		err = errno;
+		if (ret == 0 || err != EINTR || !stress_continue(ctx->args) || tries > 256)
+			break;
+		run->rs->evidence++;
+	}
+	(void)pthread_mutex_lock(&s->lock);
+	s->window = false;
+	(void)pthread_mutex_unlock(&s->lock);
+	if (ret < 0 && err == EINTR && stress_continue(ctx->args))
+		stress_ksm_unmerge_racer_fail(run, "the unmerge still returned EINTR after %d retries and %" PRIu32
+			" signals", tries, s->sent);
+	errno = err;
+	return ret;
+}
+
+/*
+ *  stress_ksm_unmerge_signal_start()
+ *	a handler without SA_RESTART (stress-ng's handler setup)
+ */
+static int stress_ksm_unmerge_signal_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+{
+	stress_ksm_unmerge_signal_t *s;
+
+	if (stress_ksm_unmerge_priv_start(run, sizeof(*s)) < 0)
+		return -1;
+	s = (stress_ksm_unmerge_signal_t *)run->priv;
+	if (stress_signal_handler(ctx->args->name, SIGRTMIN + 3, stress_ksm_unmerge_signal_handler, &s->old) < 0) {
+		stress_ksm_unmerge_priv_stop(ctx, run);
+		return stress_ksm_unmerge_racer_reason(run, "sigaction of signal %d failed, errno=%d (%s)",
+			SIGRTMIN + 3, errno, strerror(errno));
+	}
+	(void)pthread_mutex_init(&s->lock, NULL);
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_signal_stop()
+ *	the old handler back
+ */
+static void stress_ksm_unmerge_signal_stop(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+{
+	stress_ksm_unmerge_signal_t *s = (stress_ksm_unmerge_signal_t *)run->priv;
+
+	(void)stress_signal_restore(ctx->args->name, SIGRTMIN + 3, &s->old);
+	(void)pthread_mutex_destroy(&s->lock);
+	stress_ksm_unmerge_priv_stop(ctx, run);
+}
+
+/* ---- mremap: moves of merged ranges while merged and unmerging ---- */
+
+#if !defined(MREMAP_MAYMOVE)
+#define MREMAP_MAYMOVE		(1)
+#endif
+#if !defined(MREMAP_FIXED)
+#define MREMAP_FIXED		(2)
+#endif
+#if !defined(MREMAP_DONTUNMAP)
+#define MREMAP_DONTUNMAP	(4)
+#endif
+
+typedef struct {
+	uint8_t *range, *scratch;	/* its mergeable range, the moves' reserved target */
+	size_t npages, size;
+	bool broken;			/* a move back failed: no more moves */
+} stress_ksm_unmerge_mremap_t;
+
+/*
+ *  stress_ksm_unmerge_mremap_move()
+ *	move len bytes from src to dst, src kept mapped (empty); 0 or -1
+ */
+static int stress_ksm_unmerge_mremap_move(uint8_t *src, uint8_t *dst, const size_t len)
+{
+	void *p = mremap(src, len, len, MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP, dst);
+
+	if (p == dst)
+		return 0;
+	if (p != MAP_FAILED)
+		errno = EFAULT;
+	return -1;
+}
+
+/*
+ *  stress_ksm_unmerge_mremap_op()
+ *	move 1-16 random pages of the range out and back (moving a mergeable
+ *	range unmerges it first), their data checked each way; before 6.17 a
+ *	move over two VMAs (the moves back can leave pieces) fails with
+ *	EFAULT: then it is cut at the VMA's end (counted)
+ */
+static bool stress_ksm_unmerge_mremap_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+{
+	stress_ksm_unmerge_mremap_t *m = (stress_ksm_unmerge_mremap_t *)run->priv;
+	size_t n = 1 + stress_mwc32modn(16), first, off;
+	char vma[320];
+	uint64_t ksm;
+
+	if (m->broken || !stress_ksm_unmerge_active(ctx))
+		return false;
+	first = stress_mwc32modn((uint32_t)(m->npages - n + 1));
+	off = first * ctx->page_size;
+	stress_ksm_unmerge_met(run);
+	ksm = stress_ksm_unmerge_ksm_count(ctx, m->range + off, n);
+	if (stress_ksm_unmerge_mremap_move(m->range + off, m->scratch + off, n * ctx->page_size) < 0) {
+		unsigned long lo = 0, hi = 0;
+
+		/* cut at the VMA's end */
+		if (errno == EFAULT && stress_ksm_unmerge_vmflags(m->range + off, vma, sizeof(vma), false) == 0 &&
+		    sscanf(vma, "%lx-%lx", &lo, &hi) == 2 && hi < (uintptr_t)(m->range + off + n * ctx->page_size)) {
+			n = (hi - (uintptr_t)(m->range + off)) / ctx->page_size;
+			run->rs->detail[0]++;
+		}
+		if (!hi || stress_ksm_unmerge_mremap_move(m->range + off, m->scratch + off, n * ctx->page_size) < 0) {
+			stress_ksm_unmerge_racer_fail(run, "moving %zu pages (%" PRIu64 " KSM) out failed, errno=%d (%s)",
+				n, ksm, errno, strerror(errno));
+			return true;
+		}
+	}
+	if (stress_ksm_unmerge_same_check(ctx, m->scratch + off, n) >= 0)
+		stress_ksm_unmerge_racer_fail(run, "pages %zu..%zu of the range lost their data when moved "
+			"(%" PRIu64 " of them KSM pages)", first, first + n - 1, ksm);
+	else
+		run->rs->evidence += ksm;
+	if (stress_ksm_unmerge_mremap_move(m->scratch + off, m->range + off, n * ctx->page_size) < 0) {
+		m->broken = true;
+		stress_ksm_unmerge_racer_fail(run, "moving %zu pages back failed, errno=%d (%s)", n, errno, strerror(errno));
+		return true;
+	}
+	if (stress_ksm_unmerge_same_check(ctx, m->range + off, n) >= 0)
+		stress_ksm_unmerge_racer_fail(run, "pages %zu..%zu of the range lost their data when moved back",
+			first, first + n - 1);
+	run->rs->ops++;
+	(void)shim_nanosleep_uint64(stress_mwc32modn(50000));
+	return true;
+}
+
+/*
+ *  stress_ksm_unmerge_mremap_phase()
+ *	merging: the range mergeable; unmerging: unmerged while moves run;
+ *	idle, every racer parked: a last unmerge leaves no KSM page (a part
+ *	moved back later brought VM_MERGEABLE with it) and the data intact
+ */
+static void stress_ksm_unmerge_mremap_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
+{
+	stress_ksm_unmerge_mremap_t *m = (stress_ksm_unmerge_mremap_t *)run->priv;
+	const bool final = (phase == KSM_PHASE_IDLE && ctx->quiesce == ctx->cycle);
+	uint64_t ksm;
+
+	if (m->broken || (phase != KSM_PHASE_MERGING && phase != KSM_PHASE_UNMERGING && !final))
+		return;
+	if (madvise(m->range, m->size, phase == KSM_PHASE_MERGING ? MADV_MERGEABLE : MADV_UNMERGEABLE) < 0) {
+		if (errno != EINTR || stress_continue(ctx->args))
+			stress_ksm_unmerge_racer_fail(run, "madvise of the range failed, errno=%d (%s)", errno, strerror(errno));
+		return;
+	}
+	if (!final)
+		return;
+	ksm = stress_ksm_unmerge_ksm_count(ctx, m->range, m->npages);
+	if (ksm)
+		stress_ksm_unmerge_racer_fail(run, "%" PRIu64 " pages of the range are still KSM pages after "
+			"MADV_UNMERGEABLE with no move running", ksm);
+	if (stress_ksm_unmerge_same_check(ctx, m->range, m->npages) >= 0)
+		stress_ksm_unmerge_racer_fail(run, "the range lost data after the moves and the unmerge");
+}
+
+/*
+ *  stress_ksm_unmerge_mremap_stop()
+ *	unmap both ranges
+ */
+static void stress_ksm_unmerge_mremap_stop(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+{
+	stress_ksm_unmerge_mremap_t *m = (stress_ksm_unmerge_mremap_t *)run->priv;
+
+	if (m->range)
+		(void)munmap(m->range, m->size);
+	if (m->scratch && m->scratch != MAP_FAILED)
+		(void)munmap(m->scratch, m->size);
+	stress_ksm_unmerge_priv_stop(ctx, run);
+}
+
+/*
+ *  stress_ksm_unmerge_mremap_start()
+ *	its range (a quarter of the region, 16-1024 pages of the same page,
+ *	so it merges with the region) and the reserved target; one test move
+ *	proves MREMAP_DONTUNMAP (5.7)
+ */
+static int stress_ksm_unmerge_mremap_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+{
+	stress_ksm_unmerge_mremap_t *m;
+
+	if (stress_ksm_unmerge_priv_start(run, sizeof(*m)) < 0)
+		return -1;
+	m = (stress_ksm_unmerge_mremap_t *)run->priv;
+	m->npages = STRESS_MINIMUM(STRESS_MAXIMUM(ctx->npages / 4, (size_t)16), (size_t)1024);
+	m->size = m->npages * ctx->page_size;
+	m->range = stress_ksm_unmerge_map(m->size, 0, "ksm-unmerge-mremap");
+	m->scratch = mmap(NULL, m->size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (!m->range || m->scratch == MAP_FAILED) {
+		(void)stress_ksm_unmerge_racer_reason(run, "mmap of 2 x %zu bytes failed, errno=%d (%s)",
+			m->size, errno, strerror(errno));
+		stress_ksm_unmerge_mremap_stop(ctx, run);
+		return -1;
+	}
+	stress_ksm_unmerge_same_fill(ctx, m->range, m->npages);
+	if (stress_ksm_unmerge_mremap_move(m->range, m->scratch, ctx->page_size) < 0 ||
+	    stress_ksm_unmerge_mremap_move(m->scratch, m->range, ctx->page_size) < 0) {
+		(void)stress_ksm_unmerge_racer_reason(run, "mremap(MREMAP_DONTUNMAP) failed, errno=%d (%s) "
+			"(needs Linux 5.7)", errno, strerror(errno));
+		stress_ksm_unmerge_mremap_stop(ctx, run);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- uffd-minor: MADV_UNMERGEABLE of a uffd-minor VMA (flags above bit 31) ---- */
+#if defined(HAVE_LINUX_USERFAULTFD_H) && defined(UFFDIO_REGISTER_MODE_MINOR) &&	\
+    defined(UFFD_FEATURE_MINOR_SHMEM) && defined(HAVE_MEMFD_CREATE)
+
+#define KSM_MINOR_PAGES		(64)
+
+typedef struct {
+	int uffd, memfd;
+	uint8_t *range;			/* MAP_PRIVATE of a memfd: shmem allows minor mode, KSM merges its copies */
+	size_t size;
+	bool registered;
+} stress_ksm_unmerge_minor_t;
+
+/*
+ *  stress_ksm_unmerge_minor_unregister()
+ *	drop the minor registration (where the broken kernel warned)
+ */
+static void stress_ksm_unmerge_minor_unregister(stress_ksm_unmerge_run_t *run, stress_ksm_unmerge_minor_t *m)
+{
+	struct uffdio_range r = { (uintptr_t)m->range, m->size };
+
+	if (m->registered && ioctl(m->uffd, UFFDIO_UNREGISTER, &r) < 0)
+		stress_ksm_unmerge_racer_fail(run, "UFFDIO_UNREGISTER failed, errno=%d (%s)", errno, strerror(errno));
+	m->registered = false;
+}
+
+/*
+ *  stress_ksm_unmerge_minor_phase()
+ *	merging: the range mergeable, then registered for minor faults;
+ *	unmerging: MADV_UNMERGEABLE of it must keep its VmFlags but "mg"
+ *	("ui", VM_UFFD_MINOR, bit 41, was cleared with a 32-bit mask before
+ *	f04aad36a07c), leave no KSM page and keep the data; idle: unregistered
+ */
+static void stress_ksm_unmerge_minor_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
+{
+	stress_ksm_unmerge_minor_t *m = (stress_ksm_unmerge_minor_t *)run->priv;
+	struct uffdio_register reg;
+	char before[256], after[256];
+	uint64_t ksm0, ksm1;
+
+	if (phase == KSM_PHASE_MERGING) {
+		(void)shim_memset(&reg, 0, sizeof(reg));
+		reg.range.start = (uintptr_t)m->range;
+		reg.range.len = m->size;
+		reg.mode = UFFDIO_REGISTER_MODE_MINOR;
+		if (madvise(m->range, m->size, MADV_MERGEABLE) < 0 || ioctl(m->uffd, UFFDIO_REGISTER, &reg) < 0)
+			stress_ksm_unmerge_racer_fail(run, "MADV_MERGEABLE or UFFDIO_REGISTER (minor) failed, "
+				"errno=%d (%s)", errno, strerror(errno));
+		else
+			m->registered = true;
+	} else if (phase == KSM_PHASE_UNMERGING && m->registered) {
+		if (stress_ksm_unmerge_vmflags(m->range, before, sizeof(before), true) < 0 ||
+		    !stress_ksm_unmerge_has_flag(before, "ui")) {
+			stress_ksm_unmerge_racer_fail(run, "the registered range has no \"ui\" in its VmFlags ('%s')", before);
+		} else if (ksm0 = stress_ksm_unmerge_ksm_count(ctx, m->range, KSM_MINOR_PAGES),
+			   madvise(m->range, m->size, MADV_UNMERGEABLE) < 0) {
+			if (errno != EINTR || stress_continue(ctx->args))
+				stress_ksm_unmerge_racer_fail(run, "MADV_UNMERGEABLE of the minor-registered range "
+					"failed, errno=%d (%s)", errno, strerror(errno));
+		} else {
+			if (stress_ksm_unmerge_vmflags(m->range, after, sizeof(after), true) == 0 && strcmp(before, after))
+				stress_ksm_unmerge_racer_fail(run, "MADV_UNMERGEABLE changed the VMA's flags beyond \"mg\": "
+					"before '%s', after '%s'%s", before, after, stress_ksm_unmerge_has_flag(after, "ui") ? "" :
+					" (VM_UFFD_MINOR, bit 41, lost: VM_MERGEABLE cleared with a 32-bit mask, "
+					"fixed by f04aad36a07c)");
+			ksm1 = stress_ksm_unmerge_ksm_count(ctx, m->range, KSM_MINOR_PAGES);
+			if (ksm1)
+				stress_ksm_unmerge_racer_fail(run, "%" PRIu64 " pages are still KSM pages after "
+					"MADV_UNMERGEABLE", ksm1);
+			else
+				run->rs->evidence += ksm0;
+			if (stress_ksm_unmerge_same_check(ctx, m->range, KSM_MINOR_PAGES) >= 0)
+				stress_ksm_unmerge_racer_fail(run, "the range lost data in the unmerge");
+			run->rs->ops++;
+		}
+		stress_ksm_unmerge_minor_unregister(run, m);
+	} else if (phase == KSM_PHASE_IDLE) {
+		stress_ksm_unmerge_minor_unregister(run, m);
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_minor_supported()
+ *	userfaultfd with minor faults on shmem (5.14)
+ */
+static int stress_ksm_unmerge_minor_supported(char *reason, const size_t len)
+{
+	bool tid;
+	const int fd = stress_ksm_unmerge_uffd_open(UFFD_FEATURE_MINOR_SHMEM, reason, len, &tid);
+
+	if (fd >= 0)
+		(void)close(fd);
+	return fd < 0 ? -1 : 0;
+}
+
+/*
+ *  stress_ksm_unmerge_minor_stop()
+ *	unregister, unmap, close
+ */
+static void stress_ksm_unmerge_minor_stop(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+{
+	stress_ksm_unmerge_minor_t *m = (stress_ksm_unmerge_minor_t *)run->priv;
+
+	stress_ksm_unmerge_minor_unregister(run, m);
+	if (m->range && m->range != MAP_FAILED)
+		(void)munmap(m->range, m->size);
+	if (m->memfd >= 0)
+		(void)close(m->memfd);
+	if (m->uffd >= 0)
+		(void)close(m->uffd);
+	stress_ksm_unmerge_priv_stop(ctx, run);
+}
+
+/*
+ *  stress_ksm_unmerge_minor_start()
+ *	a memfd, its private mapping written with the same page, a userfaultfd
+ */
+static int stress_ksm_unmerge_minor_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+{
+	stress_ksm_unmerge_minor_t *m;
+	bool tid;
+
+	if (stress_ksm_unmerge_priv_start(run, sizeof(*m)) < 0)
+		return -1;
+	m = (stress_ksm_unmerge_minor_t *)run->priv;
+	m->size = KSM_MINOR_PAGES * ctx->page_size;
+	m->uffd = stress_ksm_unmerge_uffd_open(UFFD_FEATURE_MINOR_SHMEM, run->rs->reason, sizeof(run->rs->reason), &tid);
+	m->memfd = shim_memfd_create("ksm-unmerge-minor", MFD_CLOEXEC);
+	if (m->uffd < 0 || m->memfd < 0 || ftruncate(m->memfd, (off_t)m->size) < 0 ||
+	    (m->range = mmap(NULL, m->size, PROT_READ | PROT_WRITE, MAP_PRIVATE, m->memfd, 0)) == MAP_FAILED) {
+		if (m->uffd >= 0)
+			(void)stress_ksm_unmerge_racer_reason(run, "memfd of %zu bytes or its private mmap failed, "
+				"errno=%d (%s)", m->size, errno, strerror(errno));
+		stress_ksm_unmerge_minor_stop(ctx, run);
+		return -1;
+	}
+	stress_ksm_unmerge_same_fill(ctx, m->range, KSM_MINOR_PAGES);
+	return 0;
+}
+#define KSM_UFFD_MINOR_NOT_BUILT	NULL
+#else
+#define KSM_UFFD_MINOR_NOT_BUILT	"userfaultfd minor mode or memfd_create missing (HAVE_LINUX_USERFAULTFD_H)"
+#define stress_ksm_unmerge_minor_supported	NULL
+#define stress_ksm_unmerge_minor_start		NULL
+#define stress_ksm_unmerge_minor_stop		NULL
+#define stress_ksm_unmerge_minor_phase		NULL
+#endif
+
+/* ---- prctl-exec: PR_SET_MEMORY_MERGE across fork and exec ---- */
+#if defined(HAVE_PTRACE)
+
+/*
+ *  stress_ksm_unmerge_exec_vmas()
+ *	of the stopped, just exec'd process pid: the private writable VMAs
+ *	exec mapped (not its stack) and how many carry "mg"; -1 if unreadable
+ */
+static int stress_ksm_unmerge_exec_vmas(const pid_t pid, size_t *vmas, size_t *mg, char *first, const size_t len)
+{
+	char path[64], line[512], range[64] = "", word[64], perms[8];
+	bool wanted = false;
+	FILE *fp;
+
+	*vmas = *mg = 0;
+	first[0] = '\0';
+	(void)snprintf(path, sizeof(path), "/proc/%d/smaps", (int)pid);
+	fp = fopen(path, "re");
+	if (!fp)
+		return -1;
+	while (fgets(line, sizeof(line), fp)) {
+		if (sscanf(line, "%63s %7s", word, perms) == 2 && strchr(word, '-') && strlen(perms) == 4) {
+			/* the stack exec makes itself is never merge-any's (not an mmap) */
+			wanted = perms[1] == 'w' && perms[3] == 'p' && !strstr(line, "[stack]");
+			(void)shim_strscpy(range, line, sizeof(range));
+			range[strcspn(range, "\n")] = '\0';
+			continue;
+		}
+		if (!wanted || strncmp(line, "VmFlags:", 8))
+			continue;
+		(*vmas)++;
+		if (stress_ksm_unmerge_has_flag(line + 8, "mg"))
+			(*mg)++;
+		else if (!first[0])
+			(void)snprintf(first, len, "%s", range);
+	}
+	(void)fclose(fp);
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_exec_op()
+ *	a child sets merge-any and execs the running binary under ptrace; in
+ *	its exec stop the new mm must still be merge-any (ksm_stat, where the
+ *	kernel has the field) and the private writable VMAs exec mapped must
+ *	be mergeable ("mg"); ksmd scanning the new mm before they existed
+ *	cleared merge-any until xu xin's "mm/ksm: fix exec/fork inheritance
+ *	support for prctl"; then it is killed
+ */
+static bool stress_ksm_unmerge_exec_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+{
+	static char *const argv[] = { "stress-ng", "--exec-exit", NULL };
+	static char *const envp[] = { NULL };
+	const pid_t parent = getpid();
+	char path[64], exe[PATH_MAX], first[128], buf[1024];
+	size_t vmas, mg;
+	int status;
+	int64_t any = -1;
+	pid_t pid;
+
+	if (!stress_ksm_unmerge_active(ctx) || !stress_proc_self_exe_get(exe, sizeof(exe)))
+		return false;
+	pid = fork();
+	if (pid < 0)
+		return stress_ksm_unmerge_racer_reason(run, "fork failed, errno=%d (%s)", errno, strerror(errno)) < 0;
+	if (pid == 0) {
+		if (stress_ksm_unmerge_child_init(ctx, parent) < 0 || ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0 ||
+		    prctl(PR_SET_MEMORY_MERGE, 1UL, 0UL, 0UL, 0UL) < 0)
+			_exit(4);
+		(void)execve(exe, argv, envp);
+		_exit(5);
+	}
+	if (shim_waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status)) {
+		if (WIFEXITED(status) && stress_continue(ctx->args))
+			stress_ksm_unmerge_racer_fail(run, "the child could not be traced, set merge-any or exec %s "
+				"(exit %d: 4 ptrace/prctl, 5 execve)", exe, WEXITSTATUS(status));
+		(void)stress_ksm_unmerge_reap(pid, 0.01, &status);
+		return true;
+	}
+	(void)snprintf(path, sizeof(path), "/proc/%d/ksm_stat", (int)pid);
+	if (stress_fs_file_read(path, buf, sizeof(buf)) > 0 && strstr(buf, "ksm_merge_any"))
+		any = strstr(buf, "ksm_merge_any: yes") ? 1 : 0;
+	if (stress_ksm_unmerge_exec_vmas(pid, &vmas, &mg, first, sizeof(first)) == 0) {
+		run->rs->ops++;
+		if (any == 0)
+			stress_ksm_unmerge_racer_fail(run, "ksm_stat of the exec'd child says ksm_merge_any: no: "
+				"merge-any set before exec was lost (xu xin's \"mm/ksm: fix exec/fork inheritance "
+				"support for prctl\")");
+		else if (mg < vmas)
+			stress_ksm_unmerge_racer_fail(run, "with merge-any on, %zu of the %zu private writable VMAs "
+				"the exec made are not mergeable (no \"mg\", first %s): merge-any not applied to new "
+				"VMAs after exec", vmas - mg, vmas, first);
+		else
+			run->rs->evidence += (vmas > 0);
+	}
+	(void)stress_ksm_unmerge_reap(pid, 0.01, &status);
+	(void)shim_nanosleep_uint64(20000000);
+	return true;
+}
+
+/*
+ *  stress_ksm_unmerge_exec_supported()
+ *	PR_GET_MEMORY_MERGE (6.4)
+ */
+static int stress_ksm_unmerge_exec_supported(char *reason, const size_t len)
+{
+	if (prctl(PR_GET_MEMORY_MERGE, 0UL, 0UL, 0UL, 0UL) >= 0)
+		return 0;
+	(void)snprintf(reason, len, "PR_GET_MEMORY_MERGE failed, errno=%d (%s) (needs Linux 6.4)", errno, strerror(errno));
+	return -1;
+}
+#define KSM_PRCTL_EXEC_NOT_BUILT	NULL
+#else
+#define KSM_PRCTL_EXEC_NOT_BUILT	"ptrace missing (HAVE_PTRACE)"
+#define stress_ksm_unmerge_exec_supported	NULL
+#define stress_ksm_unmerge_exec_op		NULL
+#endif
+
+/* ---- fork-zero: a forked child charged KSM zero pages it does not map ---- */
+
+/* what a fork-zero child saw, shared with the worker */
+typedef struct {
+	volatile int64_t uncopied;	/* the parent's KSM zero pages in DONTFORK/WIPEONFORK VMAs at fork() */
+	volatile int64_t charged;	/* its ksm_stat ksm_zero_pages, first thing */
+	volatile int64_t mapped;	/* KSM zero PTEs in all its VMAs (pagemap) */
+	volatile int err;		/* errno of a failed read, 0 none */
+} stress_ksm_unmerge_fz_sh_t;
+
+typedef struct {
+	uint8_t *zero, *dontfork, *wipe;	/* zero-filled ranges: unmerged during the fork, not copied, copied empty */
+	size_t nzero, nother;
+	stress_ksm_unmerge_fz_sh_t *sh;
+	volatile uint64_t go;		/* cycle whose zero range unmerge starts now */
+	volatile uint64_t done;		/* last cycle the thread forked in */
+	volatile uint64_t unmerge_ns[2];	/* the zero range's unmerge: start, end */
+} stress_ksm_unmerge_fz_t;
+
+/*
+ *  stress_ksm_unmerge_fz_mapped()
+ *	child: KSM zero PTEs in every VMA of its own address space (merge-any
+ *	makes every VMA mergeable), -1 if pagemap cannot be read
+ */
+static int64_t stress_ksm_unmerge_fz_mapped(const stress_ksm_unmerge_ctx_t *ctx, const int pm_fd)
+{
+	char line[512];
+	uint64_t pm[KSM_OP_PAGES * 16];
+	int64_t n = 0;
+	FILE *fp = fopen("/proc/self/maps", "re");
+
+	if (!fp)
+		return -1;
+	while (fgets(line, sizeof(line), fp)) {
+		unsigned long lo, hi, a;
+
+		if (sscanf(line, "%lx-%lx", &lo, &hi) != 2 || strstr(line, "[vsyscall]"))
+			continue;
+		for (a = lo; a < hi; a += SIZEOF_ARRAY(pm) * ctx->page_size) {
+			const size_t k = STRESS_MINIMUM(SIZEOF_ARRAY(pm), (hi - a) / ctx->page_size);
+			size_t j;
+
+			if (stress_ksm_unmerge_pagemap_read(pm_fd, (void *)a, k, ctx->page_size, pm) < 0)
+				break;
+			for (j = 0; j < k; j++)
+				n += (stress_ksm_unmerge_page_what(ctx->iface, pm[j], (pm[j] & PM_PRESENT) && !ctx->iface->zero_pfn ?
+					stress_ksm_unmerge_kpf(ctx->kpageflags_fd, pm[j] & PM_PFN_MASK) : 0, 0, 0,
+					KSM_KIND_ZERO) == KSM_PAGE_KZERO);
+		}
+	}
+	(void)fclose(fp);
+	return n;
+}
+
+/*
+ *  stress_ksm_unmerge_fz_child()
+ *	child: the KSM zero pages the kernel charged it, then those it maps
+ */
+static void NORETURN stress_ksm_unmerge_fz_child(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_fz_sh_t *sh,
+	const pid_t parent)
+{
+	const int fd = open("/proc/self/ksm_stat", O_RDONLY | O_CLOEXEC);
+	const int pm_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+
+	sh->charged = stress_ksm_unmerge_field(fd, "ksm_zero_pages");
+	sh->err = (fd < 0 || pm_fd < 0) ? errno : 0;
+	if (stress_ksm_unmerge_child_init(ctx, parent) == 0 && pm_fd >= 0)
+		sh->mapped = stress_ksm_unmerge_fz_mapped(ctx, pm_fd);
+	_exit(0);
+}
+
+/*
+ *  stress_ksm_unmerge_fz_uncopied()
+ *	the KSM zero pages of the ranges fork() does not copy (DONTFORK) or
+ *	copies empty (WIPEONFORK), from this process's pagemap
+ */
+static int64_t stress_ksm_unmerge_fz_uncopied(const stress_ksm_unmerge_ctx_t *ctx, const stress_ksm_unmerge_fz_t *z)
+{
+	uint8_t *ranges[2] = { z->dontfork, z->wipe };
+	uint8_t st[KSM_OP_PAGES];
+	int64_t n = 0;
+	size_t r, k, j;
+
+	for (r = 0; r < 2; r++)
+		for (k = 0; ranges[r] && k < z->nother; k += KSM_OP_PAGES)
+			if (stress_ksm_unmerge_pages_state(ctx, ranges[r] + k * ctx->page_size,
+					STRESS_MINIMUM(z->nother - k, (size_t)KSM_OP_PAGES), KSM_KIND_ZERO, st) == 0)
+				for (j = 0; j < STRESS_MINIMUM(z->nother - k, (size_t)KSM_OP_PAGES); j++)
+					n += (st[j] == KSM_PAGE_KZERO);
+	return n;
+}
+
+/*
+ *  stress_ksm_unmerge_fz_op()
+ *	once a cycle, 0-100 us into the main thread's unmerge of the zero
+ *	range: fork a child and hold what it was charged against what it
+ *	maps; the excess is split between the ranges not copied and the pages
+ *	unmerged while fork() copied the mm
+ */
+static bool stress_ksm_unmerge_fz_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+{
+	stress_ksm_unmerge_fz_t *z = (stress_ksm_unmerge_fz_t *)run->priv;
+	stress_ksm_unmerge_fz_sh_t *sh = z->sh;
+	const uint64_t cycle = z->go;
+	const pid_t parent = getpid();
+	int64_t before, excess;
+	uint64_t t0, t1;
+	bool overlap;
+	int status;
+	pid_t pid;
+
+	if (!cycle || cycle == z->done || cycle != ctx->cycle)
+		return false;
+	z->done = cycle;
+	(void)shim_nanosleep_uint64(stress_mwc32modn(100000));
+	(void)shim_memset((void *)sh, 0, sizeof(*sh));
+	sh->charged = sh->mapped = -1;
+	sh->uncopied = stress_ksm_unmerge_fz_uncopied(ctx, z);
+	before = stress_ksm_unmerge_field(ctx->ksm_stat_fd, "ksm_zero_pages");
+	t0 = stress_ksm_unmerge_now_ns();
+	pid = fork();
+	if (pid == 0)
+		stress_ksm_unmerge_fz_child(ctx, sh, parent);
+	t1 = stress_ksm_unmerge_now_ns();
+	if (pid < 0)
+		return stress_ksm_unmerge_racer_reason(run, "fork failed, errno=%d (%s)", errno, strerror(errno)) < 0;
+	if (stress_ksm_unmerge_reap(pid, 3.0, &status) != 0 || !WIFEXITED(status)) {
+		if (stress_continue(ctx->args))
+			stress_ksm_unmerge_racer_fail(run, "the child did not end within 3 s (wait status %#x)", status);
+		return true;
+	}
+	overlap = (t0 < z->unmerge_ns[1] || !z->unmerge_ns[1]) && t1 > z->unmerge_ns[0];
+	excess = sh->charged - sh->mapped;
+	run->rs->ops++;
+	run->rs->evidence += (before > 0);
+	run->rs->detail[0] += overlap;
+	if (sh->charged < 0 || sh->mapped < 0) {
+		stress_ksm_unmerge_racer_fail(run, "the child could not read its ksm_stat or pagemap, errno=%d (%s)",
+			sh->err, strerror(sh->err));
+	} else if (excess > 0) {
+		run->rs->detail[1] += (sh->uncopied > 0);
+		run->rs->detail[2] += (excess > sh->uncopied);
+		stress_ksm_unmerge_racer_fail(run, "KSM zero pages charged at fork: the kernel charged a forked child "
+			"%" PRId64 " KSM zero pages (its ksm_stat) while it maps %" PRId64 " (its pagemap); of the "
+			"%" PRId64 " too many, %" PRId64 " sat in VMAs fork() does not copy (MADV_DONTFORK, "
+			"MADV_WIPEONFORK) and %" PRId64 " were unmerged while fork() ran (%s); dup_mm() copies the "
+			"parent's count (%" PRId64 ") before dup_mmap() takes the mmap lock and copies the page "
+			"tables, so the child is charged what it never maps, and the global ksm_zero_pages keeps it "
+			"after the child exits", sh->charged, sh->mapped, excess, STRESS_MINIMUM(excess, sh->uncopied),
+			STRESS_MAXIMUM(excess - sh->uncopied, (int64_t)0), overlap ? "this fork overlapped the unmerge "
+			"of a zero range" : "no unmerge of ours overlapped it", before);
+	}
+	return true;
+}
+
+/*
+ *  stress_ksm_unmerge_fz_ranges()
+ *	madvise every zero range; -1 on failure (a fail line)
+ */
+static int stress_ksm_unmerge_fz_ranges(stress_ksm_unmerge_run_t *run, const int advice, const bool main_range)
+{
+	stress_ksm_unmerge_fz_t *z = (stress_ksm_unmerge_fz_t *)run->priv;
+	const size_t ps = run->ctx->page_size;
+
+	if ((main_range && madvise(z->zero, z->nzero * ps, advice) < 0) ||
+	    madvise(z->dontfork, z->nother * ps, advice) < 0 || (z->wipe && madvise(z->wipe, z->nother * ps, advice) < 0)) {
+		if (errno != EINTR || stress_continue(run->ctx->args))
+			stress_ksm_unmerge_racer_fail(run, "madvise %d of a zero range failed, errno=%d (%s)",
+				advice, errno, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ *  stress_ksm_unmerge_fz_phase()
+ *	merging: the zero ranges mergeable (ksmd makes KSM zero pages of
+ *	them); unmerging: the main one unmerged while the thread forks;
+ *	verify: the others unmerged once the child is done
+ */
+static void stress_ksm_unmerge_fz_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
+{
+	stress_ksm_unmerge_fz_t *z = (stress_ksm_unmerge_fz_t *)run->priv;
+	const double deadline = stress_time_now() + 3.0;
+
+	if (phase == KSM_PHASE_MERGING) {
+		(void)stress_ksm_unmerge_fz_ranges(run, MADV_MERGEABLE, true);
+	} else if (phase == KSM_PHASE_UNMERGING) {
+		z->unmerge_ns[0] = stress_ksm_unmerge_now_ns();
+		z->unmerge_ns[1] = 0;
+		z->go = ctx->cycle;
+		if (madvise(z->zero, z->nzero * ctx->page_size, MADV_UNMERGEABLE) < 0 && stress_continue(ctx->args))
+			stress_ksm_unmerge_racer_fail(run, "MADV_UNMERGEABLE of the zero range failed, errno=%d (%s)",
+				errno, strerror(errno));
+		z->unmerge_ns[1] = stress_ksm_unmerge_now_ns();
+	} else if (phase == KSM_PHASE_VERIFY) {
+		while (z->go == ctx->cycle && z->done != ctx->cycle && stress_time_now() < deadline && !ctx->racers_stop)
+			(void)shim_nanosleep_uint64(100000);
+		(void)stress_ksm_unmerge_fz_ranges(run, MADV_UNMERGEABLE, false);
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_fz_supported()
+ *	the kernel counts KSM zero pages per process (6.10)
+ */
+static int stress_ksm_unmerge_fz_supported(char *reason, const size_t len)
+{
+	if (stress_ksm_unmerge_file_field("/proc/self/ksm_stat", "ksm_zero_pages") >= 0)
+		return 0;
+	(void)snprintf(reason, len, "no ksm_zero_pages in /proc/self/ksm_stat (per-process KSM zero pages "
+		"are counted since 6.10): nothing to check");
+	return -1;
+}
+
+/*
+ *  stress_ksm_unmerge_fz_stop()
+ *	unmap the ranges and the shared page
+ */
+static void stress_ksm_unmerge_fz_stop(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+{
+	stress_ksm_unmerge_fz_t *z = (stress_ksm_unmerge_fz_t *)run->priv;
+
+	if (z->zero)
+		(void)munmap(z->zero, z->nzero * ctx->page_size);
+	if (z->dontfork)
+		(void)munmap(z->dontfork, z->nother * ctx->page_size);
+	if (z->wipe)
+		(void)munmap(z->wipe, z->nother * ctx->page_size);
+	if (z->sh && z->sh != MAP_FAILED)
+		(void)munmap((void *)z->sh, sizeof(*z->sh));
+	stress_ksm_unmerge_priv_stop(ctx, run);
+}
+
+/*
+ *  stress_ksm_unmerge_fz_start()
+ *	three zero-filled ranges (written, so ksmd sees zero-filled pages):
+ *	an eighth of the region (64-4096 pages), and 64 pages each with
+ *	MADV_DONTFORK and MADV_WIPEONFORK
+ */
+static int stress_ksm_unmerge_fz_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+{
+	const size_t ps = ctx->page_size;
+	stress_ksm_unmerge_fz_t *z;
+
+	if (stress_ksm_unmerge_priv_start(run, sizeof(*z)) < 0)
+		return -1;
+	z = (stress_ksm_unmerge_fz_t *)run->priv;
+	z->nzero = STRESS_MINIMUM(STRESS_MAXIMUM(ctx->npages / 8, (size_t)64), (size_t)4096);
+	z->nother = 64;
+	z->zero = stress_ksm_unmerge_map(z->nzero * ps, 0, "ksm-unmerge-zero");
+	z->dontfork = stress_ksm_unmerge_map(z->nother * ps, 0, "ksm-unmerge-zero-dontfork");
+	z->sh = mmap(NULL, sizeof(*z->sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+#if defined(MADV_WIPEONFORK)
+	z->wipe = stress_ksm_unmerge_map(z->nother * ps, 0, "ksm-unmerge-zero-wipeonfork");
+	if (z->wipe && madvise(z->wipe, z->nother * ps, MADV_WIPEONFORK) < 0) {
+		(void)munmap(z->wipe, z->nother * ps);
+		z->wipe = NULL;
+	}
+#endif
+	if (!z->zero || !z->dontfork || z->sh == MAP_FAILED || madvise(z->dontfork, z->nother * ps, MADV_DONTFORK) < 0) {
+		(void)stress_ksm_unmerge_racer_reason(run, "mmap or MADV_DONTFORK of the zero ranges failed, "
+			"errno=%d (%s)", errno, strerror(errno));
+		stress_ksm_unmerge_fz_stop(ctx, run);
+		return -1;
+	}
+	(void)shim_memset(z->zero, 0, z->nzero * ps);
+	(void)shim_memset(z->dontfork, 0, z->nother * ps);
+	if (z->wipe)
+		(void)shim_memset(z->wipe, 0, z->nother * ps);
+	return 0;
+}
+
+/*
+ *  The racer table, the only list of racers: --ksm-unmerge-method
+ *  takes "all", "madvise", "prctl" or one of these names (a racer runs
+ *  with both merge switches); its order is the order of the report
+ */
+static const stress_ksm_unmerge_racer_t stress_ksm_unmerge_racers[KSM_RACERS] = {
+	{ .name = "vmsplice", .evidence = "ksm-pages-spliced", .not_built = KSM_VMSPLICE_NOT_BUILT,
+	  .desc = "GUP references from vmsplice on KSM pages, held in a pipe across the unmerge",
+	  .details = { "splices-held-over-unmerge", "ksm-pages-held-over-unmerge" },
+	  .flags = KSM_RF_WAIT | KSM_RF_PARTIAL, .supported = stress_ksm_unmerge_vmsplice_supported,
+	  .start = stress_ksm_unmerge_vmsplice_start, .stop = stress_ksm_unmerge_vmsplice_stop,
+	  .op = stress_ksm_unmerge_vmsplice_op },
+	{ .name = "gup", .evidence = "ksm-pages-pinned", .not_built = KSM_GUP_NOT_BUILT,
+	  .desc = "O_DIRECT GUP-fast pins and io_uring long-term pins of KSM pages (COW breaks)",
+	  .details = { "odirect-pins", "odirect-ksm-pages", "longterm-pins", "longterm-ksm-pages" },
+	  .flags = KSM_RF_WAIT | KSM_RF_PARTIAL, .start = stress_ksm_unmerge_gup_start,
+	  .stop = stress_ksm_unmerge_gup_stop, .op = stress_ksm_unmerge_gup_op },
+	{ .name = "uffd-wp", .evidence = "wp-pages-unshared", .not_built = KSM_UFFD_WP_NOT_BUILT,
+	  .desc = "FAULT_FLAG_UNSHARE of userfaultfd-wp protected KSM pages",
+	  .details = { "wp-ksm-pages-at-unmerge", "wp-bits-kept", "wp-kept-still-ksm" },
+	  .page_bytes = 1 + sizeof(uint32_t) + sizeof(uint64_t), .supported = stress_ksm_unmerge_uffd_supported,
+	  .start = stress_ksm_unmerge_uffd_start, .stop = stress_ksm_unmerge_uffd_stop,
+	  .op = stress_ksm_unmerge_uffd_op, .park = stress_ksm_unmerge_uffd_park, .phase = stress_ksm_unmerge_uffd_phase },
+	{ .name = "mrelease", .evidence = "ksm-victims-killed",
+	  .desc = "process_mrelease against exit_mmap of SIGKILLed children sharing KSM pages",
+	  .details = { "mrelease-reaps", "mrelease-esrch", "victim-ksm-pages" },
+	  .flags = KSM_RF_WAIT | KSM_RF_PFNS | KSM_RF_COPY, .supported = stress_ksm_unmerge_mrelease_supported,
+	  .start = stress_ksm_unmerge_mrelease_start, .stop = stress_ksm_unmerge_priv_stop,
+	  .op = stress_ksm_unmerge_mrelease_op },
+	{ .name = "fork", .evidence = "ksm-cow-writes",
+	  .desc = "COW of KSM pages in forked children, and their KSM counters at fork",
+	  .flags = KSM_RF_PFNS, .start = stress_ksm_unmerge_fork_start, .stop = stress_ksm_unmerge_fork_stop,
+	  .phase = stress_ksm_unmerge_fork_phase },
+	{ .name = "mprotect", .evidence = "ksm-pages-protected",
+	  .desc = "unmerge of PROT_NONE and read-only KSM pages (VMAs split and merge)",
+	  .flags = KSM_RF_PFNS | KSM_RF_LAYOUT | KSM_RF_PARTIAL, .page_bytes = 5,
+	  .start = stress_ksm_unmerge_mprotect_start, .stop = stress_ksm_unmerge_mprotect_stop,
+	  .op = stress_ksm_unmerge_mprotect_op, .park = stress_ksm_unmerge_mprotect_park,
+	  .phase = stress_ksm_unmerge_mprotect_phase },
+	{ .name = "dontneed", .evidence = "ksm-pages-discarded",
+	  .desc = "unmerge over MADV_DONTNEED holes made before and during it",
+	  .flags = KSM_RF_LAYOUT | KSM_RF_PARTIAL, .page_bytes = 1, .start = stress_ksm_unmerge_dontneed_start,
+	  .stop = stress_ksm_unmerge_dontneed_stop, .op = stress_ksm_unmerge_dontneed_op,
+	  .restore = stress_ksm_unmerge_dontneed_restore },
+	{ .name = "sparse", .evidence = "sparse-ksm-pages",
+	  .desc = "the per-page unmerge walk over a huge, mostly unpopulated range",
+	  .details = { "sparse-pages-walked", "populated-pages-checked" },
+	  .flags = KSM_RF_PFNS | KSM_RF_PARTIAL, .start = stress_ksm_unmerge_sparse_start,
+	  .stop = stress_ksm_unmerge_sparse_stop, .phase = stress_ksm_unmerge_sparse_phase },
+	{ .name = "thp", .evidence = "thps-split", .not_built = KSM_THP_NOT_BUILT,
+	  .desc = "KSM split of THPs, and unmerge racing memory compaction (migration entries)",
+	  .details = { "pmd-thps", "mthps" }, .flags = KSM_RF_PARTIAL, .supported = stress_ksm_unmerge_thp_supported,
+	  .start = stress_ksm_unmerge_thp_start, .stop = stress_ksm_unmerge_thp_stop, .op = stress_ksm_unmerge_thp_op,
+	  .park = stress_ksm_unmerge_thp_park, .phase = stress_ksm_unmerge_thp_phase },
+	{ .name = "signal", .evidence = "unmerges-interrupted",
+	  .desc = "signals interrupting the unmerge walk (EINTR, retried)",
+	  .start = stress_ksm_unmerge_signal_start, .stop = stress_ksm_unmerge_signal_stop,
+	  .op = stress_ksm_unmerge_signal_op },
+	{ .name = "mremap", .evidence = "ksm-pages-moved",
+	  .desc = "mremap moves of merged ranges while merged and unmerging", .details = { "moves-cut-at-vma-end" },
+	  .flags = KSM_RF_WAIT | KSM_RF_PARTIAL, .start = stress_ksm_unmerge_mremap_start,
+	  .stop = stress_ksm_unmerge_mremap_stop, .op = stress_ksm_unmerge_mremap_op,
+	  .phase = stress_ksm_unmerge_mremap_phase },
+	{ .name = "uffd-minor", .evidence = "ksm-pages-unmerged", .not_built = KSM_UFFD_MINOR_NOT_BUILT,
+	  .desc = "MADV_UNMERGEABLE of a userfaultfd-minor VMA (vm_flags above bit 31 kept)",
+	  .flags = KSM_RF_PFNS | KSM_RF_PARTIAL, .supported = stress_ksm_unmerge_minor_supported,
+	  .start = stress_ksm_unmerge_minor_start, .stop = stress_ksm_unmerge_minor_stop,
+	  .phase = stress_ksm_unmerge_minor_phase },
+	{ .name = "prctl-exec", .evidence = "execs-mergeable", .not_built = KSM_PRCTL_EXEC_NOT_BUILT,
+	  .desc = "PR_SET_MEMORY_MERGE kept across fork and exec, the exec's VMAs mergeable",
+	  .supported = stress_ksm_unmerge_exec_supported, .op = stress_ksm_unmerge_exec_op },
+	{ .name = "fork-zero", .evidence = "zero-page-forks",
+	  .desc = "ksm_zero_pages of a child forked while KSM zero pages unmerge or sit in DONTFORK/WIPEONFORK VMAs",
+	  .details = { "forks-during-unmerge", "overcharged-uncopied", "overcharged-unmerging" }, .flags = KSM_RF_PFNS | KSM_RF_PARTIAL,
+	  .supported = stress_ksm_unmerge_fz_supported, .start = stress_ksm_unmerge_fz_start,
+	  .stop = stress_ksm_unmerge_fz_stop, .op = stress_ksm_unmerge_fz_op, .phase = stress_ksm_unmerge_fz_phase },
+};
+
+/*
+ *  stress_ksm_unmerge_method()
+ *	--ksm-unmerge-method names: all, madvise, prctl, then the racers
+ */
+static const char *stress_ksm_unmerge_method(const size_t i)
+{
+	static const char * const fixed[] = { "all", "madvise", "prctl" };
+
+	if (i < SIZEOF_ARRAY(fixed))
+		return fixed[i];
+	return (i - SIZEOF_ARRAY(fixed) < KSM_RACERS) ? stress_ksm_unmerge_racers[i - SIZEOF_ARRAY(fixed)].name : NULL;
+}
+
+/*
+ *  stress_ksm_unmerge_use()
+ *	pure: the switches and racers method m runs: all of them, one switch
+ *	alone, or one racer with both switches
+ */
+static uint64_t stress_ksm_unmerge_use(const size_t m)
+{
+	if (m == 0)
+		return KSM_SW_BOTH | (KSM_RACER_BIT(KSM_RACERS) - KSM_RACER_BIT(0));
+	if (m <= 2)
+		return STRESS_BIT_ULL(m - 1);
+	return KSM_SW_BOTH | KSM_RACER_BIT(m - 3);
+}
+
+/*
+ *  stress_ksm_unmerge_region_size()
+ *	this instance's share of --ksm-unmerge-bytes, capped so that every
+ *	instance's region, its racers' state (a second copy of every page
+ *	for mrelease victims) and the verification fit in half of
+ *	MemAvailable, or of the room under the cgroup v2 memory.max if smaller
+ */
+static size_t stress_ksm_unmerge_region_size(stress_args_t *args, const uint64_t use, size_t *total)
+{
+	const stress_ksm_unmerge_shared_t *sh = stress_ksm_unmerge_shared;
+	char buf[4096], dir[PATH_MAX], path[PATH_MAX + 32];
+	uint64_t avail = sh->mem_avail, fixed = 4 * MB, extra = 0, copies = 1, cap;
+	size_t bytes = DEFAULT_KSM_UNMERGE_BYTES, i, per;
+	const char *what = "MemAvailable", *p;
+	char *slash;
+
+	if (!stress_setting_get("ksm-unmerge-bytes", &bytes)) {
+		if (g_opt_flags & OPT_FLAGS_MAXIMIZE)
+			bytes = 1 * GB;
+		if (g_opt_flags & OPT_FLAGS_MINIMIZE)
+			bytes = MIN_KSM_UNMERGE_BYTES * args->instances;
+	}
+	/* the tightest memory.max of this cgroup v2 and its ancestors */
+	if (stress_fs_file_read("/proc/self/cgroup", buf, sizeof(buf)) > 0 && (p = strstr(buf, "0::")) &&
+	    (p == buf || p[-1] == '\n')) {
+		(void)shim_strscpy(dir, p + 3, sizeof(dir));
+		dir[strcspn(dir, "\n")] = '\0';
+		for (;;) {
+			int64_t max, cur;
+
+			(void)snprintf(path, sizeof(path), "/sys/fs/cgroup%s/memory.max", dir);
+			max = stress_ksm_unmerge_file_field(path, NULL);
+			(void)snprintf(path, sizeof(path), "/sys/fs/cgroup%s/memory.current", dir);
+			cur = stress_ksm_unmerge_file_field(path, NULL);
+			if (max >= 0 && (uint64_t)(max > cur ? max - STRESS_MAXIMUM(cur, (int64_t)0) : 0) < avail) {
+				avail = (uint64_t)(max > cur ? max - STRESS_MAXIMUM(cur, (int64_t)0) : 0);
+				what = "the cgroup's memory.max room";
+			}
+			slash = strrchr(dir, '/');
+			if (!slash || slash == dir)
+				break;
+			*slash = '\0';
+		}
+	}
+	for (i = 0; i < KSM_RACERS; i++) {
+		if (!(use & KSM_RACER_BIT(i)))
+			continue;
+		fixed += KSM_RACER_BYTES;
+		extra += stress_ksm_unmerge_racers[i].page_bytes;
+		copies += !!(stress_ksm_unmerge_racers[i].flags & KSM_RF_COPY) && copies == 1;
+	}
+	fixed *= args->instances;
+	cap = (avail / 2 > fixed) ? (avail / 2 - fixed) / (copies * args->page_size + extra) * args->page_size : 0;
+	if (avail && bytes > cap) {
+		if (stress_instance_zero(args))
+			pr_inf("%s: capping %zu bytes to %" PRIu64 " bytes: half of %s (%" PRIu64 " bytes) less the "
+				"racers' and verification memory%s\n", args->name, bytes, cap, what, avail,
+				copies > 1 ? ", halved for the mrelease victims' copies" : "");
+		bytes = (size_t)cap;
+	}
+	per = STRESS_MAXIMUM((bytes / args->instances) & ~(args->page_size - 1), (size_t)MIN_KSM_UNMERGE_BYTES);
+	*total = per * args->instances;
+	return per;
 }
 
 /*
@@ -1529,10 +5281,8 @@ static bool stress_ksm_unmerge_stat_has_zero(stress_ksm_unmerge_ctx_t *ctx)
  */
 static void stress_ksm_unmerge_ctx_free(stress_ksm_unmerge_ctx_t *ctx)
 {
-	int *fds[] = {
-		&ctx->pagemap_fd, &ctx->kpageflags_fd, &ctx->ksm_stat_fd,
-		&ctx->merging_pages_fd, &ctx->full_scans_fd, &ctx->vmstat_fd,
-	};
+	int *fds[] = { &ctx->pagemap_fd, &ctx->kpageflags_fd, &ctx->kpagecount_fd, &ctx->ksm_stat_fd,
+		&ctx->merging_pages_fd, &ctx->full_scans_fd, &ctx->vmstat_fd, &ctx->zero_pages_fd, &ctx->taint_fd };
 	size_t i;
 
 	for (i = 0; i < SIZEOF_ARRAY(fds); i++) {
@@ -1540,48 +5290,20 @@ static void stress_ksm_unmerge_ctx_free(stress_ksm_unmerge_ctx_t *ctx)
 			(void)close(*fds[i]);
 		*fds[i] = -1;
 	}
-	if (stress_ksm_unmerge_kpagecount_fd >= 0)
-		(void)close(stress_ksm_unmerge_kpagecount_fd);
-	stress_ksm_unmerge_kpagecount_fd = -1;
 	if (ctx->region)
 		(void)munmap(ctx->region, ctx->region_size);
 	if (ctx->templates)
-		(void)munmap(ctx->templates, (KSM_UNMERGE_FEW_TEMPLATES + 1) * ctx->page_size);
-	free(ctx->pagemap);
-	free(ctx->pfns);
-	ctx->region = NULL;
-	ctx->templates = NULL;
-	ctx->pagemap = NULL;
-	ctx->pfns = NULL;
-}
-
-/*
- *  stress_ksm_unmerge_verify_cannot_run()
- *	the --verify rule: a check that cannot run (pagemap PFNs hidden, the
- *	kernel log unreadable) skips the stressor with the reason
- */
-static bool stress_ksm_unmerge_verify_cannot_run(stress_ksm_unmerge_ctx_t *ctx)
-{
-	const stress_ksm_unmerge_shared_t *sh = stress_ksm_unmerge_shared;
-	const char *why = NULL;
-
-	if (!ctx->verify)
-		return false;
-	if (!ctx->have_pfns)
-		why = "the page checks need pagemap PFNs (CAP_SYS_ADMIN)";
-	else if (sh && sh->klog_unavail)
-		why = "the kernel-log check cannot read /dev/kmsg (use --ksm-unmerge-no-klog to run without it)";
-	if (!why)
-		return false;
-	if (stress_instance_zero(ctx->args))
-		pr_inf_skip("%s: --verify cannot keep its promise: %s; skipping stressor\n",
-			ctx->args->name, why);
-	return true;
+		(void)munmap(ctx->templates, (KSM_FEW_TEMPLATES + 1) * ctx->page_size);
+	free(ctx->pm);
+	free(ctx->keys);
+	ctx->region = ctx->templates = NULL;
+	ctx->pm = ctx->keys = NULL;
 }
 
 /*
  *  stress_ksm_unmerge_ctx_init()
- *	map and fill the region, open the counters; EXIT_SUCCESS or a skip/fail code
+ *	map and fill the region (stop checks between 64 MiB), open the
+ *	kernel files; EXIT_SUCCESS or a skip code
  */
 static int stress_ksm_unmerge_ctx_init(stress_ksm_unmerge_ctx_t *ctx, stress_args_t *args)
 {
@@ -1591,446 +5313,828 @@ static int stress_ksm_unmerge_ctx_init(stress_ksm_unmerge_ctx_t *ctx, stress_arg
 	ctx->args = args;
 	ctx->t_start = stress_time_now();
 	ctx->page_size = args->page_size;
-	ctx->pagemap_fd = ctx->kpageflags_fd = ctx->ksm_stat_fd = -1;
-	ctx->merging_pages_fd = ctx->full_scans_fd = ctx->vmstat_fd = -1;
 	ctx->st = &sh->inst[args->instance];
-	ctx->st->pid = getpid();
-	ctx->pattern = sh->pattern;
-	ctx->methods = sh->methods;
+	ctx->iface = &sh->iface;
+	ctx->pattern = (int)sh->pattern;
+	ctx->use = stress_ksm_unmerge_use(sh->method);
 	ctx->verify = !!(g_opt_flags & OPT_FLAGS_VERIFY);
-	ctx->ksm_zero = stress_ksm_unmerge_pattern_zero(ctx->pattern);
 	ctx->seed = ((uint64_t)getpid() << 32) ^ ((uint64_t)args->instance << 48) ^ stress_mwc64();
-	ctx->region_size = stress_ksm_unmerge_region_size(args, ctx->methods, &total);
-	ctx->npages = ctx->region_size / ctx->page_size;
-	if (ctx->region_size > KSM_UNMERGE_TEARDOWN_FREE)
-		ctx->teardown_secs = (double)ctx->region_size / (double)KSM_UNMERGE_TEARDOWN_RATE;
-
-	ctx->region = mmap(NULL, ctx->region_size, PROT_READ | PROT_WRITE,
-		MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (ctx->region == MAP_FAILED) {
-		ctx->region = NULL;
-		pr_inf_skip("%s: mmap of %zu bytes failed%s, errno=%d (%s), skipping stressor\n",
-			args->name, ctx->region_size, stress_memory_free_get(), errno, strerror(errno));
-		return EXIT_NO_RESOURCE;
+	ctx->main_thread = pthread_self();
+	ctx->region_size = stress_ksm_unmerge_region_size(args, ctx->use, &total);
+	ctx->npages = ctx->touch_npages = ctx->region_size / ctx->page_size;
+	ctx->teardown_secs = (ctx->region_size > GB) ? (double)ctx->region_size / KSM_TEARDOWN_RATE : 0.0;
+	for (i = 0; i < KSM_RACERS; i++) {
+		ctx->run[i].r = &stress_ksm_unmerge_racers[i];
+		ctx->run[i].rs = &ctx->st->racer[i];
+		ctx->run[i].ctx = ctx;
 	}
-#if defined(MADV_NOHUGEPAGE)
-	(void)madvise(ctx->region, ctx->region_size, MADV_NOHUGEPAGE);
-#endif
-	stress_memory_anon_name_set(ctx->region, ctx->region_size, "ksm-unmerge-region");
-	/* shmem: under prctl's merge-any the templates must not merge with the region */
-	ctx->templates = mmap(NULL, (KSM_UNMERGE_FEW_TEMPLATES + 1) * ctx->page_size,
-		PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	ctx->pagemap = calloc(KSM_UNMERGE_PM_CHUNK, sizeof(uint64_t));
-	ctx->pfns = stress_ksm_unmerge_scan_alloc(ctx);
-	if (ctx->templates == MAP_FAILED || !ctx->pagemap || !ctx->pfns) {
-		if (ctx->templates == MAP_FAILED)
-			ctx->templates = NULL;
-		pr_inf_skip("%s: cannot allocate verification buffers for %zu pages, skipping stressor\n",
-			args->name, ctx->npages);
-		return EXIT_NO_RESOURCE;
-	}
-
-	ctx->pagemap_fd = stress_ksm_unmerge_open("/proc/self/pagemap");
-	ctx->kpageflags_fd = stress_ksm_unmerge_open("/proc/kpageflags");
-	ctx->ksm_stat_fd = stress_ksm_unmerge_open_proc(sh->proc_root, "self/ksm_stat");
-	ctx->merging_pages_fd = stress_ksm_unmerge_open_proc(sh->proc_root, "self/ksm_merging_pages");
-	ctx->full_scans_fd = stress_ksm_unmerge_open_proc(KSM_SYSFS, "full_scans");
-	ctx->vmstat_fd = stress_ksm_unmerge_open("/proc/vmstat");
+	ctx->pagemap_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	ctx->kpageflags_fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+	ctx->kpagecount_fd = sh->iface.kpf_ksm ? -1 : open("/proc/kpagecount", O_RDONLY | O_CLOEXEC);
+	ctx->ksm_stat_fd = open("/proc/self/ksm_stat", O_RDONLY | O_CLOEXEC);
+	ctx->merging_pages_fd = open("/proc/self/ksm_merging_pages", O_RDONLY | O_CLOEXEC);
+	ctx->full_scans_fd = open(KSM_SYSFS "/full_scans", O_RDONLY | O_CLOEXEC);
+	ctx->vmstat_fd = open("/proc/vmstat", O_RDONLY | O_CLOEXEC);
+	ctx->zero_pages_fd = open(KSM_SYSFS "/ksm_zero_pages", O_RDONLY | O_CLOEXEC);
+	ctx->taint_fd = open("/proc/sys/kernel/tainted", O_RDONLY | O_CLOEXEC);
 	if (ctx->full_scans_fd < 0) {
-		pr_inf_skip("%s: cannot open %s/full_scans, errno=%d (%s), skipping stressor\n",
-			args->name, KSM_SYSFS, errno, strerror(errno));
+		pr_inf_skip("%s: cannot open %s/full_scans, errno=%d (%s), skipping stressor\n", args->name,
+			KSM_SYSFS, errno, strerror(errno));
 		return EXIT_NO_RESOURCE;
 	}
-
+	ctx->region = stress_ksm_unmerge_map(ctx->region_size, 0, "ksm-unmerge-region");
+	/* shared memory: under prctl's merge-any the templates never merge with the region */
+	ctx->templates = mmap(NULL, (KSM_FEW_TEMPLATES + 1) * ctx->page_size, PROT_READ | PROT_WRITE,
+		MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ctx->pm = calloc(KSM_CHUNK, sizeof(*ctx->pm));
+	ctx->keys = calloc(KSM_CHUNK, sizeof(*ctx->keys));
+	if (ctx->templates == MAP_FAILED)
+		ctx->templates = NULL;
+	if (!ctx->region || !ctx->templates || !ctx->pm || !ctx->keys) {
+		pr_inf_skip("%s: cannot map a region of %zu bytes and its scratch%s, errno=%d (%s), skipping "
+			"stressor\n", args->name, ctx->region_size, stress_memory_free_get(), errno, strerror(errno));
+		return EXIT_NO_RESOURCE;
+	}
 	stress_ksm_unmerge_templates_fill(ctx);
 	for (i = 0; i < ctx->npages; i++) {
-		/* gigabytes take seconds to fault in: stop on time */
-		if (!(i % KSM_UNMERGE_FILL_PAGES) && stress_ksm_unmerge_stop_seen(ctx, "region fill"))
+		if (!(i & 16383) && stress_ksm_unmerge_stop_seen(ctx, "region fill"))
 			break;
 		stress_ksm_unmerge_page_fill(ctx, i, ctx->region + i * ctx->page_size);
 	}
 	ctx->filled = i;
 	stress_ksm_unmerge_expect(ctx);
-	/* the self-tested signals (init): zero page, KPF_KSM, PFNs, counters */
-	ctx->iface = &sh->iface;
-	stress_ksm_unmerge_iface_cur = &sh->iface;
-	if (!sh->iface.kpf_ksm && stress_ksm_unmerge_kpagecount_fd < 0)
-		stress_ksm_unmerge_kpagecount_fd = stress_ksm_unmerge_open("/proc/kpagecount");
-	ctx->zero_pfn = sh->iface.zero_pfn;
-	/* without CAP_SYS_ADMIN pagemap hides PFNs: fall back to counters */
-	ctx->have_pfns = sh->iface.pfns && ctx->pagemap_fd >= 0 &&
-		(stress_ksm_unmerge_pagemap_read(ctx->pagemap_fd, ctx->region, 1,
-			ctx->page_size, ctx->pagemap) == 0) && (ctx->pagemap[0] & PM_PFN_MASK);
-	if (!ctx->have_pfns && stress_instance_zero(args))
-		pr_inf("%s: pagemap PFNs not readable: verifying with per-process counters only\n", args->name);
-	ctx->counters = stress_ksm_unmerge_counter_source(ctx->ksm_stat_fd >= 0 && sh->iface.stat_merging,
-		stress_ksm_unmerge_stat_has_zero(ctx), ctx->merging_pages_fd >= 0,
-		ctx->have_pfns, ctx->expect_zero > 0);
-	if (stress_instance_zero(args) && ctx->counters != KSM_COUNTERS_KSM_STAT)
-		pr_inf("%s: /proc/self/ksm_stat %s: merge waits read %s\n", args->name,
-			ctx->ksm_stat_fd < 0 ? "missing" : "lacks ksm_merging_pages or ksm_zero_pages",
-			stress_ksm_unmerge_counter_names[ctx->counters]);
-	if (stress_ksm_unmerge_verify_cannot_run(ctx))
-		return EXIT_NOT_IMPLEMENTED;
-	if (ctx->counters == KSM_COUNTERS_NONE) {
-		pr_inf_skip("%s: no way to observe merging (no /proc/self/ksm_stat, "
-			"ksm_merging_pages or pagemap PFNs), skipping stressor\n", args->name);
+	ctx->have_pfns = sh->iface.pfns && stress_ksm_unmerge_pagemap_read(ctx->pagemap_fd, ctx->region, 1,
+		ctx->page_size, ctx->pm) == 0 && stress_ksm_unmerge_pm_pfn(ctx->pm[0]);
+	ctx->by_pages = ctx->have_pfns && (!(sh->iface.stat_merging || sh->iface.merging_pages) ||
+		(ctx->expect_zero && !sh->iface.stat_zero));
+	if (ctx->verify && !ctx->have_pfns) {
+		if (stress_instance_zero(args))
+			pr_inf_skip("%s: --verify cannot keep its promise: the page checks need pagemap PFNs "
+				"(CAP_SYS_ADMIN); skipping stressor\n", args->name);
 		return EXIT_NOT_IMPLEMENTED;
 	}
-	if (stress_ksm_unmerge_vmflags(ctx->region, ctx->vmflags_before, sizeof(ctx->vmflags_before)) < 0)
-		ctx->vmflags_before[0] = '\0';
+	if (!ctx->have_pfns && ctx->ksm_stat_fd < 0 && ctx->merging_pages_fd < 0) {
+		pr_inf_skip("%s: no way to observe merging (no ksm_stat, ksm_merging_pages or pagemap PFNs), "
+			"skipping stressor\n", args->name);
+		return EXIT_NOT_IMPLEMENTED;
+	}
+	if (!ctx->have_pfns && stress_instance_zero(args))
+		pr_inf("%s: pagemap PFNs not readable: verifying with per-process counters only\n", args->name);
+	if (stress_ksm_unmerge_vmflags(ctx->region, ctx->vmflags, sizeof(ctx->vmflags), true) < 0)
+		ctx->vmflags[0] = '\0';
 	if (stress_instance_zero(args))
 		stress_memory_usage_get(args, ctx->region_size, total);
 	return EXIT_SUCCESS;
 }
 
 /*
- *  stress_ksm_unmerge_switches()
- *	merge switches to rotate through; prctl dropped where the kernel lacks it
+ *  stress_ksm_unmerge_switch()
+ *	merging on or off with madvise (of [off, off + len)) or prctl (the
+ *	whole mm, explicit zero arguments)
  */
-static uint64_t stress_ksm_unmerge_switches(stress_ksm_unmerge_ctx_t *ctx)
+static int stress_ksm_unmerge_switch(stress_ksm_unmerge_ctx_t *ctx, const uint64_t sw, const size_t off,
+	const size_t len, const bool on)
 {
-	uint64_t sw = ctx->methods & KSM_UNMERGE_METHOD_SWITCHES;
+	if (sw == KSM_SW_PRCTL)
+		return prctl(PR_SET_MEMORY_MERGE, on ? 1UL : 0UL, 0UL, 0UL, 0UL);
+	return madvise(ctx->region + off, len, on ? MADV_MERGEABLE : MADV_UNMERGEABLE);
+}
 
-	if (!sw)
-		sw = KSM_UNMERGE_METHOD_MADVISE;
-	if ((sw & KSM_UNMERGE_METHOD_PRCTL) && prctl(PR_GET_MEMORY_MERGE, 0UL, 0UL, 0UL, 0UL) < 0) {
-		if (stress_instance_zero(ctx->args))
-			pr_inf_skip("%s: method prctl skipped: PR_GET_MEMORY_MERGE failed, errno=%d (%s) "
-				"(needs Linux 6.4)\n", ctx->args->name, errno, strerror(errno));
-		sw &= ~KSM_UNMERGE_METHOD_PRCTL;
+/*
+ *  stress_ksm_unmerge_off()
+ *	one unmerge call (switch off), for the signal racer's retry loop
+ */
+static int stress_ksm_unmerge_off(stress_ksm_unmerge_ctx_t *ctx, const uint64_t sw, const size_t off, const size_t len)
+{
+	return stress_ksm_unmerge_switch(ctx, sw, off, len, false);
+}
+
+/*
+ *  stress_ksm_unmerge_timed_off()
+ *	the measured unmerge, only the calls timed (CLOCK_MONOTONIC) into *dt:
+ *	madvise in 128 MiB calls with a stop check between them, prctl (the
+ *	whole mm) in one call the stop signal interrupts (EINTR)
+ */
+static int stress_ksm_unmerge_timed_off(stress_ksm_unmerge_ctx_t *ctx, const uint64_t sw, double *dt)
+{
+	stress_ksm_unmerge_run_t *sig = NULL;
+	size_t off, i;
+	int ret = 0;
+
+	for (i = 0; i < KSM_RACERS && !ctx->quiet; i++)
+		if ((ctx->racers & STRESS_BIT_ULL(i)) && ctx->run[i].r->op == stress_ksm_unmerge_signal_op)
+			sig = &ctx->run[i];
+	*dt = 0.0;
+	ctx->st->unmerge_cycles++;
+	for (off = 0; off < ctx->region_size && ret == 0; off += KSM_CALL_BYTES) {
+		const size_t len = (sw == KSM_SW_PRCTL) ? ctx->region_size : STRESS_MINIMUM(KSM_CALL_BYTES, ctx->region_size - off);
+		uint64_t t0, t1;
+
+		if (off && stress_ksm_unmerge_stop_seen(ctx, "unmerge")) {
+			errno = EINTR;
+			return -1;
+		}
+		ctx->st->in_call = true;
+		t0 = stress_ksm_unmerge_now_ns();
+		ret = sig ? stress_ksm_unmerge_signal_call(ctx, sig, stress_ksm_unmerge_off, sw, off, len) :
+			stress_ksm_unmerge_off(ctx, sw, off, len);
+		t1 = stress_ksm_unmerge_now_ns();
+		ctx->st->in_call = false;
+		*dt += (double)(t1 - t0) / 1.0E9;
+		ctx->st->unmerge_calls++;
+		if (sw == KSM_SW_PRCTL)
+			break;
 	}
-	return sw;
+	return ret;
+}
+
+/*
+ *  stress_ksm_unmerge_account()
+ *	add one cycle's merged, unmerged and cow_ksm figures to the instance's
+ */
+static void stress_ksm_unmerge_account(stress_ksm_unmerge_ctx_t *ctx, const uint64_t ksm, const uint64_t kzero,
+	const double dt, const int64_t cow)
+{
+	stress_ksm_unmerge_instance_t *st = ctx->st;
+
+	st->pages_merged += ksm + kzero;
+	st->pages_zero += kzero;
+	st->cow_ksm += (cow > 0) ? (uint64_t)cow : 0;
+	if (!(ksm + kzero))
+		return;
+	st->pages_unmerged += ksm + kzero;
+	st->unmerge_secs += dt;
+	stress_ksm_unmerge_lat_add(&st->unmerge_lat, dt * 1000.0);
+	if (ctx->quiet && ksm + kzero >= ctx->expect_merged + ctx->expect_zero) {
+		st->quiet_cycles++;
+		st->quiet_pages += ksm + kzero;
+		st->quiet_secs += dt;
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_merge()
+ *	merge on, wait for ksmd, verify the merge; 0 ok, 1 stopped, -1 failed;
+ *	merged pages in *ksm, *kzero, *empty when nothing of the region merged
+ */
+static int stress_ksm_unmerge_merge(stress_ksm_unmerge_ctx_t *ctx, const uint64_t sw, const double bound,
+	uint64_t *ksm, uint64_t *kzero, bool *empty)
+{
+	const char *name = ctx->args->name;
+	stress_ksm_unmerge_instance_t *st = ctx->st;
+	const double t0 = stress_time_now();
+	int64_t merging = 0, zero = 0;
+	int waited, rc = 0;
+
+	stress_ksm_unmerge_phase_set(ctx, KSM_PHASE_MERGING);
+	if (stress_ksm_unmerge_switch(ctx, sw, 0, ctx->region_size, true) < 0) {
+		if (errno == EINTR && !stress_continue(ctx->args))
+			return 1;
+		pr_fail("%s: %s merge on failed, errno=%d (%s)\n", name, sw == KSM_SW_PRCTL ? "prctl" : "madvise",
+			errno, strerror(errno));
+		return -1;
+	}
+	if (sw == KSM_SW_PRCTL && !st->method_cycles[1] && prctl(PR_GET_MEMORY_MERGE, 0UL, 0UL, 0UL, 0UL) != 1) {
+		pr_fail("%s: PR_GET_MEMORY_MERGE does not read 1 after PR_SET_MEMORY_MERGE 1, errno=%d (%s)\n",
+			name, errno, strerror(errno));
+		rc = -1;
+	}
+	waited = stress_ksm_unmerge_merge_wait(ctx, bound, &merging, &zero);
+	st->merge_wait_secs += stress_time_now() - t0;
+	if (waited < 0) {
+		(void)stress_ksm_unmerge_stop_seen(ctx, "merge wait");
+		return 1;
+	}
+	stress_ksm_unmerge_phase_set(ctx, KSM_PHASE_MERGED);
+	if (stress_ksm_unmerge_verify_merge(ctx, waited, ksm, kzero) < 0 ||
+	    stress_ksm_unmerge_zero_check(ctx, "after the merge") < 0)
+		rc = -1;
+	if (ctx->stopped && !rc)
+		return 1;
+	if (!ctx->have_pfns) {
+		*ksm = merging > 0 ? (uint64_t)merging : 0;
+		*kzero = zero > 0 ? (uint64_t)zero : 0;
+	}
+	*empty = !(*ksm + *kzero) && ctx->expect_merged + ctx->expect_zero;
+	if (waited == 0 || *empty) {
+		st->merge_timeouts += *empty;
+		st->partial_merges += !*empty;
+		pr_dbg("%s: cycle %" PRIu64 ": merge incomplete after %.2f s: %" PRIu64 " KSM + %" PRIu64 " zero "
+			"pages of %" PRIu64 "\n", name, ctx->cycle, stress_time_now() - t0, *ksm, *kzero,
+			ctx->expect_merged + ctx->expect_zero);
+		/* on a quiet kernel ksmd finishing its passes short of the prediction is a failure */
+		if (ctx->verify && !ctx->disturb_counts && !ctx->wait_timed_out && !*empty) {
+			pr_fail("%s: partial merge on a quiet kernel: ksmd finished its passes with %" PRIu64 " KSM + %"
+				PRIu64 " zero pages of %" PRIu64 " + %" PRIu64 " predicted (counters: merging %" PRId64
+				", zero %" PRId64 ")\n", name, *ksm, *kzero, ctx->expect_merged, ctx->expect_zero,
+				merging, zero);
+			rc = -1;
+		}
+	}
+	return rc;
+}
+
+/*
+ *  stress_ksm_unmerge_cycle()
+ *	one bogo op: merge, verify merged, racers meet the merged pages, timed
+ *	unmerge, racers park, verify unmerged; every 4th cycle holds the
+ *	racers off (madvise only: a figure of break_ksm() they do not
+ *	disturb); 0 verified, 1 stopped by the end of the run, -1 failed
+ */
+static int stress_ksm_unmerge_cycle(stress_ksm_unmerge_ctx_t *ctx, uint64_t sw, const double bound)
+{
+	stress_ksm_unmerge_instance_t *st = ctx->st;
+	uint64_t ksm = 0, kzero = 0;
+	int64_t cow0, cow1;
+	double dt = 0.0;
+	bool empty = false;
+	int rc, ret;
+
+	ctx->cycle++;
+	ctx->quiet = ctx->racers && !(ctx->cycle % KSM_QUIET_EVERY);
+	if (ctx->quiet) {
+		sw = KSM_SW_MADVISE;
+		if (!stress_ksm_unmerge_racers_quiesce(ctx))
+			return -1;
+	}
+	rc = stress_ksm_unmerge_merge(ctx, sw, bound, &ksm, &kzero, &empty);
+	if (rc > 0)
+		return 1;
+	if (ksm + kzero && !ctx->quiet)
+		stress_ksm_unmerge_racers_meet(ctx);
+	cow0 = stress_ksm_unmerge_field(ctx->vmstat_fd, "cow_ksm");
+	stress_ksm_unmerge_phase_set(ctx, KSM_PHASE_UNMERGING);
+	ret = stress_ksm_unmerge_timed_off(ctx, sw, &dt);
+	cow1 = stress_ksm_unmerge_field(ctx->vmstat_fd, "cow_ksm");
+	if (ret < 0) {
+		const int err = errno;
+
+		stress_ksm_unmerge_phase_set(ctx, KSM_PHASE_IDLE);
+		if (err == EINTR && stress_ksm_unmerge_stop_seen(ctx, "unmerge"))
+			return 1;
+		pr_fail("%s: %s unmerge failed, errno=%d (%s)\n", ctx->args->name,
+			sw == KSM_SW_PRCTL ? "prctl" : "madvise", err, strerror(err));
+		return -1;
+	}
+	if (sw == KSM_SW_PRCTL && !st->method_cycles[1] && prctl(PR_GET_MEMORY_MERGE, 0UL, 0UL, 0UL, 0UL) != 0) {
+		pr_fail("%s: PR_GET_MEMORY_MERGE does not read 0 after PR_SET_MEMORY_MERGE 0\n", ctx->args->name);
+		rc = -1;
+	}
+	stress_ksm_unmerge_phase_set(ctx, KSM_PHASE_VERIFY);
+	if (!stress_ksm_unmerge_racers_quiesce(ctx))
+		rc = -1;
+	if (!ctx->stopped && stress_ksm_unmerge_verify_unmerge(ctx, ksm, (cow0 >= 0 && cow1 >= 0) ? cow1 - cow0 : -1) < 0)
+		rc = -1;
+	if (stress_ksm_unmerge_zero_check(ctx, "after the unmerge") < 0 || stress_ksm_unmerge_taint_check(ctx) < 0)
+		rc = -1;
+	stress_ksm_unmerge_phase_set(ctx, KSM_PHASE_IDLE);
+	stress_ksm_unmerge_account(ctx, ksm, kzero, dt, (cow0 >= 0 && cow1 >= 0) ? cow1 - cow0 : 0);
+	if (rc < 0) {
+		st->failures++;
+		return -1;
+	}
+	if (ctx->stopped || empty)
+		return ctx->stopped ? 1 : 0;	/* cut short, or nothing unmerged: not a bogo op */
+	st->cycles++;
+	st->method_cycles[sw == KSM_SW_PRCTL]++;
+	stress_bogo_inc(ctx->args);
+	return 0;
 }
 
 /*
  *  stress_ksm_unmerge_metrics()
- *	set this instance's metrics; none whose value is legitimately 0
+ *	this instance's metrics; none whose value is legitimately 0
  */
-static void stress_ksm_unmerge_metrics(stress_ksm_unmerge_ctx_t *ctx, const double duration)
+static void stress_ksm_unmerge_metrics(stress_ksm_unmerge_ctx_t *ctx, const double secs)
 {
 	stress_args_t *args = ctx->args;
 	const stress_ksm_unmerge_instance_t *st = ctx->st;
+	const double mib = (double)ctx->page_size / (double)MB;
+	char desc[64];
 	size_t i;
 
 	if (st->pages_unmerged && st->unmerge_secs > 0.0) {
-		stress_metrics_set(args, "MB per sec unmerge rate",
-			((double)st->pages_unmerged * (double)ctx->page_size / (double)MB) / st->unmerge_secs,
+		stress_metrics_set(args, "MB per sec unmerge rate", (double)st->pages_unmerged * mib / st->unmerge_secs,
 			STRESS_METRIC_HARMONIC_MEAN);
-		stress_metrics_set(args, "pages unmerged per sec",
-			(double)st->pages_unmerged / st->unmerge_secs, STRESS_METRIC_HARMONIC_MEAN);
+		stress_metrics_set(args, "pages unmerged per sec", (double)st->pages_unmerged / st->unmerge_secs,
+			STRESS_METRIC_HARMONIC_MEAN);
 	}
-	/* printed only where the madvise unmerge was split into calls */
+	if (st->quiet_pages && st->quiet_secs > 0.0)
+		stress_metrics_set(args, "MB per sec quiet unmerge rate", (double)st->quiet_pages * mib / st->quiet_secs,
+			STRESS_METRIC_HARMONIC_MEAN);
 	if (st->unmerge_cycles && st->unmerge_calls > st->unmerge_cycles)
-		stress_metrics_set(args, "unmerge calls per cycle",
-			(double)st->unmerge_calls / (double)st->unmerge_cycles, STRESS_METRIC_GEOMETRIC_MEAN);
+		stress_metrics_set(args, "unmerge calls per cycle", (double)st->unmerge_calls / (double)st->unmerge_cycles,
+			STRESS_METRIC_GEOMETRIC_MEAN);
 	if (st->cycles) {
-		stress_metrics_set(args, "merge wait millisecs per cycle",
-			st->merge_wait_secs * 1000.0 / (double)st->cycles, STRESS_METRIC_GEOMETRIC_MEAN);
+		stress_metrics_set(args, "merge wait millisecs per cycle", st->merge_wait_secs * 1000.0 / (double)st->cycles,
+			STRESS_METRIC_GEOMETRIC_MEAN);
 		if (st->pages_merged)
-			stress_metrics_set(args, "pages merged per cycle",
-				(double)st->pages_merged / (double)st->cycles, STRESS_METRIC_GEOMETRIC_MEAN);
+			stress_metrics_set(args, "pages merged per cycle", (double)st->pages_merged / (double)st->cycles,
+				STRESS_METRIC_GEOMETRIC_MEAN);
 	}
-	for (i = 0; i < KSM_UNMERGE_RACERS; i++) {
+	for (i = 0; i < KSM_RACERS; i++) {
 		const stress_ksm_unmerge_racer_stats_t *rs = &st->racer[i];
 
-		if (stress_ksm_unmerge_racers[i].op_ns_metric && rs->active && rs->ops && rs->op_ns)
-			stress_metrics_set(args, stress_ksm_unmerge_racers[i].op_ns_metric,
-				(double)rs->op_ns / (double)rs->ops, STRESS_METRIC_HARMONIC_MEAN);
-	}
-	stress_ksm_unmerge_sparse_metrics(ctx);
-	for (i = 0; i < KSM_UNMERGE_RACERS; i++) {
-		char desc[64];
-
-		if (!st->racer[i].active || !st->racer[i].ops || duration <= 0.0)
+		if (!rs->active || !rs->ops || secs <= 0.0)
 			continue;
-		(void)snprintf(desc, sizeof(desc), "%s ops per sec", stress_ksm_unmerge_racer_name(i));
-		stress_metrics_set(args, desc, (double)st->racer[i].ops / duration,
-			STRESS_METRIC_HARMONIC_MEAN);
+		if (rs->op_ns)
+			stress_metrics_set(args, "nanosecs per sparse page", (double)rs->op_ns / (double)rs->ops,
+				STRESS_METRIC_HARMONIC_MEAN);
+		(void)snprintf(desc, sizeof(desc), "%s ops per sec", stress_ksm_unmerge_racers[i].name);
+		stress_metrics_set(args, desc, (double)rs->ops / secs, STRESS_METRIC_HARMONIC_MEAN);
 	}
-}
-
-/*
- *  stress_ksm_unmerge_log_sync()
- *	instance, at its end: have the monitor retry the unwritten intervals
- *	now, then fail if any is not in the file
- */
-static int stress_ksm_unmerge_log_sync(stress_ksm_unmerge_ctx_t *ctx)
-{
-	stress_ksm_unmerge_shared_t *sh = stress_ksm_unmerge_shared;
-	const double deadline = stress_time_now() + 1.0;
-	uint32_t req, missing;
-
-	if (!sh->log_path[0] || sh->monitor_pid <= 0)
-		return 0;
-	req = __atomic_add_fetch(&sh->log_sync_req, 1, __ATOMIC_SEQ_CST);
-	while (sh->log_sync_done < req && stress_time_now() < deadline)
-		(void)shim_nanosleep_uint64(10000000);
-	missing = sh->log_pending + sh->log_lost;
-	if (!missing)
-		return 0;
-	pr_fail("%s: soak log %s: %" PRIu32 " of %" PRIu32 " intervals are not in the file "
-		"(%" PRIu32 " lost, %" PRIu32 " unwritten), last errno=%d (%s)\n", ctx->args->name,
-		sh->log_path, missing, sh->log_elapsed, sh->log_lost, sh->log_pending,
-		sh->log_errno, strerror(sh->log_errno));
-	return -1;
 }
 
 /*
  *  stress_ksm_unmerge_outcome()
- *	end-of-run checks: kernel log, degenerate runs; returns the exit code
+ *	end of the worker: racer failures and reach, degenerate runs; the exit code
  */
 static int stress_ksm_unmerge_outcome(stress_ksm_unmerge_ctx_t *ctx, int rc)
 {
-	stress_args_t *args = ctx->args;
+	const char *name = ctx->args->name;
 	const stress_ksm_unmerge_instance_t *st = ctx->st;
 	const uint64_t want = ctx->expect_merged + ctx->expect_zero;
 	size_t i;
 
-	if (!stress_ksm_unmerge_klog_sync(2.0))
-		pr_dbg("%s: kernel-log watcher did not catch up within 2 s\n", args->name);
-	if (st->hangs) {
-		pr_fail("%s: %" PRIu64 " step(s) stuck longer than the hang bound\n", args->name, st->hangs);
-		rc = EXIT_FAILURE;
-	}
-	if (stress_ksm_unmerge_klog_events()) {
-		pr_fail("%s: %" PRIu32 " kernel warning event(s) during the run (see kernel-log report)\n",
-			args->name, stress_ksm_unmerge_klog_events());
-		rc = EXIT_FAILURE;
-	}
-	if (stress_ksm_unmerge_log_sync(ctx) < 0)
-		rc = EXIT_FAILURE;
-	for (i = 0; i < KSM_UNMERGE_RACERS; i++) {
+	for (i = 0; i < KSM_RACERS; i++) {
 		const stress_ksm_unmerge_racer_stats_t *rs = &st->racer[i];
 
 		if (!rs->active)
 			continue;
 		if (rs->failures) {
-			pr_fail("%s: racer %s: %" PRIu64 " verification failure(s)\n", args->name,
-				stress_ksm_unmerge_racer_name(i), rs->failures);
 			rc = EXIT_FAILURE;
-		} else if (!rs->evidence && ctx->verify && st->cycles &&
-			   st->cycles < KSM_UNMERGE_JUDGE_CYCLES) {
-			pr_inf("%s: racer %s not reached in %" PRIu64 " verified cycle(s): too short "
-				"a run to judge (a racer that never reaches its path in %d cycles "
-				"fails --verify)\n", args->name, stress_ksm_unmerge_racer_name(i),
-				st->cycles, KSM_UNMERGE_JUDGE_CYCLES);
+		} else if (!rs->evidence && ctx->verify && st->cycles && st->cycles < KSM_JUDGE_CYCLES) {
+			pr_inf("%s: racer %s not reached in %" PRIu64 " verified cycle(s): too short a run to judge\n",
+				name, stress_ksm_unmerge_racers[i].name, st->cycles);
 		} else if (!rs->evidence && ctx->verify && st->cycles) {
-			pr_fail("%s: racer %s ran %" PRIu64 " ops but never reached its path (%s): "
-				"degenerate run\n", args->name, stress_ksm_unmerge_racer_name(i),
-				rs->ops, rs->reason[0] ? rs->reason : "no evidence");
+			pr_fail("%s: racer %s ran %" PRIu64 " ops but never reached its path (%s): degenerate run\n",
+				name, stress_ksm_unmerge_racers[i].name, rs->ops, rs->reason[0] ? rs->reason : "no evidence");
 			rc = EXIT_FAILURE;
 		}
 	}
 	if (rc != EXIT_SUCCESS)
 		return rc;
 	if (want && !st->pages_merged && (st->merge_timeouts || st->partial_merges)) {
-		pr_fail("%s: nothing merged in %" PRIu64 " merge waits: ksmd run=%" PRIu64 ", "
-			"%zu pages per instance; no throughput reported\n", args->name,
-			st->merge_timeouts + st->partial_merges,
+		pr_fail("%s: nothing merged in %" PRIu64 " merge waits (ksmd run=%" PRIu64 ", %zu pages per instance): "
+			"no throughput reported\n", name, st->merge_timeouts + st->partial_merges,
 			stress_ksm_unmerge_knob_u64("run"), ctx->npages);
 		return EXIT_FAILURE;
 	}
 	if (!st->cycles && want) {
-		pr_inf_skip("%s: no merge/unmerge cycle verified: the run ended during the %s, "
-			"%.1f s after the start (%zu of %zu pages filled; a %zu MB region needs "
-			"longer: raise --timeout or lower --ksm-unmerge-bytes)\n", args->name,
-			st->stop_step[0] ? st->stop_step : "first cycle",
-			stress_time_now() - ctx->t_start, ctx->filled, ctx->npages,
-			(size_t)(ctx->region_size / MB));
+		pr_inf_skip("%s: no merge/unmerge cycle verified: the run ended during the %s, %.1f s after the start "
+			"(%zu of %zu pages filled; a %zu MB region needs longer: raise --timeout or lower "
+			"--ksm-unmerge-bytes)\n", name, st->stop_step[0] ? st->stop_step : "first cycle",
+			stress_time_now() - ctx->t_start, ctx->filled, ctx->npages, (size_t)(ctx->region_size / MB));
 		return EXIT_NO_RESOURCE;
 	}
 	if (!want && st->pages_merged) {
-		pr_fail("%s: control pattern unique merged %" PRIu64 " pages, expected none\n",
-			args->name, st->pages_merged);
+		pr_fail("%s: control pattern unique merged %" PRIu64 " pages, expected none\n", name, st->pages_merged);
 		return EXIT_FAILURE;
 	}
 	return EXIT_SUCCESS;
 }
 
 /*
- *  stress_ksm_unmerge_teardown_wait()
- *	a big region was freed ahead of the timeout: end with the run, not
- *	before it (stress-ng warns about an instance that finished early)
+ *  stress_ksm_unmerge_worker()
+ *	the worker: verified cycles until the end of the run, racers around
+ *	them; returns the instance's exit code
  */
-static void stress_ksm_unmerge_teardown_wait(const stress_ksm_unmerge_ctx_t *ctx)
+static int stress_ksm_unmerge_worker(stress_args_t *args)
 {
-	while (ctx->teardown_secs > 0.0 && stress_continue(ctx->args) &&
-	       stress_time_now() < ctx->args->time_end - 0.2)
-		(void)shim_nanosleep_uint64(50000000);
-}
-
-/*
- *  stress_ksm_unmerge()
- *	stress KSM unmerging: verified merge/unmerge cycles with racers
- */
-static int stress_ksm_unmerge(stress_args_t *args)
-{
-	stress_ksm_unmerge_shared_t *sh = stress_ksm_unmerge_shared;
 	stress_ksm_unmerge_ctx_t ctx;
-	uint64_t switches;
-	double bound, t_start;
+	uint64_t sw;
+	double bound, t0;
 	int rc;
 
-	if (!sh) {
-		pr_inf_skip("%s: shared state missing (init failed), skipping stressor\n", args->name);
-		return EXIT_NO_RESOURCE;
-	}
-	if (!sh->knobs_ok) {
-		pr_inf_skip("%s: %s, skipping stressor\n", args->name,
-			sh->knob_error[0] ? sh->knob_error : "KSM knobs not set");
-		return EXIT_NO_RESOURCE;
-	}
-	(void)memset(&ctx, 0, sizeof(ctx));
+	(void)shim_memset(&ctx, 0, sizeof(ctx));
 	rc = stress_ksm_unmerge_ctx_init(&ctx, args);
+	sw = ctx.use & KSM_SW_BOTH;
+	if (rc == EXIT_SUCCESS && (sw & KSM_SW_PRCTL) && prctl(PR_GET_MEMORY_MERGE, 0UL, 0UL, 0UL, 0UL) < 0) {
+		if (stress_instance_zero(args))
+			pr_inf_skip("%s: method prctl skipped: PR_GET_MEMORY_MERGE failed, errno=%d (%s) (needs Linux "
+				"6.4)\n", args->name, errno, strerror(errno));
+		sw &= ~KSM_SW_PRCTL;
+		rc = sw ? EXIT_SUCCESS : EXIT_NOT_IMPLEMENTED;
+	}
 	if (rc != EXIT_SUCCESS) {
 		stress_ksm_unmerge_ctx_free(&ctx);
 		return rc;
 	}
-	switches = stress_ksm_unmerge_switches(&ctx);
-	if (!switches) {
-		stress_ksm_unmerge_ctx_free(&ctx);
-		return EXIT_NOT_IMPLEMENTED;
-	}
 	/* merging needs two ksmd passes over every instance's pages */
 	bound = 10.0 + (double)(ctx.region_size * args->instances) / (32.0 * MB);
-
-	stress_proc_state_set(args->name, STRESS_STATE_SYNC_WAIT);
-	stress_sync_start_wait(args);
-	stress_proc_state_set(args->name, STRESS_STATE_RUN);
-	(void)stress_ksm_unmerge_racers_start(&ctx);
-	t_start = stress_time_now();
-
-	rc = EXIT_SUCCESS;
+	stress_ksm_unmerge_racers_start(&ctx);
+	t0 = stress_time_now();
 	while (!stress_ksm_unmerge_ending(&ctx)) {
-		uint64_t sw = switches;
-		int ret;
+		const int ret = stress_ksm_unmerge_cycle(&ctx, sw == KSM_SW_BOTH ?
+			((ctx.cycle & 1) ? KSM_SW_PRCTL : KSM_SW_MADVISE) : sw, bound);
 
-		if (sw == KSM_UNMERGE_METHOD_SWITCHES)
-			sw = (ctx.cycle & 1) ? KSM_UNMERGE_METHOD_PRCTL : KSM_UNMERGE_METHOD_MADVISE;
-		ret = stress_ksm_unmerge_cycle(&ctx, sw, bound);
 		if (ret > 0)
 			break;
 		if (ret < 0) {
 			rc = EXIT_FAILURE;
-			if (ctx.st->failures >= KSM_UNMERGE_MAX_FAILURES) {
-				pr_inf("%s: %d failures reached, aborting stress process\n",
-					args->name, KSM_UNMERGE_MAX_FAILURES);
+			if (ctx.st->failures >= KSM_MAX_FAILURES) {
+				pr_inf("%s: %d failures reached, aborting stress process\n", args->name, KSM_MAX_FAILURES);
 				break;
 			}
 		}
 	}
-	stress_proc_state_set(args->name, STRESS_STATE_DEINIT);
 	stress_ksm_unmerge_racers_stop(&ctx);
 	stress_ksm_unmerge_phase_set(&ctx, KSM_PHASE_IDLE);
-	if (stress_ksm_unmerge_zc_check(&ctx, "after the racers' children exited") < 0) {
-		stress_ksm_unmerge_fail(&ctx);
+	if (stress_ksm_unmerge_zero_check(&ctx, "after the racers' children exited") < 0)
 		rc = EXIT_FAILURE;
-	}
-	stress_ksm_unmerge_zc_close();
-	stress_ksm_unmerge_metrics(&ctx, stress_time_now() - t_start);
+	stress_ksm_unmerge_metrics(&ctx, stress_time_now() - t0);
 	rc = stress_ksm_unmerge_outcome(&ctx, rc);
 	stress_ksm_unmerge_ctx_free(&ctx);
-	ctx.st->stopped_at = stress_time_now();
-	stress_ksm_unmerge_teardown_wait(&ctx);
+	/* a big region was freed ahead of the timeout: end with the run, not before */
+	while (ctx.teardown_secs > 0.0 && stress_continue(args) && stress_time_now() < args->time_end - 0.2)
+		(void)shim_nanosleep_uint64(50000000);
 	return rc;
 }
 
-#include "stress-ksm-unmerge-report.h"
+/*
+ *  stress_ksm_unmerge_stacks()
+ *	a worker stuck in the kernel: its wchan and every thread's kernel stack
+ */
+static void stress_ksm_unmerge_stacks(const char *name, const pid_t pid, const char *why)
+{
+	char path[64], wchan[128], stack[2048], *p;
+	struct dirent *d;
+	DIR *dir;
+
+	(void)snprintf(path, sizeof(path), "/proc/%d/wchan", (int)pid);
+	if (stress_fs_file_read(path, wchan, sizeof(wchan)) <= 0)
+		(void)shim_strscpy(wchan, "?", sizeof(wchan));
+	pr_fail("%s: worker %d %s; wchan %s, kernel stacks follow\n", name, (int)pid, why, wchan);
+	(void)snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	while (dir && (d = readdir(dir)) != NULL) {
+		if (d->d_name[0] < '1' || d->d_name[0] > '9')
+			continue;
+		(void)snprintf(path, sizeof(path), "/proc/%d/task/%.16s/stack", (int)pid, d->d_name);
+		if (stress_fs_file_read(path, stack, sizeof(stack)) <= 0)
+			continue;
+		for (p = stack; (p = strchr(p, '\n')) != NULL; )
+			*p = (p[1] ? ' ' : '\0');
+		pr_inf("%s: worker %d thread %s: %s\n", name, (int)pid, d->d_name, stack);
+	}
+	if (dir)
+		(void)closedir(dir);
+}
 
 /*
- *  stress_ksm_unmerge_settings()
- *	read the stressor options into the shared state
+ *  stress_ksm_unmerge_supervise()
+ *	the instance process: pass the stop signal on, report a kernel step
+ *	(unmerge or verification) stuck past the hang bound with its stacks,
+ *	kill a worker that does not stop; a worker killed from outside fails
+ *	the run, one the OOM killer took is a skip
  */
-static void stress_ksm_unmerge_settings(stress_ksm_unmerge_shared_t *sh)
+static int stress_ksm_unmerge_supervise(stress_args_t *args, const pid_t pid)
 {
-	size_t pattern = KSM_UNMERGE_PATTERN_SAME;
-	uint64_t methods = KSM_UNMERGE_METHOD_ALL;	/* default: the whole job */
-	uint32_t hang_timeout = 60, progress = 0;
-	char *log_path = NULL, *proc_root = NULL;
-	bool stop_on_warn = false;
+	const stress_ksm_unmerge_instance_t *st = &stress_ksm_unmerge_shared->inst[args->instance];
+	double stop_at = 0.0;
+	bool hung = false, killed = false;
+	int status = 0;
 
-	(void)stress_setting_get("ksm-unmerge-pattern", &pattern);
-	(void)stress_setting_get("ksm-unmerge-method", &methods);
-	(void)stress_setting_get("ksm-unmerge-hang-timeout", &hang_timeout);
-	(void)stress_setting_get("ksm-unmerge-stop-on-warn", &stop_on_warn);
-	log_path = (char *)stress_ksm_unmerge_log_arg;
-	(void)stress_setting_get("ksm-unmerge-proc", &proc_root);
-	if (proc_root)
-		(void)shim_strscpy(sh->proc_root, proc_root, sizeof(sh->proc_root));
-	if (!stress_setting_get("ksm-unmerge-progress", &progress) &&
-	    g_opt_timeout != TIMEOUT_NOT_SET && g_opt_timeout >= 600)
-		progress = 60;
-	sh->pattern = (int)pattern;
-	sh->methods = methods;
-	sh->hang_timeout = hang_timeout;
-	sh->progress = progress;
-	sh->stop_on_warn = stop_on_warn;
-	if (log_path)
-		(void)shim_strscpy(sh->log_path, log_path, sizeof(sh->log_path));
-	if (g_opt_timeout != TIMEOUT_NOT_SET && g_opt_timeout)
-		sh->end_time = sh->start_time + (double)g_opt_timeout;
+	for (;;) {
+		const pid_t ret = waitpid(pid, &status, WNOHANG);
+		const double now = stress_time_now();
+
+		if (ret == pid)
+			break;
+		if (ret < 0 && errno != EINTR) {
+			pr_fail("%s: waitpid on worker %d failed, errno=%d (%s)\n", args->name, (int)pid, errno, strerror(errno));
+			(void)stress_kill_pid(pid);
+			return EXIT_FAILURE;
+		}
+		if (!stress_continue(args) && stop_at == 0.0) {
+			stop_at = now;
+			(void)shim_kill(pid, SIGALRM);
+		}
+		if (!hung && (st->phase == KSM_PHASE_UNMERGING || st->phase == KSM_PHASE_VERIFY) &&
+		    now - st->phase_since - st->hang_allow > KSM_HANG_SECS) {
+			hung = true;
+			stress_ksm_unmerge_stacks(args->name, pid, st->phase == KSM_PHASE_UNMERGING ?
+				"stuck in the unmerge for longer than the hang bound" :
+				"stuck in the verification (racers parking) for longer than the hang bound");
+		}
+		if (stop_at > 0.0 && !killed && now - stop_at > KSM_STOP_SECS + st->hang_allow) {
+			stress_ksm_unmerge_stacks(args->name, pid, "did not stop within 10 secs of the stop request "
+				"and is killed");
+			(void)stress_kill_pid(pid);
+			killed = true;
+		}
+		(void)shim_nanosleep_uint64(20000000);
+	}
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && !killed && stress_process_oomed(pid)) {
+		pr_inf_skip("%s: worker %d killed by the OOM killer after %" PRIu64 " bogo ops, skipping stressor\n",
+			args->name, (int)pid, stress_bogo_get(args));
+		return EXIT_NO_RESOURCE;
+	}
+	if (WIFSIGNALED(status) && !killed)
+		pr_fail("%s: worker %d killed by signal %d from outside the run\n", args->name, (int)pid,
+			WTERMSIG(status));
+	if (WIFSIGNALED(status) || hung)
+		return EXIT_FAILURE;
+	return WEXITSTATUS(status);
+}
+
+/*
+ *  stress_ksm_unmerge_zero_leak()
+ *	global ksm_zero_pages less what every live process holds (ksm_stat):
+ *	KSM zero pages counted for no live process; -1 unknown
+ */
+static int64_t stress_ksm_unmerge_zero_leak(void)
+{
+	int tries;
+
+	for (tries = 0; tries < 20; tries++) {
+		const int64_t g0 = stress_ksm_unmerge_file_field(KSM_SYSFS "/ksm_zero_pages", NULL);
+		int64_t held = 0, g1;
+		struct dirent *d;
+		DIR *dir = opendir("/proc");
+
+		if (g0 < 0 || !dir) {
+			if (dir)
+				(void)closedir(dir);
+			return -1;
+		}
+		while ((d = readdir(dir)) != NULL) {
+			char path[64];
+
+			if (d->d_name[0] < '1' || d->d_name[0] > '9')
+				continue;
+			(void)snprintf(path, sizeof(path), "/proc/%.16s/ksm_stat", d->d_name);
+			held += STRESS_MAXIMUM(stress_ksm_unmerge_file_field(path, "ksm_zero_pages"), (int64_t)0);
+		}
+		(void)closedir(dir);
+		g1 = stress_ksm_unmerge_file_field(KSM_SYSFS "/ksm_zero_pages", NULL);
+		if (g0 == g1)
+			return g0 - held;
+		(void)shim_nanosleep_uint64(10000000);
+	}
+	return -1;
+}
+
+/*
+ *  stress_ksm_unmerge_zero_leak_check()
+ *	the last instance to finish: no KSM zero page counted for no live
+ *	process beyond those the run found (exits settle within 2 s)
+ */
+static int stress_ksm_unmerge_zero_leak_check(stress_args_t *args)
+{
+	const stress_ksm_unmerge_shared_t *sh = stress_ksm_unmerge_shared;
+	const double deadline = stress_time_now() + 2.0;
+	int64_t leak = INT64_MAX, now;
+
+	if (sh->zero_leak0 < 0)
+		return EXIT_SUCCESS;
+	do {
+		now = stress_ksm_unmerge_zero_leak();
+		if (now >= 0)
+			leak = STRESS_MINIMUM(leak, now - sh->zero_leak0);
+		if (leak <= 0)
+			return EXIT_SUCCESS;
+		(void)shim_nanosleep_uint64(200000000);
+	} while (stress_time_now() < deadline);
+	if (leak == INT64_MAX)
+		return EXIT_SUCCESS;
+	pr_fail("%s: KSM zero pages charged at fork: the global ksm_zero_pages counts %" PRId64 " more KSM zero "
+		"pages for no live process than when the run began (%" PRId64 " then): children forked while "
+		"their parent unmerged KSM zero pages, or held them in MADV_DONTFORK/WIPEONFORK VMAs, were "
+		"charged pages they never mapped, and the count stayed when they exited (ksm_zero_pages and "
+		"general_profit only grow)\n", args->name, leak, sh->zero_leak0);
+	return EXIT_FAILURE;
+}
+
+/*
+ *  stress_ksm_unmerge()
+ *	stress KSM unmerging: the instance supervises a worker that runs the
+ *	verified merge/unmerge cycles with the racers
+ */
+static int stress_ksm_unmerge(stress_args_t *args)
+{
+	stress_ksm_unmerge_shared_t *sh = stress_ksm_unmerge_shared;
+	char path[PATH_MAX];
+	pid_t pid;
+	int rc, leak;
+
+	if (!sh || !sh->knobs_ok) {
+		pr_inf_skip("%s: %s, skipping stressor\n", args->name, sh && sh->knob_error[0] ? sh->knob_error :
+			"the KSM knobs could not be set up");
+		return EXIT_NO_RESOURCE;
+	}
+	stress_proc_state_set(args->name, STRESS_STATE_SYNC_WAIT);
+	stress_sync_start_wait(args);
+	stress_proc_state_set(args->name, STRESS_STATE_RUN);
+	pid = fork();
+	if (pid == 0) {
+		stress_parent_died_alarm();
+		stress_set_oom_adjustment(args, true);
+		_exit(stress_ksm_unmerge_worker(args));
+	}
+	if (pid < 0) {
+		pr_inf_skip("%s: fork of the worker failed, errno=%d (%s), skipping stressor\n", args->name,
+			errno, strerror(errno));
+		rc = EXIT_NO_RESOURCE;
+	} else {
+		rc = stress_ksm_unmerge_supervise(args, pid);
+	}
+	/* a killed worker's O_DIRECT temp dir */
+	if (stress_fs_temp_dir_args(args, path, sizeof(path)) >= 0)
+		(void)rmdir(path);
+	if (__atomic_sub_fetch(&sh->running, 1, __ATOMIC_SEQ_CST) == 0) {
+		leak = stress_ksm_unmerge_zero_leak_check(args);
+		rc = (leak != EXIT_SUCCESS && rc != EXIT_FAILURE) ? leak : rc;
+	}
+	stress_proc_state_set(args->name, STRESS_STATE_DEINIT);
+	return rc;
+}
+
+/*
+ *  stress_ksm_unmerge_report_line()
+ *	pr_inf a report line, kept out of the 10 and 12 field shapes that
+ *	LKP's stress-ng parser takes for metrics rows
+ */
+static void FORMAT(printf, 1, 2) stress_ksm_unmerge_report_line(const char *fmt, ...)
+{
+	char buf[512];
+	const char *p;
+	int fields = 4;		/* "stress-ng: info:  [pid] ksm-unmerge:" */
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	for (p = buf; *p; p++)
+		fields += (*p != ' ' && (p == buf || p[-1] == ' '));
+	pr_inf("ksm-unmerge: %s%s\n", buf, (fields == 10 || fields == 12) ? " -" : "");
+}
+
+/*
+ *  stress_ksm_unmerge_double_cmp()
+ *	qsort: order doubles
+ */
+static int stress_ksm_unmerge_double_cmp(const void *a, const void *b)
+{
+	const double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ *  stress_ksm_unmerge_spread()
+ *	report p50/p95/p99 (nearest rank), mean and stdev of one latency
+ *	ring over every instance
+ */
+static void stress_ksm_unmerge_spread(const stress_ksm_unmerge_shared_t *sh, const size_t off, const char *what)
+{
+	double *v, sum = 0.0, sq = 0.0, mean;
+	size_t n = 0, i;
+
+	for (i = 0; i < sh->instances; i++)
+		n += ((const stress_ksm_unmerge_lat_t *)((const char *)&sh->inst[i] + off))->count;
+	if (!n || !(v = calloc(n, sizeof(*v))))
+		return;
+	for (n = 0, i = 0; i < sh->instances; i++) {
+		const stress_ksm_unmerge_lat_t *lat = (const stress_ksm_unmerge_lat_t *)((const char *)&sh->inst[i] + off);
+
+		(void)shim_memcpy(v + n, lat->ms, lat->count * sizeof(*v));
+		n += lat->count;
+	}
+	qsort(v, n, sizeof(*v), stress_ksm_unmerge_double_cmp);
+	for (i = 0; i < n; i++)
+		sum += v[i];
+	mean = sum / (double)n;
+	for (i = 0; i < n; i++)
+		sq += (v[i] - mean) * (v[i] - mean);
+	stress_ksm_unmerge_report_line("%s: p50=%.3f p95=%.3f p99=%.3f mean=%.3f stdev=%.3f samples=%zu", what,
+		v[(size_t)ceil(0.50 * (double)n) - 1], v[(size_t)ceil(0.95 * (double)n) - 1],
+		v[(size_t)ceil(0.99 * (double)n) - 1], mean, sqrt(sq / (double)n), n);
+	free(v);
+}
+
+/*
+ *  stress_ksm_unmerge_report()
+ *	parent, after the run: totals, one line per requested racer (reached
+ *	with its evidence and counters, NOT reached, or skipped and why),
+ *	the latency spreads
+ */
+static void stress_ksm_unmerge_report(const stress_ksm_unmerge_shared_t *sh)
+{
+	const uint64_t use = stress_ksm_unmerge_use(sh->method);
+	stress_ksm_unmerge_instance_t t;
+	size_t i, j, k;
+
+	(void)shim_memset(&t, 0, offsetof(stress_ksm_unmerge_instance_t, stop_step));
+	for (i = 0; i < sh->instances; i++) {
+		const stress_ksm_unmerge_instance_t *st = &sh->inst[i];
+
+		t.cycles += st->cycles;
+		t.merge_timeouts += st->merge_timeouts;
+		t.partial_merges += st->partial_merges;
+		t.failures += st->failures;
+		t.pages_merged += st->pages_merged;
+		t.pages_zero += st->pages_zero;
+		t.pages_unmerged += st->pages_unmerged;
+		t.cow_ksm += st->cow_ksm;
+		t.method_cycles[0] += st->method_cycles[0];
+		t.method_cycles[1] += st->method_cycles[1];
+		t.quiet_cycles += st->quiet_cycles;
+	}
+	stress_ksm_unmerge_report_line("totals: cycles=%" PRIu64 ",madvise-cycles=%" PRIu64 ",prctl-cycles=%" PRIu64
+		",quiet-cycles=%" PRIu64 ",pages-merged=%" PRIu64 ",zero-pages=%" PRIu64 ",pages-unmerged=%" PRIu64
+		",cow-ksm-delta=%" PRIu64 ",merge-timeouts=%" PRIu64 ",partial-merges=%" PRIu64 ",failures=%" PRIu64,
+		t.cycles, t.method_cycles[0], t.method_cycles[1], t.quiet_cycles, t.pages_merged, t.pages_zero,
+		t.pages_unmerged, t.cow_ksm, t.merge_timeouts, t.partial_merges, t.failures);
+	for (k = 0; k < KSM_RACERS; k++) {
+		const stress_ksm_unmerge_racer_t *r = &stress_ksm_unmerge_racers[k];
+		stress_ksm_unmerge_racer_stats_t rt;
+		char details[256] = "";
+		size_t off = 0;
+
+		if (!(use & KSM_RACER_BIT(k)))
+			continue;
+		(void)shim_memset(&rt, 0, sizeof(rt));
+		for (i = 0; i < sh->instances; i++) {
+			const stress_ksm_unmerge_racer_stats_t *rs = &sh->inst[i].racer[k];
+
+			rt.ops += rs->ops;
+			rt.evidence += rs->evidence;
+			rt.meet_timeouts += rs->meet_timeouts;
+			for (j = 0; j < KSM_DETAILS; j++)
+				rt.detail[j] += rs->detail[j];
+			rt.active |= rs->active;
+			if (!rt.reason[0])
+				(void)shim_strscpy(rt.reason, rs->reason, sizeof(rt.reason));
+		}
+		if (rt.meet_timeouts)
+			off += (size_t)snprintf(details, sizeof(details), ",merged-phase-timeouts=%" PRIu64, rt.meet_timeouts);
+		for (j = 0; j < KSM_DETAILS && r->details[j] && off < sizeof(details); j++)
+			off += (size_t)snprintf(details + off, sizeof(details) - off, ",%s=%" PRIu64, r->details[j], rt.detail[j]);
+		if (rt.active && rt.evidence)
+			stress_ksm_unmerge_report_line("racer %s reached: ops=%" PRIu64 " %s=%" PRIu64 "%s", r->name,
+				rt.ops, r->evidence, rt.evidence, details);
+		else if (rt.active)
+			stress_ksm_unmerge_report_line("racer %s NOT reached: ops=%" PRIu64 " %s=0%s (%s)", r->name,
+				rt.ops, r->evidence, details, rt.reason[0] ? rt.reason : "its path never met a KSM page");
+		else
+			stress_ksm_unmerge_report_line("racer %s skipped: %s", r->name, rt.reason[0] ? rt.reason : "not started");
+	}
+	stress_ksm_unmerge_spread(sh, offsetof(stress_ksm_unmerge_instance_t, unmerge_lat), "unmerge millisecs per cycle");
+	stress_ksm_unmerge_spread(sh, offsetof(stress_ksm_unmerge_instance_t, mrelease_lat),
+		"mrelease kill-to-reaped millisecs");
 }
 
 /*
  *  stress_ksm_unmerge_init()
- *	parent: shared state, knob save + state file, ksmd on, watcher on
+ *	parent, before the instances: shared state, the run lock, the knobs
+ *	saved (state file) and set, the interface self-test, the baselines
+ *	of the kernel checks (taint, KSM zero pages no process holds)
  */
 static void stress_ksm_unmerge_init(const uint32_t instances)
 {
 	stress_ksm_unmerge_shared_t *sh;
-	bool no_klog = false;
 	int ret;
 
-	stress_ksm_unmerge_shared_size = sizeof(*sh) +
-		(size_t)instances * sizeof(stress_ksm_unmerge_instance_t);
-	sh = mmap(NULL, stress_ksm_unmerge_shared_size, PROT_READ | PROT_WRITE,
-		MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	stress_ksm_unmerge_shared_size = sizeof(*sh) + (size_t)instances * sizeof(stress_ksm_unmerge_instance_t);
+	sh = mmap(NULL, stress_ksm_unmerge_shared_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED) {
 		pr_err("ksm-unmerge: cannot mmap %zu bytes of shared state, errno=%d (%s)\n",
 			stress_ksm_unmerge_shared_size, errno, strerror(errno));
-		stress_ksm_unmerge_shared = NULL;
 		return;
 	}
 	stress_ksm_unmerge_shared = sh;
-	sh->instances = instances;
-	sh->start_time = stress_time_now();
-	sh->mem_avail = stress_ksm_unmerge_meminfo_available();
-	stress_ksm_unmerge_settings(sh);
-	(void)stress_setting_get("ksm-unmerge-no-klog", &no_klog);
-
+	sh->instances = sh->running = instances;
+	(void)stress_setting_get("ksm-unmerge-pattern", &sh->pattern);
+	(void)stress_setting_get("ksm-unmerge-method", &sh->method);
+	sh->mem_avail = (uint64_t)STRESS_MAXIMUM(stress_ksm_unmerge_file_field("/proc/meminfo", "MemAvailable"),
+		(int64_t)0) * KB;
 	ret = stress_ksm_unmerge_lock();
 	if (ret < 0) {
-		if (ret == -EAGAIN || ret == -EACCES)
-			(void)snprintf(sh->knob_error, sizeof(sh->knob_error),
-				"another stress-ksm-unmerge run owns the KSM knobs (%s.lock is locked)",
-				KSM_STATE_FILE);
-		else
-			(void)snprintf(sh->knob_error, sizeof(sh->knob_error),
-				"cannot create the run lock %s.lock, errno=%d (%s)",
-				KSM_STATE_FILE, -ret, strerror(-ret));
+		(void)snprintf(sh->knob_error, sizeof(sh->knob_error), (ret == -EAGAIN || ret == -EACCES) ?
+			"another stress-ksm-unmerge run owns the KSM knobs (%s.lock is locked)" :
+			"cannot create the run lock %s.lock", KSM_STATE_FILE);
 		return;
 	}
 	stress_ksm_unmerge_state_repair();
 	stress_ksm_unmerge_knobs_save(&sh->saved);
 	ret = stress_ksm_unmerge_state_write(&sh->saved);
 	if (ret < 0)
-		pr_warn("ksm-unmerge: cannot write state file %s, errno=%d (%s); "
-			"a SIGKILLed run will not be repaired\n", KSM_STATE_FILE, -ret, strerror(-ret));
-	if (stress_ksm_unmerge_knobs_set(sh->pattern, sh->knob_error, sizeof(sh->knob_error)) < 0) {
+		pr_warn("ksm-unmerge: cannot write state file %s, errno=%d (%s); a SIGKILLed run will not be "
+			"repaired\n", KSM_STATE_FILE, -ret, strerror(-ret));
+	if (stress_ksm_unmerge_knobs_set(sh->knob_error, sizeof(sh->knob_error)) < 0) {
 		(void)stress_ksm_unmerge_knobs_restore(&sh->saved);
 		return;
 	}
 	sh->knobs_ok = true;
-	stress_ksm_unmerge_iface_selftest(sh);
-	if (!no_klog)
-		sh->klog_unavail = stress_ksm_unmerge_klog_start() < 0;
-	stress_ksm_unmerge_monitor_start(sh);
+	stress_ksm_unmerge_iface_selftest(&sh->iface);
+	sh->taint = (uint64_t)STRESS_MAXIMUM(stress_ksm_unmerge_file_field("/proc/sys/kernel/tainted", NULL), (int64_t)0);
+	sh->zero_leak0 = stress_ksm_unmerge_zero_leak();
 }
 
 /*
  *  stress_ksm_unmerge_deinit()
- *	parent: racer report, latency spread, watcher off, knobs restored
+ *	parent, after the instances: the report, ksmd's last scan, the knobs restored
  */
 static void stress_ksm_unmerge_deinit(void)
 {
@@ -2038,13 +6142,8 @@ static void stress_ksm_unmerge_deinit(void)
 
 	if (!sh)
 		return;
-	stress_ksm_unmerge_monitor_stop(sh);
-	stress_ksm_unmerge_klog_stop();
-	stress_ksm_unmerge_report(sh);
-	stress_ksm_unmerge_soak_report(sh);
-#if defined(STRESS_KSM_STANDALONE)
-	stress_ksm_unmerge_yaml(sh);
-#endif
+	if (sh->knobs_ok)
+		stress_ksm_unmerge_report(sh);
 	if (stress_ksm_unmerge_lock_fd >= 0) {
 		if (sh->knobs_ok)
 			stress_ksm_unmerge_ksmd_drain(&sh->saved);
@@ -2059,15 +6158,15 @@ static void stress_ksm_unmerge_deinit(void)
 
 static const stress_exercises_t exercises[] = {
 	STRESS_EX_FEATURE("ksm"),
-	STRESS_EX_FEATURE("break-ksm"),
 	STRESS_EX_SYSCALL("madvise"),
 	STRESS_EX_SYSCALL("prctl"),
 	STRESS_EX_SYSCALL("vmsplice"),
 	STRESS_EX_SYSCALL("userfaultfd"),
 	STRESS_EX_SYSCALL("process_mrelease"),
 	STRESS_EX_SYSCALL("pidfd_open"),
-	STRESS_EX_SYSCALL("fork"),
+	STRESS_EX_SYSCALL("mremap"),
 	STRESS_EX_SYSCALL("mprotect"),
+	STRESS_EX_SYSCALL("ptrace"),
 	STRESS_EX_LIBRARY("pthread"),
 	STRESS_EX_END
 };
@@ -2082,28 +6181,19 @@ const stressor_info_t stress_ksm_unmerge_info = {
 	.exercises = exercises,
 	.classifier = CLASS_VM | CLASS_OS,
 	.verify = VERIFY_ALWAYS,
-	.max_metrics_items = 24,
+	.max_metrics_items = 32,
 };
 
 #else
 
 /*
- *  stress_ksm_unmerge_racer_name()
- *	no racer table in a build without KSM: no name matches a method
+ *  stress_ksm_unmerge_method()
+ *	no methods in a build without KSM
  */
-static const char *stress_ksm_unmerge_racer_name(const size_t idx)
+static const char *stress_ksm_unmerge_method(const size_t i)
 {
-	(void)idx;
-	return "";
-}
-
-/*
- *  stress_ksm_unmerge_racers_list()
- *	--ksm-unmerge-method which in a build without KSM: no racer built
- */
-static void stress_ksm_unmerge_racers_list(void)
-{
-	(void)printf("no racers: built without MADV_MERGEABLE/MADV_UNMERGEABLE or prctl support\n");
+	(void)i;
+	return NULL;
 }
 
 static const stress_exercises_t exercises[] = {
@@ -2118,7 +6208,7 @@ const stressor_info_t stress_ksm_unmerge_info = {
 	.exercises = exercises,
 	.classifier = CLASS_VM | CLASS_OS,
 	.verify = VERIFY_ALWAYS,
-	.unimplemented_reason = "built without MADV_MERGEABLE/MADV_UNMERGEABLE or prctl support"
+	.unimplemented_reason = "built without MADV_MERGEABLE, prctl or pthread support"
 };
 
 #endif

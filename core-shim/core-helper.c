@@ -358,3 +358,48 @@ void stress_bogo_max_ops_zero(void)
 	for (i = 0; i < g_shared->instances; i++)
 		stress_bogo_stop(&g_shared->stats[i].args);
 }
+
+/*
+ *  stress_signal_handler()
+ *	install handler for signum (no SA_RESTART, as stress-ng), the old
+ *	action in orig_action; -1 after a fail line
+ */
+int stress_signal_handler(const char *name, const int signum, void (*handler)(int), struct sigaction *orig_action)
+{
+	struct sigaction sa;
+
+	(void)memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = handler;
+	(void)sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_NOCLDSTOP;
+	if (sigaction(signum, &sa, orig_action) == 0)
+		return 0;
+	pr_fail("%s: sigaction %s failed, errno=%d (%s)\n", name, stress_signal_str(signum), errno, strerror(errno));
+	return -1;
+}
+
+/*
+ *  stress_signal_restore()
+ *	put back the action stress_signal_handler() saved; -1 after a fail line
+ */
+int stress_signal_restore(const char *name, const int signum, struct sigaction *orig_action)
+{
+	if (sigaction(signum, orig_action, NULL) == 0)
+		return 0;
+	pr_fail("%s: sigaction %s restore, errno=%d (%s)\n", name, stress_signal_str(signum), errno, strerror(errno));
+	return -1;
+}
+
+/*
+ *  stress_proc_self_exe_get()
+ *	the path of the running executable, NULL if unknown
+ */
+char *stress_proc_self_exe_get(char *path, const size_t path_len)
+{
+	const ssize_t n = readlink("/proc/self/exe", path, path_len - 1);
+
+	if (n <= 0 || (size_t)n >= path_len - 1)
+		return NULL;
+	path[n] = '\0';
+	return path;
+}

@@ -8,6 +8,10 @@
 extern double stress_time_now(void);
 extern void stress_proc_state_set(const char *name, const int state);
 extern void stress_parent_died_alarm(void);
+extern WARN_UNUSED int stress_signal_handler(const char *name, const int signum, void (*handler)(int),
+	struct sigaction *orig_action);
+extern int stress_signal_restore(const char *name, const int signum, struct sigaction *orig_action);
+extern WARN_UNUSED char *stress_proc_self_exe_get(char *path, const size_t path_len);
 extern void stress_sync_start_wait(stress_args_t *args);
 extern WARN_UNUSED int32_t stress_cpus_online_get(void);
 extern CONST WARN_UNUSED int stress_exit_status(const int err);

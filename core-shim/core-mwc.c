@@ -80,3 +80,12 @@ uint8_t stress_mwc8(void)
 {
 	return (uint8_t)(stress_mwc32() >> 24);
 }
+
+/*
+ *  stress_mwc1()
+ *	1 bit pseudo random number
+ */
+uint8_t stress_mwc1(void)
+{
+	return (uint8_t)(stress_mwc32() >> 31);
+}

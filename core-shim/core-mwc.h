@@ -6,6 +6,7 @@
 
 extern void stress_mwc_reseed(void);
 extern void stress_mwc_seed(void);
+extern uint8_t stress_mwc1(void);
 extern uint8_t stress_mwc8(void);
 extern uint32_t stress_mwc32(void);
 extern uint64_t stress_mwc64(void);

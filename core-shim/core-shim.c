@@ -214,3 +214,21 @@ char *shim_strtok_r(char *str, const char *delim, char **saveptr)
 {
 	return strtok_r(str, delim, saveptr);
 }
+
+/*
+ *  shim_strlcat()
+ *	strlcat(3): append src to dst of len bytes; the length it tried to make
+ */
+size_t shim_strlcat(char *dst, const char *src, size_t len)
+{
+	return strlcat(dst, src, len);
+}
+
+/*
+ *  shim_memfd_create()
+ *	memfd_create(2)
+ */
+int shim_memfd_create(const char *name, unsigned int flags)
+{
+	return (int)syscall(__NR_memfd_create, name, flags);
+}

@@ -6,6 +6,7 @@
 #define CORE_SHIM_H
 
 #include <sys/uio.h>
+#include <dirent.h>
 
 extern int shim_pidfd_open(pid_t pid, unsigned int flags);
 extern int shim_pidfd_send_signal(int pidfd, int sig, siginfo_t *info,
@@ -20,6 +21,8 @@ extern int shim_kill(pid_t pid, int sig);
 extern int shim_unlink(const char *pathname);
 extern int shim_fsync(int fd);
 extern ssize_t shim_strscpy(char *dst, const char *src, size_t len);
+extern size_t shim_strlcat(char *dst, const char *src, size_t len);
+extern int shim_memfd_create(const char *name, unsigned int flags);
 extern char *shim_strtok_r(char *str, const char *delim, char **saveptr);
 
 #endif

@@ -95,6 +95,21 @@
 #if !defined(STRESS_NO_HAVE_REGEXEC)
 #define HAVE_REGEXEC		(1)
 #endif
+#if !defined(STRESS_NO_HAVE_SYS_UIO_H)
+#define HAVE_SYS_UIO_H		(1)
+#endif
+#if !defined(STRESS_NO_HAVE_SYS_FILE_H)
+#define HAVE_SYS_FILE_H		(1)
+#endif
+#if !defined(STRESS_NO_HAVE_SYS_UTSNAME_H)
+#define HAVE_SYS_UTSNAME_H	(1)
+#endif
+#if !defined(STRESS_NO_HAVE_MEMFD_CREATE)
+#define HAVE_MEMFD_CREATE	(1)
+#endif
+#if !defined(STRESS_NO_HAVE_PTRACE)
+#define HAVE_PTRACE		(1)
+#endif
 #if !defined(STRESS_NO_HAVE_SYS_VFS_H)
 #define HAVE_SYS_VFS_H		(1)
 #endif
@@ -134,6 +149,7 @@ do {				\
 #define TIMEOUT_NOT_SET		(~0ULL)
 #define SIZEOF_ARRAY(a)		(sizeof(a) / sizeof(a[0]))
 #define STRESS_MINIMUM(a, b)	(((a) < (b)) ? (a) : (b))
+#define STRESS_MAXIMUM(a, b)	(((a) > (b)) ? (a) : (b))
 
 /* Exit statuses (stress-ng.h) */
 #define EXIT_NOT_SUCCESS		(2)
