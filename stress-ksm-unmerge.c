@@ -4925,6 +4925,22 @@ static int64_t stress_ksm_unmerge_fz_uncopied(const stress_ksm_unmerge_ctx_t *ct
 }
 
 /*
+ *  stress_ksm_unmerge_fz_judge()
+ *	pure: a child charged charged KSM zero pages that maps mapped, its
+ *	parent holding uncopied in VMAs fork() does not copy: the excess
+ *	(0 if none) split into *uncopied_part and *unmerging_part
+ */
+static int64_t stress_ksm_unmerge_fz_judge(const int64_t charged, const int64_t mapped, const int64_t uncopied,
+	int64_t *uncopied_part, int64_t *unmerging_part)
+{
+	const int64_t excess = (charged >= 0 && mapped >= 0 && charged > mapped) ? charged - mapped : 0;
+
+	*uncopied_part = STRESS_MINIMUM(excess, STRESS_MAXIMUM(uncopied, (int64_t)0));
+	*unmerging_part = excess - *uncopied_part;
+	return excess;
+}
+
+/*
  *  stress_ksm_unmerge_fz_op()
  *	once a cycle, 0-100 us into the main thread's unmerge of the zero
  *	range: fork a child and hold what it was charged against what it
@@ -4937,7 +4953,7 @@ static bool stress_ksm_unmerge_fz_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_u
 	stress_ksm_unmerge_fz_sh_t *sh = z->sh;
 	const uint64_t cycle = z->go;
 	const pid_t parent = getpid();
-	int64_t before, excess;
+	int64_t before, excess, uncopied, unmerging;
 	uint64_t t0, t1;
 	bool overlap;
 	int status;
@@ -4964,7 +4980,7 @@ static bool stress_ksm_unmerge_fz_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_u
 		return true;
 	}
 	overlap = (t0 < z->unmerge_ns[1] || !z->unmerge_ns[1]) && t1 > z->unmerge_ns[0];
-	excess = sh->charged - sh->mapped;
+	excess = stress_ksm_unmerge_fz_judge(sh->charged, sh->mapped, sh->uncopied, &uncopied, &unmerging);
 	run->rs->ops++;
 	run->rs->evidence += (before > 0);
 	run->rs->detail[0] += overlap;
@@ -4972,16 +4988,15 @@ static bool stress_ksm_unmerge_fz_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_u
 		stress_ksm_unmerge_racer_fail(run, "the child could not read its ksm_stat or pagemap, errno=%d (%s)",
 			sh->err, strerror(sh->err));
 	} else if (excess > 0) {
-		run->rs->detail[1] += (sh->uncopied > 0);
-		run->rs->detail[2] += (excess > sh->uncopied);
+		run->rs->detail[1] += (uncopied > 0);
+		run->rs->detail[2] += (unmerging > 0);
 		stress_ksm_unmerge_racer_fail(run, "KSM zero pages charged at fork: the kernel charged a forked child "
 			"%" PRId64 " KSM zero pages (its ksm_stat) while it maps %" PRId64 " (its pagemap); of the "
 			"%" PRId64 " too many, %" PRId64 " sat in VMAs fork() does not copy (MADV_DONTFORK, "
 			"MADV_WIPEONFORK) and %" PRId64 " were unmerged while fork() ran (%s); dup_mm() copies the "
 			"parent's count (%" PRId64 ") before dup_mmap() takes the mmap lock and copies the page "
 			"tables, so the child is charged what it never maps, and the global ksm_zero_pages keeps it "
-			"after the child exits", sh->charged, sh->mapped, excess, STRESS_MINIMUM(excess, sh->uncopied),
-			STRESS_MAXIMUM(excess - sh->uncopied, (int64_t)0), overlap ? "this fork overlapped the unmerge "
+			"after the child exits", sh->charged, sh->mapped, excess, uncopied, unmerging, overlap ? "this fork overlapped the unmerge "
 			"of a zero range" : "no unmerge of ours overlapped it", before);
 	}
 	return true;
@@ -5876,6 +5891,23 @@ static int64_t stress_ksm_unmerge_zero_leak(void)
 }
 
 /*
+ *  stress_ksm_unmerge_leak_judge()
+ *	pure: KSM zero pages counted for no live process, now against the
+ *	run's start (base, -1 unknown): the least of the readings (an exit
+ *	in flight settles), 0 when there is nothing to report
+ */
+static int64_t stress_ksm_unmerge_leak_judge(const int64_t base, const int64_t *now, const size_t n)
+{
+	int64_t leak = INT64_MAX;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (now[i] >= 0)
+			leak = STRESS_MINIMUM(leak, now[i] - base);
+	return (base < 0 || leak == INT64_MAX || leak < 0) ? 0 : leak;
+}
+
+/*
  *  stress_ksm_unmerge_zero_leak_check()
  *	the last instance to finish: no KSM zero page counted for no live
  *	process beyond those the run found (exits settle within 2 s)
@@ -5884,20 +5916,18 @@ static int stress_ksm_unmerge_zero_leak_check(stress_args_t *args)
 {
 	const stress_ksm_unmerge_shared_t *sh = stress_ksm_unmerge_shared;
 	const double deadline = stress_time_now() + 2.0;
-	int64_t leak = INT64_MAX, now;
+	int64_t now[16], leak = 0;
+	size_t n = 0;
 
 	if (sh->zero_leak0 < 0)
 		return EXIT_SUCCESS;
 	do {
-		now = stress_ksm_unmerge_zero_leak();
-		if (now >= 0)
-			leak = STRESS_MINIMUM(leak, now - sh->zero_leak0);
-		if (leak <= 0)
+		now[n++] = stress_ksm_unmerge_zero_leak();
+		leak = stress_ksm_unmerge_leak_judge(sh->zero_leak0, now, n);
+		if (!leak)
 			return EXIT_SUCCESS;
 		(void)shim_nanosleep_uint64(200000000);
-	} while (stress_time_now() < deadline);
-	if (leak == INT64_MAX)
-		return EXIT_SUCCESS;
+	} while (stress_time_now() < deadline && n < SIZEOF_ARRAY(now));
 	pr_fail("%s: KSM zero pages charged at fork: the global ksm_zero_pages counts %" PRId64 " more KSM zero "
 		"pages for no live process than when the run began (%" PRId64 " then): children forked while "
 		"their parent unmerged KSM zero pages, or held them in MADV_DONTFORK/WIPEONFORK VMAs, were "
