@@ -322,8 +322,9 @@ typedef struct {
 	const char *not_built;		/* why this build lacks it, NULL if built */
 	unsigned int flags;		/* KSM_RF_* */
 	size_t page_bytes;		/* memory it keeps per region page */
+	size_t priv_size;		/* its state, zeroed before start, freed after stop */
 	int (*supported)(char *reason, const size_t len);
-	int (*start)(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run);
+	int (*start)(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run);	/* -2 unsupported */
 	void (*stop)(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run);
 	bool (*op)(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run);
 	void (*park)(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run);
@@ -2104,6 +2105,18 @@ static uint8_t *stress_ksm_unmerge_map(const size_t size, const int flags, const
 }
 
 /*
+ *  stress_ksm_unmerge_shared_map()
+ *	shared anonymous memory (KSM never merges it: a copy there cannot
+ *	merge with the page it came from), NULL on failure
+ */
+static void *stress_ksm_unmerge_shared_map(const size_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	return (p == MAP_FAILED) ? NULL : p;
+}
+
+/*
  *  stress_ksm_unmerge_same_fill()
  *	fill n pages at p with the same page (racer ranges merge with the region)
  */
@@ -2144,8 +2157,21 @@ static void *stress_ksm_unmerge_racer_thread(void *arg)
 }
 
 /*
+ *  stress_ksm_unmerge_racer_end()
+ *	undo a racer's start: its stop hook, its state freed
+ */
+static void stress_ksm_unmerge_racer_end(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+{
+	if (run->r->stop && run->priv)
+		run->r->stop(ctx, run);
+	free(run->priv);
+	run->priv = NULL;
+}
+
+/*
  *  stress_ksm_unmerge_racers_start()
- *	start every requested racer the kernel supports; skip the others
+ *	start every requested racer: its zeroed state, start (-2: the kernel
+ *	lacks its interface, a skip; -1: start failed), its thread
  */
 static void stress_ksm_unmerge_racers_start(stress_ksm_unmerge_ctx_t *ctx)
 {
@@ -2154,43 +2180,39 @@ static void stress_ksm_unmerge_racers_start(stress_ksm_unmerge_ctx_t *ctx)
 	for (i = 0; i < KSM_RACERS; i++) {
 		stress_ksm_unmerge_run_t *run = &ctx->run[i];
 		const stress_ksm_unmerge_racer_t *r = run->r;
-		int ret;
+		char why[sizeof(run->rs->reason) + 16];
+		int ret = -2;
 
 		if (!(ctx->use & KSM_RACER_BIT(i)))
 			continue;
 		if (r->not_built)
 			(void)stress_ksm_unmerge_racer_reason(run, "not built: %s", r->not_built);
 		else if ((r->flags & KSM_RF_PFNS) && !ctx->have_pfns)
-			(void)stress_ksm_unmerge_racer_reason(run, "pagemap PFNs not readable (needs "
-				"CAP_SYS_ADMIN): its evidence cannot be seen");
-		else if (!r->supported || r->supported(run->rs->reason, sizeof(run->rs->reason)) == 0) {
-			ret = r->start ? r->start(ctx, run) : 0;
-			if (ret == 0 && r->op) {
-				ret = pthread_create(&run->thread, NULL, stress_ksm_unmerge_racer_thread, run);
-				if (ret) {
-					(void)stress_ksm_unmerge_racer_reason(run, "pthread_create failed, errno=%d (%s)",
-						ret, strerror(ret));
-					if (r->stop)
-						r->stop(ctx, run);
-				}
-				run->thread_running = !ret;
-			}
-			if (ret == 0) {
-				run->rs->active = true;
-				ctx->racers |= STRESS_BIT_ULL(i);
-				(void)shim_strlcat(ctx->racers_str, ctx->racers_str[0] ? "," : "", sizeof(ctx->racers_str));
-				(void)shim_strlcat(ctx->racers_str, r->name, sizeof(ctx->racers_str));
-				ctx->disturb_counts |= !!(r->flags & KSM_RF_PARTIAL);
-				ctx->disturb_layout |= !!(r->flags & KSM_RF_LAYOUT);
-				continue;
-			}
-			{
-				char why[sizeof(run->rs->reason) + 16];
-
-				(void)snprintf(why, sizeof(why), "start failed%s%s", run->rs->reason[0] ? ": " : "",
-					run->rs->reason);
-				(void)shim_strscpy(run->rs->reason, why, sizeof(run->rs->reason));
-			}
+			(void)stress_ksm_unmerge_racer_reason(run, "pagemap PFNs not readable (needs CAP_SYS_ADMIN): "
+				"its evidence cannot be seen");
+		else if (!r->supported || r->supported(run->rs->reason, sizeof(run->rs->reason)) == 0)
+			ret = (r->priv_size && !(run->priv = calloc(1, r->priv_size))) ? -1 :
+				(r->start ? r->start(ctx, run) : 0);
+		if (ret == 0 && r->op) {
+			ret = pthread_create(&run->thread, NULL, stress_ksm_unmerge_racer_thread, run);
+			run->thread_running = !ret;
+			errno = ret;
+			ret = ret ? stress_ksm_unmerge_racer_reason(run, "pthread_create failed, errno=%d (%s)", errno,
+				strerror(errno)) : 0;
+		}
+		if (ret == 0) {
+			run->rs->active = true;
+			ctx->racers |= STRESS_BIT_ULL(i);
+			(void)shim_strlcat(ctx->racers_str, ctx->racers_str[0] ? "," : "", sizeof(ctx->racers_str));
+			(void)shim_strlcat(ctx->racers_str, r->name, sizeof(ctx->racers_str));
+			ctx->disturb_counts |= !!(r->flags & KSM_RF_PARTIAL);
+			ctx->disturb_layout |= !!(r->flags & KSM_RF_LAYOUT);
+			continue;
+		}
+		stress_ksm_unmerge_racer_end(ctx, run);
+		if (ret == -1) {
+			(void)snprintf(why, sizeof(why), "start failed%s%s", run->rs->reason[0] ? ": " : "", run->rs->reason);
+			(void)shim_strscpy(run->rs->reason, why, sizeof(run->rs->reason));
 		}
 		run->rs->skipped = true;
 		if (stress_instance_zero(ctx->args))
@@ -2200,7 +2222,7 @@ static void stress_ksm_unmerge_racers_start(stress_ksm_unmerge_ctx_t *ctx)
 
 /*
  *  stress_ksm_unmerge_racers_stop()
- *	stop every running racer: join its thread, then its stop hook
+ *	stop every running racer: join its thread, end it
  */
 static void stress_ksm_unmerge_racers_stop(stress_ksm_unmerge_ctx_t *ctx)
 {
@@ -2209,15 +2231,12 @@ static void stress_ksm_unmerge_racers_stop(stress_ksm_unmerge_ctx_t *ctx)
 	ctx->racers_stop = true;
 	ctx->quiesce = 0;
 	for (i = 0; i < KSM_RACERS; i++) {
-		stress_ksm_unmerge_run_t *run = &ctx->run[i];
-
 		if (!(ctx->racers & STRESS_BIT_ULL(i)))
 			continue;
-		if (run->thread_running)
-			(void)pthread_join(run->thread, NULL);
-		run->thread_running = false;
-		if (run->r->stop)
-			run->r->stop(ctx, run);
+		if (ctx->run[i].thread_running)
+			(void)pthread_join(ctx->run[i].thread, NULL);
+		ctx->run[i].thread_running = false;
+		stress_ksm_unmerge_racer_end(ctx, &ctx->run[i]);
 	}
 	ctx->racers = 0;
 }
@@ -2315,38 +2334,13 @@ static void stress_ksm_unmerge_lat_add(stress_ksm_unmerge_lat_t *lat, const doub
 
 typedef struct {
 	int fds[2];			/* non-blocking pipe */
-	uint8_t *buf;			/* what is read back */
+	uint8_t *buf;			/* read back; shared memory never merges with the region */
 } stress_ksm_unmerge_vmsplice_t;
-
-/*
- *  stress_ksm_unmerge_vmsplice_drain()
- *	read len bytes back out of the pipe; 0 or -errno
- */
-static int stress_ksm_unmerge_vmsplice_drain(stress_ksm_unmerge_vmsplice_t *v, const size_t len)
-{
-	size_t got = 0;
-	int spins = 0;
-
-	while (got < len) {
-		const ssize_t n = read(v->fds[0], v->buf + got, len - got);
-
-		if (n > 0) {
-			got += (size_t)n;
-			continue;
-		}
-		if (n == 0)
-			return -EPIPE;
-		if ((errno != EAGAIN && errno != EINTR) || ++spins > 10000)
-			return -errno;
-		(void)shim_nanosleep_uint64(10000);
-	}
-	return 0;
-}
 
 /*
  *  stress_ksm_unmerge_vmsplice_op()
  *	vmsplice 1-16 merged pages into the pipe (one begun while merged is
- *	held until the unmerge returned), drain, check every byte
+ *	held until the unmerge returned), read them back, check every byte
  */
 static bool stress_ksm_unmerge_vmsplice_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
@@ -2355,11 +2349,11 @@ static bool stress_ksm_unmerge_vmsplice_op(stress_ksm_unmerge_ctx_t *ctx, stress
 	uint8_t st[KSM_OP_PAGES];
 	const uint64_t cycle = ctx->cycle;
 	const bool merged = (ctx->phase == KSM_PHASE_MERGED);
-	size_t first, j, n = stress_ksm_unmerge_random_range(ctx, KSM_OP_PAGES, &first);
+	size_t first, j, got = 0, n = stress_ksm_unmerge_random_range(ctx, KSM_OP_PAGES, &first);
 	uint64_t ksm = 0;
 	bool held = false;
 	ssize_t ret;
-	int err;
+	int spins = 0;
 
 	if (!stress_ksm_unmerge_active(ctx))
 		return false;
@@ -2372,27 +2366,30 @@ static bool stress_ksm_unmerge_vmsplice_op(stress_ksm_unmerge_ctx_t *ctx, stress
 	stress_ksm_unmerge_met(run);
 	ret = n ? vmsplice(v->fds[1], iov, n, SPLICE_F_NONBLOCK) : 0;
 	if (ret <= 0) {
-		/* EFAULT: another racer made the range PROT_NONE */
-		if (ret < 0 && errno != EAGAIN && errno != EINTR &&
-		    !(errno == EFAULT && stress_ksm_unmerge_others_run(ctx, NULL)))
+		if (ret < 0 && errno != EAGAIN && errno != EINTR)
 			stress_ksm_unmerge_racer_fail(run, "vmsplice of pages %zu..%zu failed, errno=%d (%s)",
 				first, first + n - 1, errno, strerror(errno));
 		return true;
 	}
-	if (merged) {
-		/* hold the references until this cycle's unmerge returned */
-		while (ctx->cycle == cycle && !ctx->racers_stop &&
-		       (ctx->phase == KSM_PHASE_MERGED || ctx->phase == KSM_PHASE_UNMERGING))
-			(void)shim_nanosleep_uint64(50000);
-		held = (ctx->cycle == cycle && ctx->phase == KSM_PHASE_VERIFY);
-	} else {
+	/* a splice begun while merged holds its references over the unmerge */
+	while (merged && ctx->cycle == cycle && !ctx->racers_stop &&
+	       (ctx->phase == KSM_PHASE_MERGED || ctx->phase == KSM_PHASE_UNMERGING))
+		(void)shim_nanosleep_uint64(50000);
+	held = merged && ctx->cycle == cycle && ctx->phase == KSM_PHASE_VERIFY;
+	if (!merged)
 		stress_ksm_unmerge_hold(ctx);
-	}
-	err = stress_ksm_unmerge_vmsplice_drain(v, (size_t)ret);
-	if (err < 0) {
-		stress_ksm_unmerge_racer_fail(run, "draining %zd bytes from the pipe failed, errno=%d (%s)",
-			ret, -err, strerror(-err));
-		return true;
+	while (got < (size_t)ret) {
+		const ssize_t r = read(v->fds[0], v->buf + got, (size_t)ret - got);
+
+		if (r > 0) {
+			got += (size_t)r;
+		} else if (r == 0 || (errno != EAGAIN && errno != EINTR) || ++spins > 10000) {
+			stress_ksm_unmerge_racer_fail(run, "reading %zd bytes back from the pipe failed, errno=%d (%s)",
+				ret, errno, strerror(errno));
+			return true;
+		} else {
+			(void)shim_nanosleep_uint64(10000);
+		}
 	}
 	(void)stress_ksm_unmerge_copy_check(run, first, v->buf, (size_t)ret, "read back from the pipe:");
 	run->rs->evidence += ksm;
@@ -2403,79 +2400,42 @@ static bool stress_ksm_unmerge_vmsplice_op(stress_ksm_unmerge_ctx_t *ctx, stress
 }
 
 /*
- *  stress_ksm_unmerge_vmsplice_supported()
- *	the kernel has pipes and vmsplice
- */
-static int stress_ksm_unmerge_vmsplice_supported(char *reason, const size_t len)
-{
-	int fds[2], ret;
-	char c = 0;
-	struct iovec iov = { &c, 1 };
-
-	if (pipe(fds) < 0) {
-		(void)snprintf(reason, len, "pipe failed, errno=%d (%s)", errno, strerror(errno));
-		return -1;
-	}
-	ret = (int)vmsplice(fds[1], &iov, 1, SPLICE_F_NONBLOCK);
-	if (ret < 0)
-		(void)snprintf(reason, len, "vmsplice failed, errno=%d (%s)", errno, strerror(errno));
-	(void)close(fds[0]);
-	(void)close(fds[1]);
-	return ret < 0 ? -1 : 0;
-}
-
-/*
  *  stress_ksm_unmerge_vmsplice_stop()
- *	close the pipe, free the buffer
+ *	close the pipe, unmap the buffer
  */
 static void stress_ksm_unmerge_vmsplice_stop(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_vmsplice_t *v = (stress_ksm_unmerge_vmsplice_t *)run->priv;
 
-	if (!v)
-		return;
 	if (v->fds[0] >= 0)
 		(void)close(v->fds[0]);
 	if (v->fds[1] >= 0)
 		(void)close(v->fds[1]);
 	if (v->buf)
 		(void)munmap(v->buf, KSM_OP_PAGES * ctx->page_size);
-	free(v);
-	run->priv = NULL;
 }
 
 /*
  *  stress_ksm_unmerge_vmsplice_start()
- *	the pipe and a read-back buffer in shared memory (KSM never merges
- *	shmem, so a copy cannot merge with the page it came from)
+ *	the pipe (a vmsplice into it proves the syscall) and the buffer
  */
 static int stress_ksm_unmerge_vmsplice_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
-	stress_ksm_unmerge_vmsplice_t *v = calloc(1, sizeof(*v));
+	stress_ksm_unmerge_vmsplice_t *v = (stress_ksm_unmerge_vmsplice_t *)run->priv;
+	struct iovec iov = { ctx->templates, 1 };
+	char c;
 
-	if (!v)
-		return stress_ksm_unmerge_racer_reason(run, "out of memory for the racer state");
-	run->priv = v;
 	v->fds[0] = v->fds[1] = -1;
-	v->buf = mmap(NULL, KSM_OP_PAGES * ctx->page_size, PROT_READ | PROT_WRITE,
-		MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (v->buf == MAP_FAILED) {
-		v->buf = NULL;
-		stress_ksm_unmerge_vmsplice_stop(ctx, run);
-		return stress_ksm_unmerge_racer_reason(run, "cannot map the read-back buffer, errno=%d (%s)",
+	v->buf = stress_ksm_unmerge_shared_map(KSM_OP_PAGES * ctx->page_size);
+	if (!v->buf || pipe2(v->fds, O_CLOEXEC | O_NONBLOCK) < 0 || vmsplice(v->fds[1], &iov, 1, SPLICE_F_NONBLOCK) != 1 ||
+	    read(v->fds[0], &c, 1) != 1)
+		return stress_ksm_unmerge_racer_reason(run, "mmap, pipe2 or vmsplice failed, errno=%d (%s)",
 			errno, strerror(errno));
-	}
-	if (pipe2(v->fds, O_CLOEXEC | O_NONBLOCK) < 0) {
-		v->fds[0] = v->fds[1] = -1;
-		stress_ksm_unmerge_vmsplice_stop(ctx, run);
-		return stress_ksm_unmerge_racer_reason(run, "pipe2 failed, errno=%d (%s)", errno, strerror(errno));
-	}
 	return 0;
 }
 #define KSM_VMSPLICE_NOT_BUILT	NULL
 #else
 #define KSM_VMSPLICE_NOT_BUILT	"vmsplice() or SPLICE_F_NONBLOCK missing (HAVE_VMSPLICE)"
-#define stress_ksm_unmerge_vmsplice_supported	NULL
 #define stress_ksm_unmerge_vmsplice_start	NULL
 #define stress_ksm_unmerge_vmsplice_stop	NULL
 #define stress_ksm_unmerge_vmsplice_op		NULL
@@ -2484,13 +2444,11 @@ static int stress_ksm_unmerge_vmsplice_start(stress_ksm_unmerge_ctx_t *ctx, stre
 /* ---- gup: O_DIRECT (GUP-fast) pins and io_uring long-term pins ---- */
 #if defined(O_DIRECT)
 
-#define KSM_GUP_TMPFS_MAGIC	(0x01021994)
-
 typedef struct {
 	int fd;				/* O_DIRECT file, unnamed (O_TMPFILE) or unlinked */
-	int vmstat_fd;			/* own fd: reads race the main thread's */
+	int vmstat_fd;			/* its own: reads race the main thread's */
 	int ring_fd;			/* io_uring for long-term pins, -1 none */
-	uint8_t *buf;			/* page aligned bounce buffer */
+	uint8_t *buf;			/* bounce buffer */
 	uint32_t turn;
 	bool dir_made;
 } stress_ksm_unmerge_gup_t;
@@ -2498,7 +2456,7 @@ typedef struct {
 /*
  *  stress_ksm_unmerge_gup_broken()
  *	pure: pages KSM pages (or KSM zero pages) before a write pin and
- *	private after it; KSM folios (what cow_ksm counts) in *folios
+ *	private after it; the KSM folios among them (cow_ksm counts those)
  */
 static uint64_t stress_ksm_unmerge_gup_broken(const uint8_t *before, const uint8_t *after, const size_t n,
 	uint64_t *folios)
@@ -2518,37 +2476,24 @@ static uint64_t stress_ksm_unmerge_gup_broken(const uint8_t *before, const uint8
 
 /*
  *  stress_ksm_unmerge_gup_io_ok()
- *	did an O_DIRECT transfer move all len bytes; a failure unless
- *	another racer explains it (EFAULT on a PROT_NONE range)
+ *	an O_DIRECT transfer moved all len bytes, else a failure (not EINTR)
  */
-static bool stress_ksm_unmerge_gup_io_ok(stress_ksm_unmerge_run_t *run, const char *what,
-	const ssize_t ret, const size_t len)
+static bool stress_ksm_unmerge_gup_io_ok(stress_ksm_unmerge_run_t *run, const char *what, const ssize_t ret,
+	const size_t len)
 {
 	if (ret == (ssize_t)len)
 		return true;
-	if (ret < 0 && (errno == EINTR || (errno == EFAULT && stress_ksm_unmerge_others_run(run->ctx, NULL))))
-		return false;
-	stress_ksm_unmerge_racer_fail(run, "O_DIRECT %s of %zu bytes returned %zd, errno=%d (%s)", what, len,
-		ret, ret < 0 ? errno : 0, ret < 0 ? strerror(errno) : "short");
+	if (ret >= 0 || errno != EINTR)
+		stress_ksm_unmerge_racer_fail(run, "O_DIRECT %s of %zu bytes returned %zd, errno=%d (%s)", what, len,
+			ret, ret < 0 ? errno : 0, ret < 0 ? strerror(errno) : "short");
 	return false;
-}
-
-/*
- *  stress_ksm_unmerge_gup_region_check()
- *	after a write pin: pages first..first+n hold the pattern
- */
-static void stress_ksm_unmerge_gup_region_check(stress_ksm_unmerge_run_t *run, const size_t first,
-	const size_t n, const char *what)
-{
-	(void)stress_ksm_unmerge_copy_check(run, first, run->ctx->region + first * run->ctx->page_size,
-		n * run->ctx->page_size, what);
 }
 
 /*
  *  stress_ksm_unmerge_gup_odirect()
  *	O_DIRECT write from merged pages (read-only pins), or O_DIRECT read
- *	of the pattern into them (write pins: KSM pages COW-broken, counted
- *	by cow_ksm, data intact)
+ *	of their pattern into them (write pins: KSM pages COW-broken, cow_ksm
+ *	counts them, data intact)
  */
 static void stress_ksm_unmerge_gup_odirect(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run,
 	stress_ksm_unmerge_gup_t *g, const bool in)
@@ -2560,19 +2505,17 @@ static void stress_ksm_unmerge_gup_odirect(stress_ksm_unmerge_ctx_t *ctx, stress
 	uint64_t folios, broken;
 	int64_t cow0, cow1;
 
-	if (in) {
-		for (j = 0; j < n; j++)
-			stress_ksm_unmerge_page_fill(ctx, first + j, g->buf + j * ps);
-		if (!stress_ksm_unmerge_gup_io_ok(run, "write of the pattern file", pwrite(g->fd, g->buf, n * ps, slot), n * ps))
-			return;
-	}
+	for (j = 0; in && j < n; j++)
+		stress_ksm_unmerge_page_fill(ctx, first + j, g->buf + j * ps);
+	if (in && !stress_ksm_unmerge_gup_io_ok(run, "write of the pattern", pwrite(g->fd, g->buf, n * ps, slot), n * ps))
+		return;
 	n = stress_ksm_unmerge_present(ctx, first, n, before);
 	if (!n)
 		return;
 	cow0 = stress_ksm_unmerge_field(g->vmstat_fd, "cow_ksm");
 	stress_ksm_unmerge_met(run);
-	if (!stress_ksm_unmerge_gup_io_ok(run, in ? "read into the region" : "write from the region",
-			in ? pread(g->fd, ctx->region + first * ps, n * ps, slot) :
+	if (!stress_ksm_unmerge_gup_io_ok(run, in ? "read into the region" : "write from the region", in ?
+			pread(g->fd, ctx->region + first * ps, n * ps, slot) :
 			pwrite(g->fd, ctx->region + first * ps, n * ps, slot), n * ps))
 		return;
 	cow1 = stress_ksm_unmerge_field(g->vmstat_fd, "cow_ksm");
@@ -2580,48 +2523,48 @@ static void stress_ksm_unmerge_gup_odirect(stress_ksm_unmerge_ctx_t *ctx, stress
 		stress_ksm_unmerge_page_kind(ctx->pattern, first), after);
 	broken = stress_ksm_unmerge_gup_broken(before, after, n, &folios);
 	run->rs->detail[0]++;
-	if (in) {
-		run->rs->evidence += broken;
-		run->rs->detail[1] += broken;
-		if (cow0 >= 0 && cow1 >= 0 && (uint64_t)(cow1 - cow0) < folios &&
-		    !stress_ksm_unmerge_others_run(ctx, NULL))
-			stress_ksm_unmerge_racer_fail(run, "O_DIRECT read broke %" PRIu64 " KSM pages (%zu..%zu) "
-				"but cow_ksm grew by only %" PRId64, folios, first, first + n - 1, cow1 - cow0);
-		stress_ksm_unmerge_gup_region_check(run, first, n, "region after an O_DIRECT read into it:");
-	} else if (stress_ksm_unmerge_gup_io_ok(run, "read back of the file", pread(g->fd, g->buf, n * ps, slot), n * ps)) {
-		(void)stress_ksm_unmerge_copy_check(run, first, g->buf, n * ps, "file written from the region:");
-	}
 	run->rs->ops++;
+	if (!in) {
+		if (stress_ksm_unmerge_gup_io_ok(run, "read back", pread(g->fd, g->buf, n * ps, slot), n * ps))
+			(void)stress_ksm_unmerge_copy_check(run, first, g->buf, n * ps, "file written from the region:");
+		return;
+	}
+	run->rs->evidence += broken;
+	run->rs->detail[1] += broken;
+	if (cow0 >= 0 && cow1 >= 0 && (uint64_t)(cow1 - cow0) < folios)
+		stress_ksm_unmerge_racer_fail(run, "O_DIRECT read broke %" PRIu64 " KSM pages (%zu..%zu) but cow_ksm "
+			"grew by only %" PRId64, folios, first, first + n - 1, cow1 - cow0);
+	(void)stress_ksm_unmerge_copy_check(run, first, ctx->region + first * ps, n * ps,
+		"region after an O_DIRECT read into it:");
 }
 
 #if defined(HAVE_LINUX_IO_URING_H) && defined(__NR_io_uring_setup) && defined(__NR_io_uring_register)
 /*
  *  stress_ksm_unmerge_gup_longterm()
- *	register merged pages as an io_uring fixed buffer (FOLL_WRITE |
- *	FOLL_LONGTERM): KSM pages must be COW-broken when pinned and stay
- *	private while pinned; held while the cycle moves on
+ *	merged pages registered as an io_uring fixed buffer (FOLL_WRITE |
+ *	FOLL_LONGTERM): KSM pages COW-broken when pinned and private while
+ *	pinned; held while the cycle moves on
  */
 static void stress_ksm_unmerge_gup_longterm(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run,
 	stress_ksm_unmerge_gup_t *g)
 {
 	uint8_t before[KSM_OP_PAGES], after[KSM_OP_PAGES];
 	size_t first, j, n = stress_ksm_unmerge_random_range(ctx, KSM_OP_PAGES, &first);
-	struct iovec iov;
+	struct iovec iov = { ctx->region + first * ctx->page_size, 0 };
 	uint64_t folios;
 
 	n = stress_ksm_unmerge_present(ctx, first, n, before);
-	if (!n)
-		return;
-	iov.iov_base = ctx->region + first * ctx->page_size;
 	iov.iov_len = n * ctx->page_size;
 	stress_ksm_unmerge_met(run);
+	if (!n)
+		return;
 	if (syscall(__NR_io_uring_register, g->ring_fd, IORING_REGISTER_BUFFERS, &iov, 1) < 0) {
 		if (errno == ENOMEM || errno == EPERM || errno == EOPNOTSUPP) {
 			pr_inf("%s: gup racer: long-term pins off from now on, IORING_REGISTER_BUFFERS failed, "
 				"errno=%d (%s)\n", ctx->args->name, errno, strerror(errno));
 			(void)close(g->ring_fd);
 			g->ring_fd = -1;
-		} else if (errno != EINTR && !(errno == EFAULT && stress_ksm_unmerge_others_run(ctx, NULL))) {
+		} else if (errno != EINTR) {
 			stress_ksm_unmerge_racer_fail(run, "IORING_REGISTER_BUFFERS of merged pages failed, errno=%d (%s)",
 				errno, strerror(errno));
 		}
@@ -2631,26 +2574,25 @@ static void stress_ksm_unmerge_gup_longterm(stress_ksm_unmerge_ctx_t *ctx, stres
 			after) == 0) {
 		const uint64_t broken = stress_ksm_unmerge_gup_broken(before, after, n, &folios);
 
-		run->rs->evidence += broken;
 		run->rs->detail[3] += broken;
-		for (j = 0; j < n; j++)
-			if (stress_ksm_unmerge_is_ksm(after[j])) {
-				stress_ksm_unmerge_racer_fail(run, "page %zu is still a KSM page while an io_uring fixed "
-					"buffer pins it for write", first + j);
-				break;
-			}
+		run->rs->evidence += broken;
+		for (j = 0; j < n && !stress_ksm_unmerge_is_ksm(after[j]); j++)
+			;
+		if (j < n)
+			stress_ksm_unmerge_racer_fail(run, "page %zu is still a KSM page while an io_uring fixed buffer "
+				"pins it for write", first + j);
 	}
 	stress_ksm_unmerge_hold(ctx);
 	if (syscall(__NR_io_uring_register, g->ring_fd, IORING_UNREGISTER_BUFFERS, NULL, 0) < 0)
 		stress_ksm_unmerge_racer_fail(run, "IORING_UNREGISTER_BUFFERS failed, errno=%d (%s)", errno, strerror(errno));
-	stress_ksm_unmerge_gup_region_check(run, first, n, "region after a long-term pin of it:");
+	(void)stress_ksm_unmerge_copy_check(run, first, iov.iov_base, iov.iov_len, "region after a long-term pin:");
 	run->rs->detail[2]++;
 	run->rs->ops++;
 }
 
 /*
  *  stress_ksm_unmerge_gup_ring()
- *	an io_uring used only to register fixed buffers; -1 without one
+ *	an io_uring used only to register fixed buffers, -1 without one
  */
 static int stress_ksm_unmerge_gup_ring(void)
 {
@@ -2666,14 +2608,14 @@ static int stress_ksm_unmerge_gup_ring(void)
 
 /*
  *  stress_ksm_unmerge_gup_op()
- *	the first op of each merged phase a write pin, then O_DIRECT reads,
+ *	the first op of a merged phase a write pin, then O_DIRECT reads,
  *	writes and long-term pins in turn
  */
 static bool stress_ksm_unmerge_gup_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_gup_t *g = (stress_ksm_unmerge_gup_t *)run->priv;
-	const bool first = (ctx->phase == KSM_PHASE_MERGED && run->met != ctx->cycle);
-	const uint32_t turn = first ? (uint32_t)(ctx->cycle & 1) * 3 : g->turn++ % 4;
+	const uint32_t turn = (ctx->phase == KSM_PHASE_MERGED && run->met != ctx->cycle) ?
+		(uint32_t)(ctx->cycle & 1) * 3 : g->turn++ % 4;
 
 	if (!stress_ksm_unmerge_active(ctx))
 		return false;
@@ -2681,67 +2623,53 @@ static bool stress_ksm_unmerge_gup_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_
 		stress_ksm_unmerge_gup_longterm(ctx, run, g);
 	else if (g->fd >= 0)
 		stress_ksm_unmerge_gup_odirect(ctx, run, g, turn != 2);
-	else
-		return false;
-	return true;
+	return g->fd >= 0 || g->ring_fd >= 0;
 }
 
 /*
  *  stress_ksm_unmerge_gup_file()
  *	an O_DIRECT file in stress-ng's temp dir (--temp-path) where a 4K
- *	aligned write works and that is not tmpfs (no pin there); unnamed
- *	(O_TMPFILE) where it can be, so a SIGKILL leaves nothing; -errno
+ *	write works, not on tmpfs (no pin there); unnamed (O_TMPFILE) where
+ *	it can be, so a SIGKILL leaves nothing; 0 or -errno
  */
-static int stress_ksm_unmerge_gup_file(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_gup_t *g, char *dir)
+static int stress_ksm_unmerge_gup_file(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_gup_t *g)
 {
 	char path[PATH_MAX];
-	int fd = -1, ret;
+	int fd = -1;
 #if defined(HAVE_SYS_VFS_H)
 	struct statfs sfs;
 #endif
 
-	ret = stress_fs_temp_dir_make_args(ctx->args);
-	if (ret < 0 && ret != -EEXIST)
-		return ret;
+	if (access(stress_fs_temp_path_get(), W_OK) < 0 || stress_fs_temp_dir_make_args(ctx->args) < 0)
+		return -errno;
 	g->dir_made = true;
-	(void)stress_fs_temp_dir_args(ctx->args, dir, PATH_MAX);
+	(void)stress_fs_temp_dir_args(ctx->args, path, sizeof(path));
 #if defined(O_TMPFILE)
-	fd = open(dir, O_TMPFILE | O_RDWR | O_DIRECT | O_CLOEXEC, 0600);
+	fd = open(path, O_TMPFILE | O_RDWR | O_DIRECT | O_CLOEXEC, 0600);
 #endif
 	if (fd < 0) {
 		(void)stress_fs_temp_filename_args(ctx->args, path, sizeof(path), stress_mwc32());
 		fd = open(path, O_CREAT | O_EXCL | O_RDWR | O_DIRECT | O_CLOEXEC, 0600);
-		if (fd >= 0)
-			(void)shim_unlink(path);
+		(void)shim_unlink(path);
 	}
+	g->fd = fd;
 	if (fd < 0)
 		return -errno;
 #if defined(HAVE_SYS_VFS_H)
-	if (fstatfs(fd, &sfs) == 0 && sfs.f_type == KSM_GUP_TMPFS_MAGIC) {
-		(void)close(fd);
+	if (fstatfs(fd, &sfs) == 0 && sfs.f_type == 0x01021994)	/* TMPFS_MAGIC */
 		return -EXDEV;
-	}
 #endif
-	(void)shim_memset(g->buf, 0x5a, ctx->page_size);
-	if (pwrite(fd, g->buf, ctx->page_size, 0) != (ssize_t)ctx->page_size) {
-		ret = errno ? -errno : -EIO;
-		(void)close(fd);
-		return ret;
-	}
-	g->fd = fd;
-	return 0;
+	return (pwrite(fd, g->buf, ctx->page_size, 0) == (ssize_t)ctx->page_size) ? 0 : -(errno ? errno : EIO);
 }
 
 /*
  *  stress_ksm_unmerge_gup_stop()
- *	close and free; remove the temp dir
+ *	close and unmap; remove the temp dir
  */
 static void stress_ksm_unmerge_gup_stop(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_gup_t *g = (stress_ksm_unmerge_gup_t *)run->priv;
 
-	if (!g)
-		return;
 	if (g->fd >= 0)
 		(void)close(g->fd);
 	if (g->vmstat_fd >= 0)
@@ -2752,48 +2680,36 @@ static void stress_ksm_unmerge_gup_stop(stress_ksm_unmerge_ctx_t *ctx, stress_ks
 		(void)munmap(g->buf, 2 * KSM_OP_PAGES * ctx->page_size);
 	if (g->dir_made)
 		(void)stress_fs_temp_dir_rm_args(ctx->args);
-	free(g);
-	run->priv = NULL;
 }
 
 /*
  *  stress_ksm_unmerge_gup_start()
- *	bounce buffer, O_DIRECT file, io_uring; either half may be off (said once)
+ *	bounce buffer, O_DIRECT file, io_uring; one half off is said once
  */
 static int stress_ksm_unmerge_gup_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
-	stress_ksm_unmerge_gup_t *g = calloc(1, sizeof(*g));
-	char dir[PATH_MAX];
-	int ret;
+	stress_ksm_unmerge_gup_t *g = (stress_ksm_unmerge_gup_t *)run->priv;
+	int ret = -ENOMEM;
 
-	if (!g)
-		return stress_ksm_unmerge_racer_reason(run, "out of memory for the racer state");
-	run->priv = g;
-	g->fd = g->vmstat_fd = -1;
-	g->buf = mmap(NULL, 2 * KSM_OP_PAGES * ctx->page_size, PROT_READ | PROT_WRITE,
-		MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (g->buf == MAP_FAILED) {
-		g->buf = NULL;
-		g->ring_fd = -1;
-		stress_ksm_unmerge_gup_stop(ctx, run);
-		return stress_ksm_unmerge_racer_reason(run, "cannot map the bounce buffer, errno=%d (%s)",
-			errno, strerror(errno));
-	}
 	g->ring_fd = stress_ksm_unmerge_gup_ring();
-	dir[0] = '\0';
-	ret = stress_ksm_unmerge_gup_file(ctx, g, dir);
-	if (ret < 0 && g->ring_fd < 0) {
-		stress_ksm_unmerge_gup_stop(ctx, run);
-		return stress_ksm_unmerge_racer_reason(run, "no io_uring for long-term pins and no O_DIRECT file "
-			"in %s: %s", dir[0] ? dir : stress_fs_temp_path_get(),
-			ret == -EXDEV ? "tmpfs takes no pin, use --temp-path" : strerror(-ret));
-	}
-	if (stress_instance_zero(ctx->args) && (ret < 0 || g->ring_fd < 0))
-		pr_inf("%s: gup racer: %s\n", ctx->args->name, ret < 0 ? (ret == -EXDEV ?
-			"O_DIRECT half off: the temp dir is on tmpfs, which takes no pin (use --temp-path)" :
-			"O_DIRECT half off: no O_DIRECT file in the temp dir") :
-			"long-term pins off: io_uring_setup failed");
 	g->vmstat_fd = open("/proc/vmstat", O_RDONLY | O_CLOEXEC);
+	g->buf = stress_ksm_unmerge_shared_map(2 * KSM_OP_PAGES * ctx->page_size);
+	g->fd = -1;
+	if (g->buf) {
+		(void)shim_memset(g->buf, 0x5a, ctx->page_size);
+		ret = stress_ksm_unmerge_gup_file(ctx, g);
+	}
+	if (ret < 0 && g->fd >= 0) {
+		(void)close(g->fd);
+		g->fd = -1;
+	}
+	if (ret < 0 && g->ring_fd < 0)
+		return stress_ksm_unmerge_racer_reason(run, "no io_uring for long-term pins and no O_DIRECT file in %s: %s",
+			stress_fs_temp_path_get(), ret == -EXDEV ? "tmpfs takes no pin, use --temp-path" : strerror(-ret));
+	if (stress_instance_zero(ctx->args) && (ret < 0 || g->ring_fd < 0))
+		pr_inf("%s: gup racer: %s\n", ctx->args->name, ret == -EXDEV ? "O_DIRECT half off: the temp path "
+			"is on tmpfs, which takes no pin (use --temp-path)" : ret < 0 ? "O_DIRECT half off: no O_DIRECT "
+			"file in the temp path" : "long-term pins off: io_uring_setup failed");
 	return 0;
 }
 #define KSM_GUP_NOT_BUILT	NULL
@@ -2817,17 +2733,18 @@ static int stress_ksm_unmerge_gup_start(stress_ksm_unmerge_ctx_t *ctx, stress_ks
 
 typedef struct {
 	int uffd;
-	bool thread_id;			/* faults carry the faulting tid */
+	bool tid;			/* faults carry the faulting thread id */
 	pid_t main_tid;			/* the thread that unmerges */
-	uint8_t *snap;			/* per page: KSM and protected at unmerge start */
-	volatile uint32_t *touched;	/* per page: cycle it was unprotected in */
-	uint64_t *pm;			/* pagemap of the region (main thread hooks) */
 	bool snap_valid;
+	uint8_t *snap;			/* per page: KSM and protected at unmerge start */
+	volatile uint32_t *touched;	/* per page: the cycle it was unprotected in */
+	uint64_t *pm;
 } stress_ksm_unmerge_uffd_t;
 
 /*
  *  stress_ksm_unmerge_uffd_open()
- *	a userfaultfd with the WP feature (USER_MODE_ONLY on EPERM); -1 with the reason
+ *	a userfaultfd with feature (USER_MODE_ONLY on EPERM), fault thread
+ *	ids where offered; -1 with the reason
  */
 static int stress_ksm_unmerge_uffd_open(const uint64_t feature, char *reason, const size_t len, bool *tid)
 {
@@ -2835,7 +2752,7 @@ static int stress_ksm_unmerge_uffd_open(const uint64_t feature, char *reason, co
 	size_t i;
 
 	for (i = 0; i < SIZEOF_ARRAY(want); i++) {
-		struct uffdio_api api;
+		struct uffdio_api api = { .api = UFFD_API, .features = want[i] };
 		int fd = shim_userfaultfd(O_CLOEXEC | O_NONBLOCK);
 
 		if (fd < 0 && errno == EPERM)
@@ -2844,9 +2761,6 @@ static int stress_ksm_unmerge_uffd_open(const uint64_t feature, char *reason, co
 			(void)snprintf(reason, len, "userfaultfd denied or missing, errno=%d (%s)", errno, strerror(errno));
 			return -1;
 		}
-		(void)shim_memset(&api, 0, sizeof(api));
-		api.api = UFFD_API;
-		api.features = want[i];
 		if (ioctl(fd, UFFDIO_API, &api) == 0 && (api.features & feature)) {
 			*tid = !!(want[i] & UFFD_FEATURE_THREAD_ID);
 			return fd;
@@ -2860,24 +2774,25 @@ static int stress_ksm_unmerge_uffd_open(const uint64_t feature, char *reason, co
 
 /*
  *  stress_ksm_unmerge_uffd_wp()
- *	write-protect (on) or unprotect and wake pages first..first+n-1
+ *	write-protect (on) or unprotect and wake n pages from first; a fail line if refused
  */
-static int stress_ksm_unmerge_uffd_wp(const stress_ksm_unmerge_ctx_t *ctx, const int uffd, const size_t first,
-	const size_t n, const bool on)
+static void stress_ksm_unmerge_uffd_wp(stress_ksm_unmerge_run_t *run, const size_t first, const size_t n, const bool on)
 {
-	struct uffdio_writeprotect wp;
+	const stress_ksm_unmerge_uffd_t *u = (const stress_ksm_unmerge_uffd_t *)run->priv;
+	struct uffdio_writeprotect wp = {
+		.range = { (uintptr_t)(run->ctx->region + first * run->ctx->page_size), n * run->ctx->page_size },
+		.mode = on ? UFFDIO_WRITEPROTECT_MODE_WP : 0,
+	};
 
-	wp.range.start = (uintptr_t)(ctx->region + first * ctx->page_size);
-	wp.range.len = n * ctx->page_size;
-	wp.mode = on ? UFFDIO_WRITEPROTECT_MODE_WP : 0;
-	if (ioctl(uffd, UFFDIO_WRITEPROTECT, &wp) == 0 || errno == ENOENT || errno == EAGAIN)
-		return 0;
-	return -1;
+	if (ioctl(u->uffd, UFFDIO_WRITEPROTECT, &wp) < 0 && errno != ENOENT && errno != EAGAIN)
+		stress_ksm_unmerge_racer_fail(run, "UFFDIO_WRITEPROTECT %s of pages %zu..%zu failed, errno=%d (%s)",
+			on ? "on" : "off", first, first + n - 1, errno, strerror(errno));
 }
 
 /*
  *  stress_ksm_unmerge_uffd_events()
- *	resolve every pending WP fault (unprotect and wake), waiting up to ms
+ *	resolve every pending WP fault (unprotect and wake), waiting up to ms;
+ *	the unmerge itself must never raise one (it unshares, it does not write)
  */
 static void stress_ksm_unmerge_uffd_events(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int ms)
 {
@@ -2893,18 +2808,15 @@ static void stress_ksm_unmerge_uffd_events(stress_ksm_unmerge_ctx_t *ctx, stress
 
 		if (msg.event != UFFD_EVENT_PAGEFAULT || !(msg.arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_WP) ||
 		    a < (uintptr_t)ctx->region || i >= ctx->npages) {
-			stress_ksm_unmerge_racer_fail(run, "unexpected uffd message: event %#x, flags %#llx, "
-				"address %#llx (a WP fault in the region expected)", (unsigned int)msg.event,
-				(unsigned long long)msg.arg.pagefault.flags, (unsigned long long)a);
+			stress_ksm_unmerge_racer_fail(run, "unexpected uffd message: event %#x, flags %#llx, address %#llx",
+				(unsigned int)msg.event, (unsigned long long)msg.arg.pagefault.flags, (unsigned long long)a);
 			continue;
 		}
-		if (u->thread_id && (pid_t)msg.arg.pagefault.feat.ptid == u->main_tid && ctx->phase == KSM_PHASE_UNMERGING)
-			stress_ksm_unmerge_racer_fail(run, "the unmerge itself raised a WP fault at page %zu "
-				"(break_ksm must unshare, not write)", i);
+		if (u->tid && (pid_t)msg.arg.pagefault.feat.ptid == u->main_tid && ctx->phase == KSM_PHASE_UNMERGING)
+			stress_ksm_unmerge_racer_fail(run, "the unmerge itself raised a WP fault at page %zu (break_ksm "
+				"must unshare, not write)", i);
 		u->touched[i] = (uint32_t)ctx->cycle;
-		if (stress_ksm_unmerge_uffd_wp(ctx, u->uffd, i, 1, false) < 0)
-			stress_ksm_unmerge_racer_fail(run, "UFFDIO_WRITEPROTECT off at faulting page %zu failed, "
-				"errno=%d (%s)", i, errno, strerror(errno));
+		stress_ksm_unmerge_uffd_wp(run, i, 1, false);
 	}
 }
 
@@ -2916,22 +2828,18 @@ static void stress_ksm_unmerge_uffd_events(stress_ksm_unmerge_ctx_t *ctx, stress
 static bool stress_ksm_unmerge_uffd_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_uffd_t *u = (stress_ksm_unmerge_uffd_t *)run->priv;
+	const bool active = stress_ksm_unmerge_active(ctx);
+	const bool on = (ctx->phase != KSM_PHASE_UNMERGING) || stress_mwc1();
 	size_t first, j, n;
-	bool on;
 
-	stress_ksm_unmerge_uffd_events(ctx, run, stress_ksm_unmerge_active(ctx) ? 0 : 1);
-	if (!stress_ksm_unmerge_active(ctx))
+	stress_ksm_unmerge_uffd_events(ctx, run, active ? 0 : 1);
+	if (!active)
 		return true;
 	n = stress_ksm_unmerge_random_range(ctx, 64, &first);
-	on = (ctx->phase != KSM_PHASE_UNMERGING) || stress_mwc1();
-	if (!on) {
-		for (j = 0; j < n; j++)
-			u->touched[first + j] = (uint32_t)ctx->cycle;
-		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	}
-	if (stress_ksm_unmerge_uffd_wp(ctx, u->uffd, first, n, on) < 0)
-		stress_ksm_unmerge_racer_fail(run, "UFFDIO_WRITEPROTECT %s pages %zu..%zu failed, errno=%d (%s)",
-			on ? "on" : "off", first, first + n - 1, errno, strerror(errno));
+	for (j = 0; !on && j < n; j++)
+		u->touched[first + j] = (uint32_t)ctx->cycle;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	stress_ksm_unmerge_uffd_wp(run, first, n, on);
 	run->rs->ops++;
 	(void)shim_nanosleep_uint64(20000);
 	return true;
@@ -2939,21 +2847,17 @@ static bool stress_ksm_unmerge_uffd_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm
 
 /*
  *  stress_ksm_unmerge_uffd_park()
- *	before parking: unprotect the whole region and serve what is pending
+ *	before parking: the whole region unprotected, pending faults served
  */
 static void stress_ksm_unmerge_uffd_park(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
-	stress_ksm_unmerge_uffd_t *u = (stress_ksm_unmerge_uffd_t *)run->priv;
-
-	if (stress_ksm_unmerge_uffd_wp(ctx, u->uffd, 0, ctx->npages, false) < 0)
-		stress_ksm_unmerge_racer_fail(run, "UFFDIO_WRITEPROTECT off for the region failed, errno=%d (%s)",
-			errno, strerror(errno));
+	stress_ksm_unmerge_uffd_wp(run, 0, ctx->npages, false);
 	stress_ksm_unmerge_uffd_events(ctx, run, 0);
 }
 
 /*
  *  stress_ksm_unmerge_uffd_phase()
- *	merged: protect a random half; unmerging: which pages are KSM and
+ *	merged: protect a random half; unmerging: note the pages KSM and
  *	protected; verify: those not unprotected since kept the WP bit and
  *	are no longer KSM pages (the evidence)
  */
@@ -2964,17 +2868,9 @@ static void stress_ksm_unmerge_uffd_phase(stress_ksm_unmerge_ctx_t *ctx, stress_
 	uint64_t lost = 0, kept = 0, still = 0;
 	size_t i, first_lost = 0;
 
-	if (phase == KSM_PHASE_MERGED) {
-		const size_t n = (ctx->npages + 1) / 2;
-		const size_t first = stress_mwc32modn((uint32_t)(ctx->npages - n + 1));
-
-		if (stress_ksm_unmerge_uffd_wp(ctx, u->uffd, first, n, true) < 0)
-			stress_ksm_unmerge_racer_fail(run, "UFFDIO_WRITEPROTECT on pages %zu..%zu failed, errno=%d (%s)",
-				first, first + n - 1, errno, strerror(errno));
-		return;
-	}
-	if ((phase != KSM_PHASE_UNMERGING && phase != KSM_PHASE_VERIFY) ||
-	    (phase == KSM_PHASE_VERIFY && !u->snap_valid) || !ctx->have_pfns ||
+	if (phase == KSM_PHASE_MERGED)
+		stress_ksm_unmerge_uffd_wp(run, stress_mwc32modn((uint32_t)(ctx->npages / 2 + 1)), (ctx->npages + 1) / 2, true);
+	if ((phase != KSM_PHASE_UNMERGING && (phase != KSM_PHASE_VERIFY || !u->snap_valid)) || !ctx->have_pfns ||
 	    stress_ksm_unmerge_pagemap_read(ctx->pagemap_fd, ctx->region, ctx->npages, ctx->page_size, u->pm) < 0)
 		return;
 	for (i = 0; i < ctx->npages; i++) {
@@ -2995,24 +2891,9 @@ static void stress_ksm_unmerge_uffd_phase(stress_ksm_unmerge_ctx_t *ctx, stress_
 	u->snap_valid = (phase == KSM_PHASE_UNMERGING);
 	run->rs->detail[1] += kept;
 	run->rs->detail[2] += still;
-	/* another racer may have discarded them */
 	if (lost && !stress_ksm_unmerge_others_run(ctx, NULL))
 		stress_ksm_unmerge_racer_fail(run, "%" PRIu64 " KSM pages lost their uffd-wp bit across the unmerge "
 			"(first: page %zu, pagemap %#" PRIx64 ")", lost, first_lost, u->pm[first_lost]);
-}
-
-/*
- *  stress_ksm_unmerge_uffd_supported()
- *	userfaultfd allowed, with UFFD_FEATURE_PAGEFAULT_FLAG_WP
- */
-static int stress_ksm_unmerge_uffd_supported(char *reason, const size_t len)
-{
-	bool tid;
-	const int fd = stress_ksm_unmerge_uffd_open(UFFD_FEATURE_PAGEFAULT_FLAG_WP, reason, len, &tid);
-
-	if (fd >= 0)
-		(void)close(fd);
-	return fd < 0 ? -1 : 0;
 }
 
 /*
@@ -3024,8 +2905,6 @@ static void stress_ksm_unmerge_uffd_stop(stress_ksm_unmerge_ctx_t *ctx, stress_k
 	stress_ksm_unmerge_uffd_t *u = (stress_ksm_unmerge_uffd_t *)run->priv;
 	struct uffdio_range range = { (uintptr_t)ctx->region, ctx->region_size };
 
-	if (!u)
-		return;
 	if (u->uffd >= 0) {
 		(void)ioctl(u->uffd, UFFDIO_UNREGISTER, &range);
 		(void)close(u->uffd);
@@ -3033,52 +2912,37 @@ static void stress_ksm_unmerge_uffd_stop(stress_ksm_unmerge_ctx_t *ctx, stress_k
 	free(u->snap);
 	free((void *)u->touched);
 	free(u->pm);
-	free(u);
-	run->priv = NULL;
 }
 
 /*
  *  stress_ksm_unmerge_uffd_start()
- *	the region registered in WP mode (its VmFlags gain "uw")
+ *	the region registered in WP mode (its VmFlags gain "uw": new baseline)
  */
 static int stress_ksm_unmerge_uffd_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
-	stress_ksm_unmerge_uffd_t *u = calloc(1, sizeof(*u));
-	struct uffdio_register reg;
+	stress_ksm_unmerge_uffd_t *u = (stress_ksm_unmerge_uffd_t *)run->priv;
+	struct uffdio_register reg = { .range = { (uintptr_t)ctx->region, ctx->region_size }, .mode = UFFDIO_REGISTER_MODE_WP };
 
-	if (!u)
-		return stress_ksm_unmerge_racer_reason(run, "out of memory for the racer state");
-	run->priv = u;
 	u->main_tid = (pid_t)shim_gettid();
 	u->snap = calloc(ctx->npages, 1);
 	u->touched = calloc(ctx->npages, sizeof(uint32_t));
 	u->pm = calloc(ctx->npages, sizeof(uint64_t));
-	u->uffd = stress_ksm_unmerge_uffd_open(UFFD_FEATURE_PAGEFAULT_FLAG_WP, run->rs->reason,
-		sizeof(run->rs->reason), &u->thread_id);
-	if (!u->snap || !u->touched || !u->pm || u->uffd < 0) {
-		if (u->uffd >= 0)
-			(void)stress_ksm_unmerge_racer_reason(run, "out of memory for the page maps");
-		stress_ksm_unmerge_uffd_stop(ctx, run);
-		return -1;
-	}
-	(void)shim_memset(&reg, 0, sizeof(reg));
-	reg.range.start = (uintptr_t)ctx->region;
-	reg.range.len = ctx->region_size;
-	reg.mode = UFFDIO_REGISTER_MODE_WP;
-	if (ioctl(u->uffd, UFFDIO_REGISTER, &reg) < 0 || !(reg.ioctls & (1ULL << _UFFDIO_WRITEPROTECT))) {
-		(void)stress_ksm_unmerge_racer_reason(run, "UFFDIO_REGISTER MODE_WP failed or without "
-			"WRITEPROTECT, errno=%d (%s)", errno, strerror(errno));
-		stress_ksm_unmerge_uffd_stop(ctx, run);
-		return -1;
-	}
+	u->uffd = stress_ksm_unmerge_uffd_open(UFFD_FEATURE_PAGEFAULT_FLAG_WP, run->rs->reason, sizeof(run->rs->reason),
+		&u->tid);
+	if (u->uffd < 0)
+		return -2;	/* not a failure: the kernel lacks it */
+	if (!u->snap || !u->touched || !u->pm || ioctl(u->uffd, UFFDIO_REGISTER, &reg) < 0 ||
+	    !(reg.ioctls & (1ULL << _UFFDIO_WRITEPROTECT)))
+		return stress_ksm_unmerge_racer_reason(run, "memory, or UFFDIO_REGISTER MODE_WP with WRITEPROTECT, "
+			"failed, errno=%d (%s)", errno, strerror(errno));
 	if (stress_ksm_unmerge_vmflags(ctx->region, ctx->vmflags, sizeof(ctx->vmflags), true) < 0)
 		ctx->vmflags[0] = '\0';
 	return 0;
 }
+#define KSM_UFFD_BUILT		(1)
 #define KSM_UFFD_WP_NOT_BUILT	NULL
 #else
 #define KSM_UFFD_WP_NOT_BUILT	"userfaultfd write-protect missing (HAVE_LINUX_USERFAULTFD_H)"
-#define stress_ksm_unmerge_uffd_supported	NULL
 #define stress_ksm_unmerge_uffd_start		NULL
 #define stress_ksm_unmerge_uffd_stop		NULL
 #define stress_ksm_unmerge_uffd_op		NULL
@@ -3089,35 +2953,26 @@ static int stress_ksm_unmerge_uffd_start(stress_ksm_unmerge_ctx_t *ctx, stress_k
 /* ---- mrelease: process_mrelease against exit_mmap of KSM memory ---- */
 
 typedef struct {
-	uint64_t cycle;			/* the cycle rounds are counted for */
+	uint64_t cycle;			/* the cycle rounds are counted in */
 	uint32_t rounds;
 	uint64_t victims;		/* picks each victim's mode */
 } stress_ksm_unmerge_mrelease_t;
 
 /*
  *  stress_ksm_unmerge_mrelease_victim()
- *	child: unmerge its copy (mode 0), COW-write every page (mode 1) or keep
- *	the KSM pages mapped (mode 2), then wait to be killed; exit status:
- *	the errno of a failed call
+ *	child: unmerge its copy (mode 0), COW-write every page (1) or keep the
+ *	KSM pages mapped (2), then wait to be killed; exit status: an errno
  */
-static void NORETURN stress_ksm_unmerge_mrelease_victim(stress_ksm_unmerge_ctx_t *ctx, const pid_t parent,
-	const int mode)
+static void NORETURN stress_ksm_unmerge_mrelease_victim(stress_ksm_unmerge_ctx_t *ctx, const pid_t parent, const int mode)
 {
 	size_t i;
 
-	if (stress_ksm_unmerge_child_init(ctx, parent) < 0)
+	if (stress_ksm_unmerge_child_init(ctx, parent) < 0 ||
+	    (mode == 0 && madvise(ctx->region, ctx->region_size, MADV_UNMERGEABLE) < 0) ||
+	    (mode == 1 && mprotect(ctx->region, ctx->region_size, PROT_READ | PROT_WRITE) < 0))
 		_exit(errno ? errno : 1);
-	if (mode == 0 && madvise(ctx->region, ctx->region_size, MADV_UNMERGEABLE) < 0)
-		_exit(errno ? errno : 1);
-	if (mode == 1) {
-		if (mprotect(ctx->region, ctx->region_size, PROT_READ | PROT_WRITE) < 0)
-			_exit(errno ? errno : 1);
-		for (i = 0; i < ctx->npages; i++) {
-			volatile uint8_t *p = ctx->region + i * ctx->page_size;
-
-			*p = *p;
-		}
-	}
+	for (i = 0; mode == 1 && i < ctx->npages; i++)
+		ctx->region[i * ctx->page_size] = *(volatile uint8_t *)(ctx->region + i * ctx->page_size);
 	(void)sleep(10);
 	_exit(0);
 }
@@ -3125,143 +2980,90 @@ static void NORETURN stress_ksm_unmerge_mrelease_victim(stress_ksm_unmerge_ctx_t
 /*
  *  stress_ksm_unmerge_mrelease_op()
  *	4 rounds a cycle while merged or unmerging: fork a victim sharing the
- *	KSM pages, probe its KSM pages, SIGKILL it through a pidfd and
+ *	KSM pages, count its KSM pages, SIGKILL it through a pidfd and
  *	process_mrelease it at once (0 and ESRCH both legitimate), reap it
  */
 static bool stress_ksm_unmerge_mrelease_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_mrelease_t *m = (stress_ksm_unmerge_mrelease_t *)run->priv;
 	const pid_t parent = getpid();
-	uint64_t pm[64], t0, t1;
-	size_t j, n = STRESS_MINIMUM(ctx->npages, SIZEOF_ARRAY(pm)), first;
-	int pidfd, pm_fd, status, ret, err;
-	uint64_t ksm = 0;
+	uint64_t pm[64], t0, t1, ksm = 0;
+	const size_t n = STRESS_MINIMUM(ctx->npages, SIZEOF_ARRAY(pm));
+	const size_t first = stress_mwc32modn((uint32_t)(ctx->npages - n + 1));
+	int pidfd, pm_fd = -1, status, ret, err;
+	char path[64];
+	size_t j;
 	pid_t pid;
 
 	if (m->cycle != ctx->cycle) {
 		m->cycle = ctx->cycle;
 		m->rounds = 0;
 	}
-	if (!stress_ksm_unmerge_active(ctx) || m->rounds >= 4)
+	if (!stress_ksm_unmerge_active(ctx) || m->rounds++ >= 4)
 		return false;
-	m->rounds++;
 	pid = fork();
-	if (pid < 0) {
-		(void)stress_ksm_unmerge_racer_reason(run, "fork failed, errno=%d (%s)", errno, strerror(errno));
-		return false;
-	}
+	if (pid < 0)
+		return stress_ksm_unmerge_racer_reason(run, "fork failed, errno=%d (%s)", errno, strerror(errno)) < 0;
 	if (pid == 0)
 		stress_ksm_unmerge_mrelease_victim(ctx, parent, (int)(m->victims % 3));
 	m->victims++;
 	stress_ksm_unmerge_met(run);
+	(void)snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
 	pidfd = shim_pidfd_open(pid, 0);
-	pm_fd = -1;
-	if (pidfd >= 0) {
-		char path[64];
-
-		(void)snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
+	if (pidfd >= 0)
 		pm_fd = open(path, O_RDONLY | O_CLOEXEC);
-	}
-	if (pidfd < 0 || pm_fd < 0) {
-		err = errno;
-		(void)shim_kill(pid, SIGKILL);
-		(void)stress_ksm_unmerge_reap(pid, 0.0, &status);
-		if (pidfd >= 0)
-			(void)close(pidfd);
-		stress_ksm_unmerge_racer_fail(run, "%s failed, errno=%d (%s)", pidfd < 0 ? "pidfd_open of the victim" :
-			"open of the victim's pagemap", err, strerror(err));
-		return true;
-	}
 	(void)shim_nanosleep_uint64(stress_mwc32modn(2000001));
-	first = stress_mwc32modn((uint32_t)(ctx->npages - n + 1));
-	if (stress_ksm_unmerge_pagemap_read(pm_fd, ctx->region + first * ctx->page_size, n, ctx->page_size, pm) == 0)
+	if (pm_fd >= 0 && stress_ksm_unmerge_pagemap_read(pm_fd, ctx->region + first * ctx->page_size, n, ctx->page_size, pm) == 0)
 		for (j = 0; j < n; j++)
 			ksm += stress_ksm_unmerge_is_ksm(stress_ksm_unmerge_page_state(ctx, pm[j], 0,
 				stress_ksm_unmerge_page_kind(ctx->pattern, first + j)));
 	t0 = stress_ksm_unmerge_now_ns();
-	ret = shim_pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
+	ret = (pidfd >= 0 && pm_fd >= 0) ? shim_pidfd_send_signal(pidfd, SIGKILL, NULL, 0) : -1;
+	ret = (ret == 0) ? shim_process_mrelease(pidfd, 0) : (shim_kill(pid, SIGKILL), -2);
 	err = errno;
-	if (ret == 0) {
-		ret = shim_process_mrelease(pidfd, 0);
-		err = errno;
-	} else {
-		(void)shim_kill(pid, SIGKILL);
-		stress_ksm_unmerge_racer_fail(run, "pidfd_send_signal SIGKILL failed, errno=%d (%s)", err, strerror(err));
-	}
 	t1 = stress_ksm_unmerge_now_ns();
-	if (stress_ksm_unmerge_reap(pid, 0.0, &status) < 0)
-		stress_ksm_unmerge_racer_fail(run, "waitpid on the victim failed, errno=%d (%s)", errno, strerror(errno));
-	else if (!(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) && !(WIFEXITED(status) && !WEXITSTATUS(status)))
-		stress_ksm_unmerge_racer_fail(run, "victim ended with wait status %#x (exit status: errno of its "
-			"MADV_UNMERGEABLE or mprotect)", status);
-	(void)close(pm_fd);
-	(void)close(pidfd);
+	if (stress_ksm_unmerge_reap(pid, 0.0, &status) < 0 ||
+	    (!(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) && !(WIFEXITED(status) && !WEXITSTATUS(status))))
+		stress_ksm_unmerge_racer_fail(run, "victim ended with wait status %#x (exit status: the errno of its "
+			"madvise or mprotect)", status);
+	if (pm_fd >= 0)
+		(void)close(pm_fd);
+	if (pidfd >= 0)
+		(void)close(pidfd);
+	if (ret == -2) {
+		stress_ksm_unmerge_racer_fail(run, "pidfd_open, opening its pagemap or pidfd_send_signal of the victim "
+			"failed, errno=%d (%s)", err, strerror(err));
+		return true;
+	}
 	run->rs->ops++;
 	run->rs->evidence += (ksm > 0);
 	run->rs->detail[2] += ksm;
-	if (ret == 0) {
-		run->rs->detail[0]++;
-		stress_ksm_unmerge_lat_add(&ctx->st->mrelease_lat, (double)(t1 - t0) / 1.0E6);
-	} else if (err == ESRCH) {
-		/* the victim was already past exit_mm(): the reap is the latency */
-		run->rs->detail[1]++;
-		stress_ksm_unmerge_lat_add(&ctx->st->mrelease_lat, (double)(stress_ksm_unmerge_now_ns() - t0) / 1.0E6);
+	if (ret == 0 || err == ESRCH) {
+		/* ESRCH: the victim was past exit_mm(), its reap is the latency */
+		run->rs->detail[ret == 0 ? 0 : 1]++;
+		stress_ksm_unmerge_lat_add(&ctx->st->mrelease_lat, (double)((ret == 0 ? t1 : stress_ksm_unmerge_now_ns()) - t0) / 1.0E6);
 	} else if (!(err == EINTR && !stress_continue(ctx->args))) {
-		stress_ksm_unmerge_racer_fail(run, "process_mrelease on a SIGKILLed victim failed (expected 0 or "
-			"ESRCH), errno=%d (%s)", err, strerror(err));
+		stress_ksm_unmerge_racer_fail(run, "process_mrelease on a SIGKILLed victim failed (expected 0 or ESRCH), "
+			"errno=%d (%s)", err, strerror(err));
 	}
 	return true;
 }
 
 /*
  *  stress_ksm_unmerge_mrelease_supported()
- *	pidfd_open (5.3) and process_mrelease (5.15)
+ *	pidfd_open (5.3) and process_mrelease (5.15) must exist
  */
 static int stress_ksm_unmerge_mrelease_supported(char *reason, const size_t len)
 {
 	const int fd = shim_pidfd_open(getpid(), 0);
 
-	if (fd < 0) {
-		(void)snprintf(reason, len, "pidfd_open failed, errno=%d (%s)", errno, strerror(errno));
-		return -1;
-	}
-	(void)close(fd);
-	if (shim_process_mrelease(-1, 0) < 0 && errno == ENOSYS) {
-		(void)snprintf(reason, len, "process_mrelease not implemented (ENOSYS), needs Linux 5.15");
-		return -1;
-	}
-	return 0;
-}
-
-/*
- *  stress_ksm_unmerge_priv_start()
- *	start(): zeroed private state of the racer's size
- */
-static int stress_ksm_unmerge_priv_start(stress_ksm_unmerge_run_t *run, const size_t size)
-{
-	run->priv = calloc(1, size);
-	return run->priv ? 0 : stress_ksm_unmerge_racer_reason(run, "out of memory for the racer state");
-}
-
-/*
- *  stress_ksm_unmerge_mrelease_start()
- *	its round counter
- */
-static int stress_ksm_unmerge_mrelease_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
-{
-	(void)ctx;
-	return stress_ksm_unmerge_priv_start(run, sizeof(stress_ksm_unmerge_mrelease_t));
-}
-
-/*
- *  stress_ksm_unmerge_priv_stop()
- *	stop(): free the racer's private state
- */
-static void stress_ksm_unmerge_priv_stop(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
-{
-	(void)ctx;
-	free(run->priv);
-	run->priv = NULL;
+	if (fd >= 0)
+		(void)close(fd);
+	if (fd >= 0 && (shim_process_mrelease(-1, 0) == 0 || errno != ENOSYS))
+		return 0;
+	(void)snprintf(reason, len, "pidfd_open or process_mrelease not implemented, errno=%d (%s) (needs 5.15)",
+		errno, strerror(errno));
+	return -1;
 }
 
 /* ---- fork: COW of KSM pages in forked children ---- */
@@ -3271,15 +3073,14 @@ static void stress_ksm_unmerge_priv_stop(stress_ksm_unmerge_ctx_t *ctx, stress_k
 /* shared between the worker and its fork child */
 typedef struct {
 	volatile uint32_t n;		/* KSM pages COWed and verified */
-	volatile int fail;		/* 0, or the first failure (index into the names below) */
-	volatile int err;
+	volatile int fail, err;		/* 0, or the first failure (stress_ksm_unmerge_fork_fails) */
 	volatile uint64_t page, pfn[2];
 	volatile int64_t off;
 	volatile uint64_t pages[KSM_FORK_PAGES];
 	volatile int64_t parent[2];	/* the parent's ksm_merging_pages, ksm_rmap_items before fork() */
 	volatile int64_t child[2];	/* the child's, first thing after fork() */
 	volatile int verdict[2];	/* KSM_COUNTER_* of the child's */
-	volatile int64_t scanned[2];	/* pages_scanned before fork() and after the child's read */
+	volatile int64_t scanned[2];	/* pages_scanned before fork(), after the child's read */
 	volatile uint64_t fork_ns, read_ns;
 } stress_ksm_unmerge_fork_sh_t;
 
@@ -3289,26 +3090,16 @@ typedef struct {
 } stress_ksm_unmerge_fork_t;
 
 static const char * const stress_ksm_unmerge_fork_fails[] = {
-	"ok", "child setup failed", "child pagemap read failed",
-	"a KSM page held wrong data before the child's write",
-	"the child's write to a KSM page did not get a private copy",
-	"the child's write did not read back", "a neighbouring KSM page changed by the child's write",
+	"ok", "child setup failed", "child pagemap read failed", "a KSM page held wrong data before the child's write",
+	"the child's write to a KSM page did not get a private copy", "the child's write did not read back",
+	"a neighbouring KSM page changed by the child's write",
 };
-
-/*
- *  stress_ksm_unmerge_fork_word()
- *	word w the fork child writes into page i
- */
-static inline uint64_t stress_ksm_unmerge_fork_word(const size_t i, const size_t w)
-{
-	return 0xf04b636f77000000ULL ^ ((uint64_t)i << 20) ^ (uint64_t)w;
-}
 
 /*
  *  stress_ksm_unmerge_fork_counters_verdict()
  *	pure: did the child start with its parent's ksm_merging_pages and
- *	ksm_rmap_items (4d6fc29f3634): 1 yes, 0 no, 2 cannot tell (ksmd
- *	scanned enough pages in between to have made the rmap items itself,
+ *	ksm_rmap_items (fixed by 4d6fc29f3634): 1 yes, 0 no, 2 cannot tell
+ *	(ksmd scanned enough pages meanwhile to make the rmap items itself,
  *	or no pages_scanned before 6.7)
  */
 static int stress_ksm_unmerge_fork_counters_verdict(const stress_ksm_unmerge_fork_sh_t *sh)
@@ -3324,69 +3115,54 @@ static int stress_ksm_unmerge_fork_counters_verdict(const stress_ksm_unmerge_for
 }
 
 /*
- *  stress_ksm_unmerge_fork_child_fail()
- *	child: record the first failure for the parent to report; -1
- */
-static int stress_ksm_unmerge_fork_child_fail(stress_ksm_unmerge_fork_sh_t *sh, const int fail, const size_t i,
-	const int64_t off)
-{
-	if (!sh->fail) {
-		sh->err = errno;
-		sh->page = i;
-		sh->off = off;
-		sh->fail = fail;
-	}
-	return -1;
-}
-
-/*
  *  stress_ksm_unmerge_fork_cow()
  *	child: if page i is a KSM page here, check it, write it (COW), check
- *	the private copy, the write and the neighbours; 1 COWed, 0 skipped, -1 failed
+ *	the private copy, the write and the neighbours; 0 or the failure
  */
 static int stress_ksm_unmerge_fork_cow(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_fork_sh_t *sh,
 	const int pm_fd, const size_t i)
 {
 	uint8_t *page = ctx->region + i * ctx->page_size;
-	const int kind = stress_ksm_unmerge_page_kind(ctx->pattern, i);
-	uint64_t e0, e1;
+	uint64_t e0, e1, *w = (uint64_t *)page;
 	uint8_t want;
-	size_t w, k;
-	ssize_t off;
+	size_t k;
 
+	sh->page = i;
+	sh->off = -1;
 	if (stress_ksm_unmerge_pagemap_read(pm_fd, page, 1, ctx->page_size, &e0) < 0)
-		return stress_ksm_unmerge_fork_child_fail(sh, 2, i, -1);
-	if (!stress_ksm_unmerge_is_ksm(stress_ksm_unmerge_page_state(ctx, e0, 0, kind)))
+		return 2;
+	if (!stress_ksm_unmerge_is_ksm(stress_ksm_unmerge_page_state(ctx, e0, 0, stress_ksm_unmerge_page_kind(ctx->pattern, i))))
 		return 0;
-	off = stress_ksm_unmerge_page_check(ctx, i, page, &want);
-	if (off >= 0)
-		return stress_ksm_unmerge_all_zero(page, ctx->page_size) &&
-			stress_ksm_unmerge_others_run(ctx, NULL) ? 0 : stress_ksm_unmerge_fork_child_fail(sh, 3, i, off);
-	for (w = 0; w < ctx->page_size / sizeof(uint64_t); w++)
-		((uint64_t *)page)[w] = stress_ksm_unmerge_fork_word(i, w);
+	sh->off = stress_ksm_unmerge_page_check(ctx, i, page, &want);
+	if (sh->off >= 0)
+		return (stress_ksm_unmerge_all_zero(page, ctx->page_size) && stress_ksm_unmerge_others_run(ctx, NULL)) ? 0 : 3;
+	for (k = 0; k < ctx->page_size / sizeof(*w); k++)
+		w[k] = 0xf04b636f77000000ULL ^ ((uint64_t)i << 20) ^ k;
 	if (stress_ksm_unmerge_pagemap_read(pm_fd, page, 1, ctx->page_size, &e1) < 0)
-		return stress_ksm_unmerge_fork_child_fail(sh, 2, i, -1);
-	if (stress_ksm_unmerge_page_state(ctx, e1, 0, KSM_KIND_UNIQUE) != KSM_PAGE_PRIVATE) {
-		sh->pfn[0] = e0 & PM_PFN_MASK;
-		sh->pfn[1] = e1 & PM_PFN_MASK;
-		return stress_ksm_unmerge_fork_child_fail(sh, 4, i, -1);
+		return 2;
+	sh->pfn[0] = e0 & PM_PFN_MASK;
+	sh->pfn[1] = e1 & PM_PFN_MASK;
+	if (stress_ksm_unmerge_page_state(ctx, e1, 0, KSM_KIND_UNIQUE) != KSM_PAGE_PRIVATE)
+		return 4;
+	for (k = 0; k < ctx->page_size / sizeof(*w); k++) {
+		if (w[k] != (0xf04b636f77000000ULL ^ ((uint64_t)i << 20) ^ k)) {
+			sh->off = (int64_t)(k * sizeof(*w));
+			return 5;
+		}
 	}
-	for (w = 0; w < ctx->page_size / sizeof(uint64_t); w++)
-		if (((uint64_t *)page)[w] != stress_ksm_unmerge_fork_word(i, w))
-			return stress_ksm_unmerge_fork_child_fail(sh, 5, i, (int64_t)(w * sizeof(uint64_t)));
 	for (k = i - 1; k <= i + 1; k += 2) {
 		if (k >= ctx->npages || stress_ksm_unmerge_pagemap_read(pm_fd, ctx->region + k * ctx->page_size, 1,
-				ctx->page_size, &e1) < 0 ||
-		    !stress_ksm_unmerge_is_ksm(stress_ksm_unmerge_page_state(ctx, e1, 0,
-				stress_ksm_unmerge_page_kind(ctx->pattern, k))))
+				ctx->page_size, &e1) < 0 || !stress_ksm_unmerge_is_ksm(stress_ksm_unmerge_page_state(ctx, e1,
+				0, stress_ksm_unmerge_page_kind(ctx->pattern, k))))
 			continue;
-		off = stress_ksm_unmerge_page_check(ctx, k, ctx->region + k * ctx->page_size, &want);
-		if (off >= 0 && !(stress_ksm_unmerge_others_run(ctx, NULL) &&
-				stress_ksm_unmerge_all_zero(ctx->region + k * ctx->page_size, ctx->page_size)))
-			return stress_ksm_unmerge_fork_child_fail(sh, 6, k, off);
+		sh->off = stress_ksm_unmerge_page_check(ctx, k, ctx->region + k * ctx->page_size, &want);
+		sh->page = k;
+		if (sh->off >= 0 && !(stress_ksm_unmerge_others_run(ctx, NULL) &&
+		    stress_ksm_unmerge_all_zero(ctx->region + k * ctx->page_size, ctx->page_size)))
+			return 6;
 	}
 	sh->pages[sh->n++] = i;
-	return 1;
+	return 0;
 }
 
 /*
@@ -3407,18 +3183,20 @@ static void NORETURN stress_ksm_unmerge_fork_child(stress_ksm_unmerge_ctx_t *ctx
 		sh->verdict[0] = stress_ksm_unmerge_counter(buf, "ksm_merging_pages", (int64_t *)&sh->child[0]);
 		sh->verdict[1] = stress_ksm_unmerge_counter(buf, "ksm_rmap_items", (int64_t *)&sh->child[1]);
 	}
-	if (stress_ksm_unmerge_child_init(ctx, parent) < 0 ||
-	    mprotect(ctx->region, ctx->region_size, PROT_READ | PROT_WRITE) < 0 ||
-	    (pm_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC)) < 0) {
-		(void)stress_ksm_unmerge_fork_child_fail(sh, 1, 0, -1);
+	if (stress_ksm_unmerge_child_init(ctx, parent) < 0 || mprotect(ctx->region, ctx->region_size,
+			PROT_READ | PROT_WRITE) < 0 || (pm_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC)) < 0) {
+		sh->err = errno;
+		sh->fail = 1;
 		_exit(EXIT_FAILURE);
 	}
 	stress_mwc_reseed();
-	for (tries = 0; tries < 1024 && sh->n < KSM_FORK_PAGES && stress_continue(ctx->args); tries++) {
+	for (tries = 0; tries < 1024 && sh->n < KSM_FORK_PAGES && stress_continue(ctx->args) && !sh->fail; tries++) {
 		if (sh->n >= 4 && (ctx->st->phase == KSM_PHASE_VERIFY || ctx->st->phase == KSM_PHASE_IDLE))
 			break;
-		if (stress_ksm_unmerge_fork_cow(ctx, sh, pm_fd, stress_mwc32modn((uint32_t)ctx->npages)) < 0)
-			break;
+		sh->err = 0;
+		sh->fail = stress_ksm_unmerge_fork_cow(ctx, sh, pm_fd, stress_mwc32modn((uint32_t)ctx->npages));
+		if (sh->fail == 2)
+			sh->err = errno;
 		(void)shim_nanosleep_uint64(stress_mwc32modn(100000));
 	}
 	_exit(sh->fail ? EXIT_FAILURE : EXIT_SUCCESS);
@@ -3439,33 +3217,27 @@ static void stress_ksm_unmerge_fork_reap(stress_ksm_unmerge_ctx_t *ctx, stress_k
 	run->rs->ops++;
 	run->rs->evidence += sh->n;
 	if (stress_ksm_unmerge_fork_counters_verdict(sh) == 1)
-		stress_ksm_unmerge_racer_fail(run, "the child's ksm_stat read ksm_merging_pages %" PRId64
-			", ksm_rmap_items %" PRId64 " %.3f ms after fork() (the parent's were %" PRId64 " and %"
-			PRId64 "; ksmd scanned %" PRId64 " pages meanwhile): the kernel copied the parent's KSM "
-			"counters into the child (expected 0; upstream fix 4d6fc29f3634 \"mm/ksm: fix incorrect "
-			"KSM counter handling in mm_struct during fork\")", sh->child[0], sh->child[1],
-			(double)(sh->read_ns - sh->fork_ns) / 1.0E6, sh->parent[0], sh->parent[1],
-			sh->scanned[1] - sh->scanned[0]);
-	if (sh->fail == 4)
-		stress_ksm_unmerge_racer_fail(run, "%s: page %" PRIu64 " pfn %#" PRIx64 " -> %#" PRIx64,
-			stress_ksm_unmerge_fork_fails[4], sh->page, sh->pfn[0], sh->pfn[1]);
-	else if (sh->fail)
-		stress_ksm_unmerge_racer_fail(run, "%s: page %" PRIu64 " byte %" PRId64 ", errno=%d (%s)",
-			stress_ksm_unmerge_fork_fails[sh->fail % SIZEOF_ARRAY(stress_ksm_unmerge_fork_fails)],
-			sh->page, sh->off, sh->err, strerror(sh->err));
-	else if (ret < 0)
-		stress_ksm_unmerge_racer_fail(run, "waitpid on the child failed, errno=%d (%s)", errno, strerror(errno));
+		stress_ksm_unmerge_racer_fail(run, "the child's ksm_stat read ksm_merging_pages %" PRId64 ", ksm_rmap_items "
+			"%" PRId64 " %.3f ms after fork() (the parent's: %" PRId64 ", %" PRId64 "; ksmd scanned %" PRId64
+			" pages meanwhile): the parent's KSM counters were copied into the child (expected 0; "
+			"fixed by 4d6fc29f3634)", sh->child[0], sh->child[1], (double)(sh->read_ns - sh->fork_ns) / 1.0E6,
+			sh->parent[0], sh->parent[1], sh->scanned[1] - sh->scanned[0]);
+	if (sh->fail > 0 && (size_t)sh->fail < SIZEOF_ARRAY(stress_ksm_unmerge_fork_fails))
+		stress_ksm_unmerge_racer_fail(run, "%s: page %" PRIu64 ", byte %" PRId64 ", pfn %#" PRIx64 " -> %#" PRIx64
+			", errno=%d (%s)", stress_ksm_unmerge_fork_fails[sh->fail], sh->page, sh->off, sh->pfn[0],
+			sh->pfn[1], sh->err, strerror(sh->err));
 	else if (ret > 0 && stress_continue(ctx->args))
 		stress_ksm_unmerge_racer_fail(run, "child did not exit within 3 s, killed");
-	else if (ret == 0 && !(WIFEXITED(status) && !WEXITSTATUS(status)) &&
-		 !(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && !stress_continue(ctx->args)))
-		stress_ksm_unmerge_racer_fail(run, "child ended with wait status %#x", status);
+	else if (ret < 0 || (ret == 0 && !(WIFEXITED(status) && !WEXITSTATUS(status)) &&
+		 !(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && !stress_continue(ctx->args))))
+		stress_ksm_unmerge_racer_fail(run, "waitpid on the child failed or it ended with status %#x", status);
 }
 
 /*
  *  stress_ksm_unmerge_fork_phase()
- *	merged: fork the child (counters read right before); verify: reap
- *	it; idle, racers parked: the parent's copies of the COWed pages intact
+ *	merged: fork the child (the parent's counters read right before);
+ *	verify: reap it; idle, racers parked: the parent's copies of the
+ *	pages the child COWed intact
  */
 static void stress_ksm_unmerge_fork_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
 {
@@ -3480,8 +3252,7 @@ static void stress_ksm_unmerge_fork_phase(stress_ksm_unmerge_ctx_t *ctx, stress_
 		(void)shim_memset((void *)sh, 0, sizeof(*sh));
 		sh->parent[0] = stress_ksm_unmerge_field(ctx->ksm_stat_fd, "ksm_merging_pages");
 		sh->parent[1] = stress_ksm_unmerge_field(ctx->ksm_stat_fd, "ksm_rmap_items");
-		sh->scanned[0] = (access(KSM_SYSFS "/pages_scanned", R_OK) == 0) ?
-			(int64_t)stress_ksm_unmerge_knob_u64("pages_scanned") : -1;
+		sh->scanned[0] = stress_ksm_unmerge_file_field(KSM_SYSFS "/pages_scanned", NULL);
 		sh->fork_ns = stress_ksm_unmerge_now_ns();
 		f->pid = fork();
 		if (f->pid == 0)
@@ -3500,8 +3271,7 @@ static void stress_ksm_unmerge_fork_phase(stress_ksm_unmerge_ctx_t *ctx, stress_
 
 		off = (i < ctx->npages) ? stress_ksm_unmerge_page_check(ctx, i, ctx->region + i * ctx->page_size, &want) : 0;
 		if (off >= 0) {
-			stress_ksm_unmerge_racer_fail(run, "parent page %zu changed by the child's COW write: byte %zd "
-				"(pattern %s)", i, off, stress_ksm_unmerge_patterns[ctx->pattern]);
+			stress_ksm_unmerge_racer_fail(run, "parent page %zu changed by the child's COW write: byte %zd", i, off);
 			break;
 		}
 	}
@@ -3514,70 +3284,65 @@ static void stress_ksm_unmerge_fork_phase(stress_ksm_unmerge_ctx_t *ctx, stress_
  */
 static int stress_ksm_unmerge_fork_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
-	stress_ksm_unmerge_fork_t *f;
+	stress_ksm_unmerge_fork_t *f = (stress_ksm_unmerge_fork_t *)run->priv;
 
 	(void)ctx;
-	if (stress_ksm_unmerge_priv_start(run, sizeof(*f)) < 0)
-		return -1;
-	f = (stress_ksm_unmerge_fork_t *)run->priv;
-	f->sh = mmap(NULL, sizeof(*f->sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (f->sh != MAP_FAILED)
-		return 0;
-	stress_ksm_unmerge_priv_stop(ctx, run);
-	return stress_ksm_unmerge_racer_reason(run, "mmap of the shared state failed, errno=%d (%s)",
+	f->sh = stress_ksm_unmerge_shared_map(sizeof(*f->sh));
+	return f->sh ? 0 : stress_ksm_unmerge_racer_reason(run, "mmap of the shared state failed, errno=%d (%s)",
 		errno, strerror(errno));
 }
 
 /*
  *  stress_ksm_unmerge_fork_stop()
- *	kill and reap a child still running, unmap, free
+ *	kill and reap a child still running, unmap
  */
 static void stress_ksm_unmerge_fork_stop(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_fork_t *f = (stress_ksm_unmerge_fork_t *)run->priv;
 	int status;
 
+	(void)ctx;
 	if (f->pid > 0) {
 		(void)shim_kill(f->pid, SIGKILL);
 		(void)stress_ksm_unmerge_reap(f->pid, 0.0, &status);
 	}
-	(void)munmap((void *)f->sh, sizeof(*f->sh));
-	stress_ksm_unmerge_priv_stop(ctx, run);
+	if (f->sh)
+		(void)munmap((void *)f->sh, sizeof(*f->sh));
 }
 
 /* ---- mprotect: unmerge of PROT_NONE / read-only KSM pages ---- */
 
-enum { KSM_PROT_RW = 0, KSM_PROT_READ, KSM_PROT_NONE };
-
 typedef struct {
 	pthread_mutex_t lock;		/* the thread's toggles vs the hooks */
-	size_t first, n;		/* the window it protects: the last quarter */
-	uint8_t *prot;			/* per window page: KSM_PROT_* */
+	bool lock_made, frozen;		/* frozen from verify to merging */
+	size_t first, n;		/* the window it protects: the region's last quarter */
+	uint8_t *prot;			/* per window page: 0 RW, 1 READ, 2 NONE */
 	uint64_t *snap;			/* per window page: KSM pfn protected at unmerge start, 0 none */
-	uint64_t *pm;			/* window pagemap */
+	uint64_t *pm;
 	size_t nprot;			/* pages not RW */
 	uint32_t toggles;		/* this cycle */
-	bool frozen;			/* verify .. merging: no toggling */
 } stress_ksm_unmerge_mprotect_t;
 
 /*
  *  stress_ksm_unmerge_mprotect_rw()
- *	(lock held) the window back to PROT_READ | PROT_WRITE
+ *	(lock held) the window back to PROT_READ | PROT_WRITE; a fail line if refused
  */
-static int stress_ksm_unmerge_mprotect_rw(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_mprotect_t *mp)
+static void stress_ksm_unmerge_mprotect_rw(stress_ksm_unmerge_run_t *run, stress_ksm_unmerge_mprotect_t *mp)
 {
 	if (!mp->nprot)
-		return 0;
-	if (mprotect(ctx->region + mp->first * ctx->page_size, mp->n * ctx->page_size, PROT_READ | PROT_WRITE) < 0)
-		return -1;
-	(void)shim_memset(mp->prot, KSM_PROT_RW, mp->n);
+		return;
+	if (mprotect(run->ctx->region + mp->first * run->ctx->page_size, mp->n * run->ctx->page_size,
+			PROT_READ | PROT_WRITE) < 0) {
+		stress_ksm_unmerge_racer_fail(run, "restoring PROT_READ|PROT_WRITE failed, errno=%d (%s)", errno, strerror(errno));
+		return;
+	}
+	(void)shim_memset(mp->prot, 0, mp->n);
 	mp->nprot = 0;
-	return 0;
 }
 
 /*
  *  stress_ksm_unmerge_mprotect_op()
- *	while merging, merged or unmerging (128 a cycle): 1-32 random window
+ *	while merging, merged or unmerging, 128 a cycle: 1-32 random window
  *	pages to a random protection, never pages in the unmerge snapshot
  */
 static bool stress_ksm_unmerge_mprotect_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
@@ -3594,23 +3359,20 @@ static bool stress_ksm_unmerge_mprotect_op(stress_ksm_unmerge_ctx_t *ctx, stress
 	(void)pthread_mutex_lock(&mp->lock);
 	for (i = first; i < first + n && !mp->snap[i]; i++)
 		;
-	if (mp->frozen || i < first + n) {
-		(void)pthread_mutex_unlock(&mp->lock);
-		return false;
-	}
-	if (mprotect(ctx->region + (mp->first + first) * ctx->page_size, n * ctx->page_size, prots[p]) < 0) {
-		if (errno == ENOMEM)	/* too many VMAs: start over */
-			(void)stress_ksm_unmerge_mprotect_rw(ctx, mp);
-		else
+	if (!mp->frozen && i == first + n) {
+		if (mprotect(ctx->region + (mp->first + first) * ctx->page_size, n * ctx->page_size, prots[p]) == 0) {
+			for (i = first; i < first + n; i++) {
+				mp->nprot += (p != 0) - (mp->prot[i] != 0);
+				mp->prot[i] = p;
+			}
+			mp->toggles++;
+			run->rs->ops++;
+		} else if (errno == ENOMEM) {	/* too many VMAs: start over */
+			stress_ksm_unmerge_mprotect_rw(run, mp);
+		} else {
 			stress_ksm_unmerge_racer_fail(run, "mprotect of pages %zu..%zu failed, errno=%d (%s)",
 				mp->first + first, mp->first + first + n - 1, errno, strerror(errno));
-	} else {
-		for (i = first; i < first + n; i++) {
-			mp->nprot += (p != KSM_PROT_RW) - (mp->prot[i] != KSM_PROT_RW);
-			mp->prot[i] = p;
 		}
-		mp->toggles++;
-		run->rs->ops++;
 	}
 	(void)pthread_mutex_unlock(&mp->lock);
 	(void)shim_nanosleep_uint64(50000);
@@ -3619,69 +3381,58 @@ static bool stress_ksm_unmerge_mprotect_op(stress_ksm_unmerge_ctx_t *ctx, stress
 
 /*
  *  stress_ksm_unmerge_mprotect_park()
- *	before parking, and when the run ends: everything RW again
+ *	before parking: everything RW again
  */
 static void stress_ksm_unmerge_mprotect_park(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_mprotect_t *mp = (stress_ksm_unmerge_mprotect_t *)run->priv;
 
+	(void)ctx;
 	(void)pthread_mutex_lock(&mp->lock);
-	if (stress_ksm_unmerge_mprotect_rw(ctx, mp) < 0)
-		stress_ksm_unmerge_racer_fail(run, "restoring PROT_READ|PROT_WRITE failed, errno=%d (%s)",
-			errno, strerror(errno));
+	stress_ksm_unmerge_mprotect_rw(run, mp);
 	(void)pthread_mutex_unlock(&mp->lock);
 }
 
 /*
  *  stress_ksm_unmerge_mprotect_phase()
- *	merging: toggles on; unmerging: which KSM pages are protected now;
+ *	merging: toggles on; unmerging: note the KSM pages protected now;
  *	verify: each must be unshared by the unmerge (evidence), then RW
  */
 static void stress_ksm_unmerge_mprotect_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
 {
 	stress_ksm_unmerge_mprotect_t *mp = (stress_ksm_unmerge_mprotect_t *)run->priv;
-	uint8_t *region = ctx->region + mp->first * ctx->page_size;
+	uint8_t *window = ctx->region + mp->first * ctx->page_size;
+	const bool read = (phase == KSM_PHASE_UNMERGING && mp->nprot) || phase == KSM_PHASE_VERIFY;
 	size_t i;
 
 	(void)pthread_mutex_lock(&mp->lock);
-	if (phase == KSM_PHASE_MERGING) {
-		mp->frozen = false;
+	if (phase == KSM_PHASE_MERGING || phase == KSM_PHASE_VERIFY || phase == KSM_PHASE_IDLE)
+		mp->frozen = (phase != KSM_PHASE_MERGING);
+	if (phase == KSM_PHASE_MERGING)
 		mp->toggles = 0;
-	} else if (phase == KSM_PHASE_UNMERGING && mp->nprot &&
-		   stress_ksm_unmerge_pagemap_read(ctx->pagemap_fd, region, mp->n, ctx->page_size, mp->pm) == 0) {
-		for (i = 0; i < mp->n; i++)
-			if (mp->prot[i] != KSM_PROT_RW && stress_ksm_unmerge_is_ksm(stress_ksm_unmerge_page_state(ctx,
-					mp->pm[i], 0, stress_ksm_unmerge_page_kind(ctx->pattern, mp->first + i))))
-				mp->snap[i] = mp->pm[i] & PM_PFN_MASK;
-	} else if (phase == KSM_PHASE_VERIFY || phase == KSM_PHASE_IDLE) {
-		mp->frozen = true;
-		if (phase == KSM_PHASE_VERIFY &&
-		    stress_ksm_unmerge_pagemap_read(ctx->pagemap_fd, region, mp->n, ctx->page_size, mp->pm) == 0) {
-			for (i = 0; i < mp->n; i++) {
-				int what;
+	if (read && stress_ksm_unmerge_pagemap_read(ctx->pagemap_fd, window, mp->n, ctx->page_size, mp->pm) == 0) {
+		for (i = 0; i < mp->n; i++) {
+			const int what = stress_ksm_unmerge_page_state(ctx, mp->pm[i], 0,
+				stress_ksm_unmerge_page_kind(ctx->pattern, mp->first + i));
 
-				if (!mp->snap[i])
-					continue;
-				what = stress_ksm_unmerge_page_state(ctx, mp->pm[i], 0,
-					stress_ksm_unmerge_page_kind(ctx->pattern, mp->first + i));
-				run->rs->evidence += (what == KSM_PAGE_PRIVATE);
-				/* a discarded page read back: pagemap cannot tell it from a KSM zero page */
-				if (!stress_ksm_unmerge_is_ksm(what) || (what == KSM_PAGE_KZERO &&
-				    stress_ksm_unmerge_others_run(ctx, run->r)))
-					continue;
-				stress_ksm_unmerge_racer_fail(run, "page %zu was a KSM page (pfn %#" PRIx64 ") under %s "
-					"at the start of the unmerge and still maps a KSM page after it (pfn %#" PRIx64
-					", kpageflags %#" PRIx64 "); cycle %" PRIu64 ", racers %s", mp->first + i,
-					mp->snap[i], mp->prot[i] == KSM_PROT_NONE ? "PROT_NONE" : "PROT_READ",
-					(uint64_t)(mp->pm[i] & PM_PFN_MASK), stress_ksm_unmerge_kpf(ctx->kpageflags_fd,
-					mp->pm[i] & PM_PFN_MASK), ctx->cycle, ctx->racers_str);
-				break;
+			if (phase == KSM_PHASE_UNMERGING) {
+				mp->snap[i] = (mp->prot[i] && stress_ksm_unmerge_is_ksm(what)) ? mp->pm[i] & PM_PFN_MASK : 0;
+				continue;
 			}
+			if (!mp->snap[i])
+				continue;
+			run->rs->evidence += (what == KSM_PAGE_PRIVATE);
+			/* a discarded page read back: pagemap cannot tell it from a KSM zero page */
+			if (stress_ksm_unmerge_is_ksm(what) && !(what == KSM_PAGE_KZERO && stress_ksm_unmerge_others_run(ctx, run->r)))
+				stress_ksm_unmerge_racer_fail(run, "page %zu was a KSM page (pfn %#" PRIx64 ") under %s at the "
+					"start of the unmerge and still maps a KSM page after it (pfn %#" PRIx64 "); cycle %"
+					PRIu64 ", racers %s", mp->first + i, mp->snap[i], mp->prot[i] == 2 ? "PROT_NONE" :
+					"PROT_READ", (uint64_t)(mp->pm[i] & PM_PFN_MASK), ctx->cycle, ctx->racers_str);
 		}
+	}
+	if (phase == KSM_PHASE_VERIFY || phase == KSM_PHASE_IDLE) {
 		(void)shim_memset(mp->snap, 0, mp->n * sizeof(*mp->snap));
-		if (stress_ksm_unmerge_mprotect_rw(ctx, mp) < 0)
-			stress_ksm_unmerge_racer_fail(run, "restoring PROT_READ|PROT_WRITE failed, errno=%d (%s)",
-				errno, strerror(errno));
+		stress_ksm_unmerge_mprotect_rw(run, mp);
 	}
 	(void)pthread_mutex_unlock(&mp->lock);
 }
@@ -3694,36 +3445,31 @@ static void stress_ksm_unmerge_mprotect_stop(stress_ksm_unmerge_ctx_t *ctx, stre
 {
 	stress_ksm_unmerge_mprotect_t *mp = (stress_ksm_unmerge_mprotect_t *)run->priv;
 
-	if (mp->prot && mp->snap && mp->pm)
+	(void)ctx;
+	if (mp->lock_made)
 		(void)pthread_mutex_destroy(&mp->lock);
 	free(mp->prot);
 	free(mp->snap);
 	free(mp->pm);
-	stress_ksm_unmerge_priv_stop(ctx, run);
 }
 
 /*
  *  stress_ksm_unmerge_mprotect_start()
- *	the window (other racers that touch pages stay out of it) and its maps
+ *	the window (racers that touch pages stay below it) and its maps
  */
 static int stress_ksm_unmerge_mprotect_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
-	stress_ksm_unmerge_mprotect_t *mp;
+	stress_ksm_unmerge_mprotect_t *mp = (stress_ksm_unmerge_mprotect_t *)run->priv;
 
-	if (stress_ksm_unmerge_priv_start(run, sizeof(*mp)) < 0)
-		return -1;
-	mp = (stress_ksm_unmerge_mprotect_t *)run->priv;
 	mp->n = STRESS_MAXIMUM(ctx->npages / 4, (size_t)1);
 	mp->first = ctx->npages - mp->n;
 	mp->frozen = true;
 	mp->prot = calloc(mp->n, 1);
 	mp->snap = calloc(mp->n, sizeof(*mp->snap));
 	mp->pm = calloc(mp->n, sizeof(*mp->pm));
-	if (!mp->prot || !mp->snap || !mp->pm) {
-		stress_ksm_unmerge_mprotect_stop(ctx, run);
+	if (!mp->prot || !mp->snap || !mp->pm)
 		return stress_ksm_unmerge_racer_reason(run, "out of memory for the protection map");
-	}
-	(void)pthread_mutex_init(&mp->lock, NULL);
+	mp->lock_made = pthread_mutex_init(&mp->lock, NULL) == 0;
 	ctx->touch_npages = STRESS_MAXIMUM(mp->first, (size_t)1);
 	return 0;
 }
@@ -3738,7 +3484,7 @@ typedef struct {
 
 /*
  *  stress_ksm_unmerge_dontneed_op()
- *	discard 1-16 random pages while merged or unmerging; count those that were KSM pages
+ *	discard 1-16 random pages while merged or unmerging; count the KSM pages
  */
 static bool stress_ksm_unmerge_dontneed_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
@@ -3746,10 +3492,8 @@ static bool stress_ksm_unmerge_dontneed_op(stress_ksm_unmerge_ctx_t *ctx, stress
 	uint8_t st[KSM_OP_PAGES];
 	size_t first, j, n;
 
-	if (d->cycle != ctx->cycle) {
-		d->cycle = ctx->cycle;
-		d->ranges = 0;
-	}
+	d->ranges = (d->cycle != ctx->cycle) ? 0 : d->ranges;
+	d->cycle = ctx->cycle;
 	if (!stress_ksm_unmerge_active(ctx) || d->ranges >= 64)
 		return false;
 	n = stress_ksm_unmerge_random_range(ctx, KSM_OP_PAGES, &first);
@@ -3771,7 +3515,7 @@ static bool stress_ksm_unmerge_dontneed_op(stress_ksm_unmerge_ctx_t *ctx, stress
 
 /*
  *  stress_ksm_unmerge_dontneed_restore()
- *	every racer parked (the mprotect racer made pages RW): refill the holes
+ *	every racer parked (the window is RW again): refill the holes
  */
 static void stress_ksm_unmerge_dontneed_restore(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
@@ -3779,9 +3523,8 @@ static void stress_ksm_unmerge_dontneed_restore(stress_ksm_unmerge_ctx_t *ctx, s
 	size_t i;
 
 	for (i = 0; i < ctx->npages; i++) {
-		if (!d->holes[i])
-			continue;
-		stress_ksm_unmerge_page_fill(ctx, i, ctx->region + i * ctx->page_size);
+		if (d->holes[i])
+			stress_ksm_unmerge_page_fill(ctx, i, ctx->region + i * ctx->page_size);
 		d->holes[i] = 0;
 	}
 }
@@ -3792,16 +3535,10 @@ static void stress_ksm_unmerge_dontneed_restore(stress_ksm_unmerge_ctx_t *ctx, s
  */
 static int stress_ksm_unmerge_dontneed_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
-	stress_ksm_unmerge_dontneed_t *d;
+	stress_ksm_unmerge_dontneed_t *d = (stress_ksm_unmerge_dontneed_t *)run->priv;
 
-	if (stress_ksm_unmerge_priv_start(run, sizeof(*d)) < 0)
-		return -1;
-	d = (stress_ksm_unmerge_dontneed_t *)run->priv;
 	d->holes = calloc(ctx->npages, 1);
-	if (d->holes)
-		return 0;
-	stress_ksm_unmerge_priv_stop(ctx, run);
-	return stress_ksm_unmerge_racer_reason(run, "out of memory for the hole map");
+	return d->holes ? 0 : stress_ksm_unmerge_racer_reason(run, "out of memory for the hole map");
 }
 
 /*
@@ -3810,14 +3547,11 @@ static int stress_ksm_unmerge_dontneed_start(stress_ksm_unmerge_ctx_t *ctx, stre
  */
 static void stress_ksm_unmerge_dontneed_stop(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
+	(void)ctx;
 	free(((stress_ksm_unmerge_dontneed_t *)run->priv)->holes);
-	stress_ksm_unmerge_priv_stop(ctx, run);
 }
 
 /* ---- sparse: the unmerge walk over a huge, mostly empty range ---- */
-
-#define KSM_SPARSE_STRIDE	(64ULL * MB)	/* one populated page per */
-#define KSM_SPARSE_POPULATED	(1024)		/* populated pages at most */
 
 typedef struct {
 	uint8_t *base;			/* NULL once unmapped */
@@ -3828,17 +3562,17 @@ typedef struct {
 
 /*
  *  stress_ksm_unmerge_sparse_layout()
- *	pure: bytes between populated pages of a size-byte range (64 MiB, or
- *	more for at most 1024 pages, or half a small range); their count in *n
+ *	pure: bytes between populated pages of a size-byte range: 64 MiB, or
+ *	more for at most 1024 pages, or half a small range; their count in *n
  */
 static size_t stress_ksm_unmerge_sparse_layout(const size_t size, const size_t page_size, size_t *n)
 {
-	size_t stride = (size_t)KSM_SPARSE_STRIDE;
+	size_t stride = 64 * MB;
 
 	if (size < 2 * stride)
 		stride = (size / 2) & ~(page_size - 1);
-	else if (size / stride > KSM_SPARSE_POPULATED)
-		stride = ((size + KSM_SPARSE_POPULATED - 1) / KSM_SPARSE_POPULATED + page_size - 1) & ~(page_size - 1);
+	else if (size / stride > 1024)
+		stride = ((size + 1023) / 1024 + page_size - 1) & ~(page_size - 1);
 	*n = size / stride;
 	return stride;
 }
@@ -3856,76 +3590,10 @@ static double stress_ksm_unmerge_sparse_allow(const size_t pages, const double p
 }
 
 /*
- *  stress_ksm_unmerge_sparse_walk()
- *	ns per page of a timed MADV_UNMERGEABLE over a mergeable range; 0 if it failed
- */
-static double stress_ksm_unmerge_sparse_walk(uint8_t *p, const size_t bytes, const size_t page_size)
-{
-	uint64_t t0, t1;
-	int ret;
-
-	if (madvise(p, bytes, MADV_MERGEABLE) < 0)
-		return 0.0;
-	t0 = stress_ksm_unmerge_now_ns();
-	ret = madvise(p, bytes, MADV_UNMERGEABLE);
-	t1 = stress_ksm_unmerge_now_ns();
-	return ret < 0 ? 0.0 : (double)(t1 - t0) / (double)(bytes / page_size);
-}
-
-/*
- *  stress_ksm_unmerge_sparse_fit()
- *	the range's size: the option cut to a quarter of the commit room under
- *	vm.overcommit_memory=2 (which charges it in full), half of what
- *	RLIMIT_AS leaves, and a walk of about 1 s where a stop signal has
- *	SA_RESTART (the stop could not interrupt it); each cut said once
- */
-static size_t stress_ksm_unmerge_sparse_fit(stress_ksm_unmerge_ctx_t *ctx, size_t size, const double ns)
-{
-	static const int sigs[] = { SIGALRM, SIGINT, SIGTERM };
-	const size_t ps = ctx->page_size;
-	struct rlimit rl;
-	struct sigaction sa;
-	size_t fit, i;
-
-	if (stress_ksm_unmerge_file_field("/proc/sys/vm/overcommit_memory", NULL) == 2) {
-		const int64_t l = stress_ksm_unmerge_file_field("/proc/meminfo", "CommitLimit");
-		const int64_t u = stress_ksm_unmerge_file_field("/proc/meminfo", "Committed_AS");
-
-		fit = (size_t)((uint64_t)(l > u ? l - u : 0) * KB / 4 / ctx->args->instances) & ~(ps - 1);
-		if (fit < size && stress_instance_zero(ctx->args))
-			pr_inf("%s: sparse racer: vm.overcommit_memory=2 charges the whole range: %zu bytes per "
-				"instance, a quarter of CommitLimit - Committed_AS\n", ctx->args->name, fit);
-		size = STRESS_MINIMUM(size, fit);
-	}
-	if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
-		const uint64_t vm = (uint64_t)STRESS_MAXIMUM(stress_ksm_unmerge_file_field("/proc/self/status",
-			"VmSize"), (int64_t)0) * KB;
-
-		fit = (size_t)(((uint64_t)rl.rlim_cur > vm ? ((uint64_t)rl.rlim_cur - vm) / 2 : 0) & ~((uint64_t)ps - 1));
-		if (fit < size && stress_instance_zero(ctx->args))
-			pr_inf("%s: sparse racer: RLIMIT_AS is %" PRIu64 " bytes: the range is cut to %zu bytes\n",
-				ctx->args->name, (uint64_t)rl.rlim_cur, fit);
-		size = STRESS_MINIMUM(size, fit);
-	}
-	for (i = 0; i < SIZEOF_ARRAY(sigs); i++) {
-		if (sigaction(sigs[i], NULL, &sa) < 0 || !(sa.sa_flags & SA_RESTART) ||
-		    sa.sa_handler == SIG_DFL || sa.sa_handler == SIG_IGN)
-			continue;
-		fit = (size_t)(1.0E9 / (ns > 0.0 ? ns : 250.0)) * ps;
-		if (fit < size && stress_instance_zero(ctx->args))
-			pr_inf("%s: sparse racer: signal %d restarts system calls (SA_RESTART), so the stop "
-				"could not interrupt a walk: the range is cut to %zu bytes (about 1 s)\n",
-				ctx->args->name, sigs[i], fit);
-		size = STRESS_MINIMUM(size, fit);
-	}
-	return STRESS_MAXIMUM(size, 2 * ps);
-}
-
-/*
  *  stress_ksm_unmerge_sparse_phase()
  *	merging: the range mergeable; unmerging: its timed MADV_UNMERGEABLE
  *	(the hang bound extended by the predicted walk), retried after a
- *	handled signal; its populated pages then intact and private
+ *	handled signal; then its populated pages intact and private
  */
 static void stress_ksm_unmerge_sparse_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
 {
@@ -3935,17 +3603,16 @@ static void stress_ksm_unmerge_sparse_phase(stress_ksm_unmerge_ctx_t *ctx, stres
 	size_t k;
 	int ret, err;
 
-	if (!s->base || (phase == KSM_PHASE_MERGING && s->mergeable) || (phase == KSM_PHASE_UNMERGING && !s->mergeable))
+	if (!s->base || (phase != KSM_PHASE_MERGING && phase != KSM_PHASE_UNMERGING) ||
+	    s->mergeable == (phase == KSM_PHASE_MERGING))
 		return;
 	if (phase == KSM_PHASE_MERGING) {
-		if (madvise(s->base, s->size, MADV_MERGEABLE) < 0)
-			stress_ksm_unmerge_racer_fail(run, "MADV_MERGEABLE of %zu bytes failed, errno=%d (%s)",
-				s->size, errno, strerror(errno));
 		s->mergeable = true;
+		if (madvise(s->base, s->size, MADV_MERGEABLE) < 0)
+			stress_ksm_unmerge_racer_fail(run, "MADV_MERGEABLE of %zu bytes failed, errno=%d (%s)", s->size,
+				errno, strerror(errno));
 		return;
 	}
-	if (phase != KSM_PHASE_UNMERGING)
-		return;
 	for (k = 0; k < s->populated; k++)
 		ksm += stress_ksm_unmerge_ksm_count(ctx, s->base + k * s->stride, 1);
 	ctx->st->hang_allow = stress_ksm_unmerge_sparse_allow(pages, s->probe_ns, s->last_ns);
@@ -3960,13 +3627,13 @@ static void stress_ksm_unmerge_sparse_phase(stress_ksm_unmerge_ctx_t *ctx, stres
 	if (ret < 0 && err == EINTR) {
 		pr_inf("%s: sparse racer: the end of the run interrupted the unmerge of %zu bytes after %.3f s "
 			"(EINTR); not counted\n", ctx->args->name, s->size, (double)spent / 1.0E9);
-		(void)munmap(s->base, s->size);	/* so a prctl unmerge does not walk it again */
+		(void)munmap(s->base, s->size);	/* a prctl unmerge must not walk it again */
 		s->base = NULL;
 		return;
 	}
 	if (ret < 0) {
-		stress_ksm_unmerge_racer_fail(run, "MADV_UNMERGEABLE of %zu bytes failed, errno=%d (%s)",
-			s->size, err, strerror(err));
+		stress_ksm_unmerge_racer_fail(run, "MADV_UNMERGEABLE of %zu bytes failed, errno=%d (%s)", s->size,
+			err, strerror(err));
 		return;
 	}
 	s->mergeable = false;
@@ -3977,14 +3644,10 @@ static void stress_ksm_unmerge_sparse_phase(stress_ksm_unmerge_ctx_t *ctx, stres
 	run->rs->detail[1] += s->populated;
 	run->rs->op_ns += spent;
 	for (k = 0; k < s->populated; k++) {
-		if (stress_ksm_unmerge_same_check(ctx, s->base + k * s->stride, 1) >= 0) {
-			stress_ksm_unmerge_racer_fail(run, "populated page %zu (offset %zu) lost its data after unmerge",
-				k, k * s->stride);
-			break;
-		}
-		if (stress_ksm_unmerge_ksm_count(ctx, s->base + k * s->stride, 1)) {
-			stress_ksm_unmerge_racer_fail(run, "populated page %zu (offset %zu) is still a KSM page "
-				"after MADV_UNMERGEABLE", k, k * s->stride);
+		if (stress_ksm_unmerge_same_check(ctx, s->base + k * s->stride, 1) >= 0 ||
+		    stress_ksm_unmerge_ksm_count(ctx, s->base + k * s->stride, 1)) {
+			stress_ksm_unmerge_racer_fail(run, "populated page %zu (offset %zu) lost its data or is still a "
+				"KSM page after MADV_UNMERGEABLE", k, k * s->stride);
 			break;
 		}
 	}
@@ -3998,65 +3661,64 @@ static void stress_ksm_unmerge_sparse_stop(stress_ksm_unmerge_ctx_t *ctx, stress
 {
 	stress_ksm_unmerge_sparse_t *s = (stress_ksm_unmerge_sparse_t *)run->priv;
 
+	(void)ctx;
 	if (s->base)
 		(void)munmap(s->base, s->size);
-	stress_ksm_unmerge_priv_stop(ctx, run);
 }
 
 /*
  *  stress_ksm_unmerge_sparse_start()
- *	probe the walk, size and reserve the range (MAP_NORESERVE, halved on
- *	ENOMEM), MADV_DONTFORK (children must not share its pages: where
- *	KPF_KSM lies a page mapped by three ptes reads as a KSM page),
- *	populate one page per stride with the same page
+ *	probe the walk (ns per page over 1 GiB), reserve the range
+ *	(MAP_NORESERVE; a quarter of the commit room under
+ *	vm.overcommit_memory=2, which charges it in full; halved on ENOMEM),
+ *	MADV_DONTFORK (where KPF_KSM lies a page three ptes map reads as a
+ *	KSM page), one page per stride populated with the same page
  */
 static int stress_ksm_unmerge_sparse_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
+	stress_ksm_unmerge_sparse_t *s = (stress_ksm_unmerge_sparse_t *)run->priv;
 	const size_t ps = ctx->page_size;
-	stress_ksm_unmerge_sparse_t *s;
-	size_t want = DEFAULT_KSM_UNMERGE_SPARSE, k;
 	const int64_t hung = stress_ksm_unmerge_file_field("/proc/sys/kernel/hung_task_timeout_secs", NULL);
-	uint8_t *p;
+	size_t want = DEFAULT_KSM_UNMERGE_SPARSE, k;
+	uint8_t *p = stress_ksm_unmerge_map(GB, MAP_NORESERVE, "ksm-unmerge-probe");
 	double walk;
 
-	if (stress_ksm_unmerge_priv_start(run, sizeof(*s)) < 0)
-		return -1;
-	s = (stress_ksm_unmerge_sparse_t *)run->priv;
-	p = stress_ksm_unmerge_map(GB, MAP_NORESERVE, "ksm-unmerge-probe");
 	if (p) {
 		(void)shim_memset(p + GB / 2, 0x5a, ps);
-		s->probe_ns = stress_ksm_unmerge_sparse_walk(p, GB, ps);
+		if (madvise(p, GB, MADV_MERGEABLE) == 0) {
+			const uint64_t t0 = stress_ksm_unmerge_now_ns();
+
+			if (madvise(p, GB, MADV_UNMERGEABLE) == 0)
+				s->probe_ns = (double)(stress_ksm_unmerge_now_ns() - t0) / (double)(GB / ps);
+		}
 		(void)munmap(p, GB);
 	}
 	(void)stress_setting_get("ksm-unmerge-sparse", &want);
-	s->size = stress_ksm_unmerge_sparse_fit(ctx, want & ~(ps - 1), s->probe_ns);
-	for (k = 0; !(s->base = stress_ksm_unmerge_map(s->size, MAP_NORESERVE, "ksm-unmerge-sparse")); k++) {
-		if (errno != ENOMEM || k >= 8 || s->size / 2 < 2 * ps)
-			break;
+	s->size = want & ~(ps - 1);
+	if (stress_ksm_unmerge_file_field("/proc/sys/vm/overcommit_memory", NULL) == 2) {
+		const int64_t room = stress_ksm_unmerge_file_field("/proc/meminfo", "CommitLimit") -
+			stress_ksm_unmerge_file_field("/proc/meminfo", "Committed_AS");
+
+		s->size = STRESS_MINIMUM(s->size, (size_t)((uint64_t)STRESS_MAXIMUM(room, (int64_t)0) * KB / 4 /
+			ctx->args->instances) & ~(ps - 1));
+	}
+	for (s->size = STRESS_MAXIMUM(s->size, 2 * ps), k = 0;
+	     !(s->base = stress_ksm_unmerge_map(s->size, MAP_NORESERVE, "ksm-unmerge-sparse")) && errno == ENOMEM &&
+	     k < 12 && s->size / 2 >= 2 * ps; k++)
 		s->size = (s->size / 2) & ~(ps - 1);
-	}
-	if (!s->base || madvise(s->base, s->size, MADV_DONTFORK) < 0) {
-		(void)stress_ksm_unmerge_racer_reason(run, "cannot reserve %zu bytes of address space (mmap, "
+	if (!s->base || madvise(s->base, s->size, MADV_DONTFORK) < 0)
+		return stress_ksm_unmerge_racer_reason(run, "cannot reserve %zu bytes of address space (mmap, "
 			"MADV_DONTFORK), errno=%d (%s)", s->size, errno, strerror(errno));
-		stress_ksm_unmerge_sparse_stop(ctx, run);
-		return -1;
-	}
-	if (s->size < want && stress_instance_zero(ctx->args))
-		pr_inf("%s: sparse racer: %zu bytes of address space (%zu asked)\n", ctx->args->name, s->size, want);
 	s->stride = stress_ksm_unmerge_sparse_layout(s->size, ps, &s->populated);
 	for (k = 0; k < s->populated; k++)
 		stress_ksm_unmerge_same_fill(ctx, s->base + k * s->stride, 1);
 	walk = (double)(s->size / ps) * (s->probe_ns > 0.0 ? s->probe_ns : 250.0) / 1.0E9;
-	if (walk >= 1.0 && stress_instance_zero(ctx->args)) {
-		pr_inf("%s: sparse racer: %zu bytes, %zu populated pages; one unmerge is predicted to take "
-			"%.1f s (%.1f ns per page), allowed %.0f s beyond the hang bound\n", ctx->args->name,
-			s->size, s->populated, walk, s->probe_ns, stress_ksm_unmerge_sparse_allow(s->size / ps,
-			s->probe_ns, 0.0));
-		if (hung > 0 && walk > (double)hung)
-			pr_inf("%s: sparse racer: the walk holds the mmap write lock past "
-				"kernel.hung_task_timeout_secs: ksmd, blocked on it, will be reported as a hung "
-				"task (a kernel warning)\n", ctx->args->name);
-	}
+	if (stress_instance_zero(ctx->args) && (s->size < want || walk >= 1.0))
+		pr_inf("%s: sparse racer: %zu bytes (%zu asked: the commit room, RLIMIT_AS or the address space cut "
+			"it), %zu populated pages; one unmerge is predicted to take %.1f s (%.1f ns per page)%s\n",
+			ctx->args->name, s->size, want, s->populated, walk, s->probe_ns, (hung > 0 && walk > (double)hung) ?
+			"; it holds the mmap lock past kernel.hung_task_timeout_secs: ksmd, blocked on it, will be "
+			"reported as a hung task (a kernel warning)" : "");
 	return 0;
 }
 
@@ -4064,7 +3726,6 @@ static int stress_ksm_unmerge_sparse_start(stress_ksm_unmerge_ctx_t *ctx, stress
 #if defined(MADV_HUGEPAGE) && defined(HAVE_SYS_FILE_H)
 
 #define KSM_THP_MAX		(4)		/* PMD-sized chunks at most */
-#define KSM_THP_COMPACT		"/proc/sys/vm/compact_memory"
 
 typedef struct {
 	uint8_t *map, *thp;		/* mapping with alignment slack, PMD aligned region */
@@ -4073,7 +3734,7 @@ typedef struct {
 	bool was_thp[KSM_THP_MAX];	/* THP-mapped before merging */
 	volatile uint64_t unmerged;	/* cycle whose unmerge the thread did */
 	uint64_t compacted;		/* cycle compaction ran in */
-	int verify_fd, compact_fd;	/* compact_memory, locked shared while verifying */
+	int verify_fd, compact_fd;	/* compact_memory: locked shared while verifying, exclusive compacting */
 	uint64_t thps;
 } stress_ksm_unmerge_thp_t;
 
@@ -4088,33 +3749,36 @@ static int stress_ksm_unmerge_thp_kind(const uint64_t *pm, const uint64_t *flags
 
 	if (!(pm[0] & PM_PRESENT) || !(flags[0] & KPF_THP))
 		return 0;
-	if (!(flags[0] & KPF_HEAD))
-		return 2;
-	for (i = 1; i < per; i++)
+	for (i = 1; (flags[0] & KPF_HEAD) && i < per; i++)
 		if (!(pm[i] & PM_PRESENT) || (pm[i] & PM_PFN_MASK) != (pm[0] & PM_PFN_MASK) + i || !(flags[i] & KPF_TAIL))
-			return 2;
-	return 1;
+			break;
+	return (flags[0] & KPF_HEAD) && i == per ? 1 : 2;
 }
 
 /*
- *  stress_ksm_unmerge_thp_read()
- *	pagemap and kpageflags of the THP region; -1 on error
+ *  stress_ksm_unmerge_thp_ksm()
+ *	KSM pages (what, per page) in chunk c of the THP region, -1 unread
  */
-static int stress_ksm_unmerge_thp_read(const stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_thp_t *t)
+static int64_t stress_ksm_unmerge_thp_ksm(const stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_thp_t *t, const size_t c)
 {
+	const size_t per = t->pmd / ctx->page_size;
+	int64_t ksm = 0;
 	size_t i;
 
-	if (!ctx->have_pfns || stress_ksm_unmerge_pagemap_read(ctx->pagemap_fd, t->thp, t->npages, ctx->page_size, t->pm) < 0)
+	if (!ctx->have_pfns || stress_ksm_unmerge_pagemap_read(ctx->pagemap_fd, t->thp + c * t->pmd, per,
+			ctx->page_size, t->pm) < 0)
 		return -1;
-	for (i = 0; i < t->npages; i++)
+	for (i = 0; i < per; i++) {
 		t->flags[i] = stress_ksm_unmerge_kpf(ctx->kpageflags_fd, stress_ksm_unmerge_pm_pfn(t->pm[i]));
-	return 0;
+		ksm += stress_ksm_unmerge_is_ksm(stress_ksm_unmerge_page_what(ctx->iface, t->pm[i], t->flags[i], 0, 0, -1));
+	}
+	return ksm;
 }
 
 /*
  *  stress_ksm_unmerge_thp_phase()
  *	merging: fresh THPs of the same page, which chunks really are THPs,
- *	then mergeable; merged: THPs KSM split and merged (evidence); no
+ *	then mergeable; merged: the THPs KSM split and merged (evidence); no
  *	compaction by any instance while this one verifies (migration
  *	entries and reused pfns would read as lost or shared pages)
  */
@@ -4122,121 +3786,89 @@ static void stress_ksm_unmerge_thp_phase(stress_ksm_unmerge_ctx_t *ctx, stress_k
 {
 	stress_ksm_unmerge_thp_t *t = (stress_ksm_unmerge_thp_t *)run->priv;
 	const size_t per = t->pmd / ctx->page_size;
-	size_t c, i;
+	size_t c;
 
-	if (phase == KSM_PHASE_MERGING) {
-		(void)madvise(t->thp, t->size, MADV_DONTNEED);
-		stress_ksm_unmerge_same_fill(ctx, t->thp, t->npages);
-		for (c = 0; c < t->chunks; c++) {
-			const int kind = (stress_ksm_unmerge_thp_read(ctx, t) < 0) ? 0 :
-				stress_ksm_unmerge_thp_kind(t->pm + c * per, t->flags + c * per, per);
+	for (c = 0; c < t->chunks && phase == KSM_PHASE_MERGING; c++) {
+		int kind = 0;
 
-			t->was_thp[c] = (kind != 0);
-			t->thps += t->was_thp[c];
-			run->rs->detail[0] += (kind == 1);
-			run->rs->detail[1] += (kind == 2);
-		}
-		if (madvise(t->thp, t->size, MADV_MERGEABLE) < 0)
-			stress_ksm_unmerge_racer_fail(run, "MADV_MERGEABLE on the THP region failed, errno=%d (%s)",
-				errno, strerror(errno));
-	} else if (phase == KSM_PHASE_MERGED && stress_ksm_unmerge_thp_read(ctx, t) == 0) {
-		for (c = 0; c < t->chunks; c++) {
-			uint64_t ksm = 0;
-
-			for (i = c * per; i < (c + 1) * per; i++)
-				ksm += stress_ksm_unmerge_page_what(ctx->iface, t->pm[i], t->flags[i], 0, 0, -1) == KSM_PAGE_KSM;
-			run->rs->evidence += (t->was_thp[c] && ksm);
-		}
+		(void)madvise(t->thp + c * t->pmd, t->pmd, MADV_DONTNEED);
+		stress_ksm_unmerge_same_fill(ctx, t->thp + c * t->pmd, per);
+		if (stress_ksm_unmerge_thp_ksm(ctx, t, c) >= 0)
+			kind = stress_ksm_unmerge_thp_kind(t->pm, t->flags, per);
+		t->was_thp[c] = (kind != 0);
+		t->thps += t->was_thp[c];
+		run->rs->detail[0] += (kind == 1);
+		run->rs->detail[1] += (kind == 2);
 	}
-	if (t->verify_fd >= 0)
-		while (flock(t->verify_fd, (phase == KSM_PHASE_MERGED || phase == KSM_PHASE_VERIFY) ? LOCK_SH : LOCK_UN) < 0 &&
-		       errno == EINTR)
-			;
+	if (phase == KSM_PHASE_MERGING && madvise(t->thp, t->size, MADV_MERGEABLE) < 0)
+		stress_ksm_unmerge_racer_fail(run, "MADV_MERGEABLE on the THP region failed, errno=%d (%s)", errno, strerror(errno));
+	for (c = 0; c < t->chunks && phase == KSM_PHASE_MERGED; c++)
+		run->rs->evidence += (t->was_thp[c] && stress_ksm_unmerge_thp_ksm(ctx, t, c) > 0);
+	while (t->verify_fd >= 0 && flock(t->verify_fd, (phase == KSM_PHASE_MERGED || phase == KSM_PHASE_VERIFY) ?
+	       LOCK_SH : LOCK_UN) < 0 && errno == EINTR)
+		;
 }
 
 /*
- *  stress_ksm_unmerge_thp_unmerge()
- *	the thread unmerges the THP region while the main unmerge runs, once
- *	a cycle; as root it compacts memory once a cycle meanwhile (unless
- *	some instance verifies), so break_ksm() meets migration entries
+ *  stress_ksm_unmerge_thp_op()
+ *	while the main unmerge runs, once a cycle: compact memory as root
+ *	(unless an instance verifies) so break_ksm() meets migration
+ *	entries, and unmerge the THP region
  */
 static bool stress_ksm_unmerge_thp_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_thp_t *t = (stress_ksm_unmerge_thp_t *)run->priv;
 	const uint64_t cycle = ctx->cycle;
 
-	if (ctx->phase != KSM_PHASE_UNMERGING || (t->unmerged == cycle && (t->compact_fd < 0 || t->compacted == cycle)))
+	if (ctx->phase != KSM_PHASE_UNMERGING || t->unmerged == cycle)
 		return false;
 	if (t->compact_fd >= 0 && t->compacted != cycle && flock(t->compact_fd, LOCK_EX | LOCK_NB) == 0) {
-		if (write(t->compact_fd, "1", 1) != 1) {
-			(void)close(t->compact_fd);
-			t->compact_fd = -1;
-		}
+		if (write(t->compact_fd, "1", 1) != 1)
+			pr_dbg("%s: thp racer: compact_memory write failed, errno=%d (%s)\n", ctx->args->name,
+				errno, strerror(errno));
 		(void)flock(t->compact_fd, LOCK_UN);
 		t->compacted = cycle;
 	}
-	if (t->unmerged != cycle) {
-		t->unmerged = cycle;
-		if (madvise(t->thp, t->size, MADV_UNMERGEABLE) < 0)
-			stress_ksm_unmerge_racer_fail(run, "MADV_UNMERGEABLE on the THP region failed, errno=%d (%s)",
-				errno, strerror(errno));
-		run->rs->ops++;
-	}
+	t->unmerged = cycle;
+	if (madvise(t->thp, t->size, MADV_UNMERGEABLE) < 0)
+		stress_ksm_unmerge_racer_fail(run, "MADV_UNMERGEABLE on the THP region failed, errno=%d (%s)",
+			errno, strerror(errno));
+	run->rs->ops++;
 	return true;
 }
 
 /*
  *  stress_ksm_unmerge_thp_park()
- *	before parking: unmerge (if the main unmerge was too quick), then
- *	every page holds the same page and none is still a KSM page
+ *	before parking: unmerged (if the main unmerge was too quick), every
+ *	page holds the same page and none is still a KSM page
  */
 static void stress_ksm_unmerge_thp_park(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_thp_t *t = (stress_ksm_unmerge_thp_t *)run->priv;
 	const ssize_t bad = stress_ksm_unmerge_same_check(ctx, t->thp, t->npages);
-	size_t i;
+	size_t c;
 
 	if (t->unmerged != ctx->cycle && madvise(t->thp, t->size, MADV_UNMERGEABLE) < 0 && stress_continue(ctx->args))
-		stress_ksm_unmerge_racer_fail(run, "MADV_UNMERGEABLE on the THP region failed, errno=%d (%s)",
-			errno, strerror(errno));
+		stress_ksm_unmerge_racer_fail(run, "MADV_UNMERGEABLE on the THP region failed, errno=%d (%s)", errno, strerror(errno));
 	t->unmerged = ctx->cycle;
-	if (bad >= 0) {
+	if (bad >= 0)
 		stress_ksm_unmerge_racer_fail(run, "THP region page %zd lost its data after unmerge", bad);
-		return;
-	}
-	if (stress_ksm_unmerge_thp_read(ctx, t) < 0)
-		return;
-	for (i = 0; i < t->npages; i++)
-		if (stress_ksm_unmerge_is_ksm(stress_ksm_unmerge_page_what(ctx->iface, t->pm[i], t->flags[i], 0, 0, -1))) {
-			stress_ksm_unmerge_racer_fail(run, "THP region page %zu is still a KSM page after unmerge "
-				"(pagemap %#" PRIx64 ", kpageflags %#" PRIx64 ")", i, t->pm[i], t->flags[i]);
-			return;
+	for (c = 0; c < t->chunks && bad < 0; c++)
+		if (stress_ksm_unmerge_thp_ksm(ctx, t, c) > 0) {
+			stress_ksm_unmerge_racer_fail(run, "THP region chunk %zu still has KSM pages after unmerge", c);
+			break;
 		}
 }
 
 /*
- *  stress_ksm_unmerge_thp_supported()
- *	transparent huge pages built in and not disabled
- */
-static int stress_ksm_unmerge_thp_supported(char *reason, const size_t len)
-{
-	char buf[128];
-	const ssize_t n = stress_fs_file_read("/sys/kernel/mm/transparent_hugepage/enabled", buf, sizeof(buf));
-
-	if (n > 0 && !strstr(buf, "[never]"))
-		return 0;
-	(void)snprintf(reason, len, "transparent huge pages %s", n > 0 ? "disabled ([never])" : "not built in");
-	return -1;
-}
-
-/*
  *  stress_ksm_unmerge_thp_stop()
- *	unmap, close, free
+ *	unmap, close
  */
 static void stress_ksm_unmerge_thp_stop(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_thp_t *t = (stress_ksm_unmerge_thp_t *)run->priv;
 
+	(void)ctx;
 	if (!t->thps && !run->rs->reason[0])
 		(void)stress_ksm_unmerge_racer_reason(run, "no THP could be faulted (KPF_THP never set)");
 	if (t->verify_fd >= 0)
@@ -4247,53 +3879,49 @@ static void stress_ksm_unmerge_thp_stop(stress_ksm_unmerge_ctx_t *ctx, stress_ks
 		(void)munmap(t->map, t->map_size);
 	free(t->pm);
 	free(t->flags);
-	stress_ksm_unmerge_priv_stop(ctx, run);
 }
 
 /*
  *  stress_ksm_unmerge_thp_start()
  *	up to 4 PMD-sized chunks (hpage_pmd_size, not assumed), PMD aligned,
- *	MADV_HUGEPAGE; compact_memory as root
+ *	MADV_HUGEPAGE; compact_memory as root; THP must not be [never]
  */
 static int stress_ksm_unmerge_thp_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
+	stress_ksm_unmerge_thp_t *t = (stress_ksm_unmerge_thp_t *)run->priv;
 	const int64_t pmd = stress_ksm_unmerge_file_field("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", NULL);
-	stress_ksm_unmerge_thp_t *t;
+	char buf[128];
 
-	if (pmd < 2 * (int64_t)ctx->page_size || (pmd & (pmd - 1)) || pmd > 32 * (int64_t)MB)
-		return stress_ksm_unmerge_racer_reason(run, "hpage_pmd_size unreadable or unusable (%" PRId64 ")", pmd);
-	if (stress_ksm_unmerge_priv_start(run, sizeof(*t)) < 0)
-		return -1;
-	t = (stress_ksm_unmerge_thp_t *)run->priv;
 	t->verify_fd = t->compact_fd = -1;
+	if (stress_fs_file_read("/sys/kernel/mm/transparent_hugepage/enabled", buf, sizeof(buf)) <= 0 ||
+	    strstr(buf, "[never]") || pmd < 2 * (int64_t)ctx->page_size || (pmd & (pmd - 1)) || pmd > 32 * (int64_t)MB) {
+		(void)stress_ksm_unmerge_racer_reason(run, "transparent huge pages not built in, [never], or an "
+			"unusable hpage_pmd_size (%" PRId64 ")", pmd);
+		return -2;
+	}
 	t->pmd = (size_t)pmd;
 	t->chunks = STRESS_MAXIMUM(STRESS_MINIMUM((size_t)(8 * MB) / t->pmd, (size_t)KSM_THP_MAX), (size_t)1);
 	t->size = t->chunks * t->pmd;
 	t->npages = t->size / ctx->page_size;
 	t->map_size = t->size + t->pmd;
 	t->map = mmap(NULL, t->map_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	t->pm = calloc(t->npages, sizeof(uint64_t));
-	t->flags = calloc(t->npages, sizeof(uint64_t));
-	if (t->map == MAP_FAILED)
-		t->map = NULL;
+	t->map = (t->map == MAP_FAILED) ? NULL : t->map;
 	t->thp = t->map ? (uint8_t *)(((uintptr_t)t->map + t->pmd - 1) & ~((uintptr_t)t->pmd - 1)) : NULL;
-	if (!t->map || !t->pm || !t->flags || madvise(t->thp, t->size, MADV_HUGEPAGE) < 0) {
-		(void)stress_ksm_unmerge_racer_reason(run, "mmap, MADV_HUGEPAGE or memory for %zu bytes failed, "
+	t->pm = calloc(t->pmd / ctx->page_size, sizeof(uint64_t));
+	t->flags = calloc(t->pmd / ctx->page_size, sizeof(uint64_t));
+	if (!t->map || !t->pm || !t->flags || madvise(t->thp, t->size, MADV_HUGEPAGE) < 0)
+		return stress_ksm_unmerge_racer_reason(run, "mmap, MADV_HUGEPAGE or memory for %zu bytes failed, "
 			"errno=%d (%s)", t->map_size, errno, strerror(errno));
-		stress_ksm_unmerge_thp_stop(ctx, run);
-		return -1;
-	}
 	stress_memory_anon_name_set(t->thp, t->size, "ksm-unmerge-thp");
 	if (geteuid() == 0) {
-		t->verify_fd = open(KSM_THP_COMPACT, O_WRONLY | O_CLOEXEC);
-		t->compact_fd = open(KSM_THP_COMPACT, O_WRONLY | O_CLOEXEC);
+		t->verify_fd = open("/proc/sys/vm/compact_memory", O_WRONLY | O_CLOEXEC);
+		t->compact_fd = open("/proc/sys/vm/compact_memory", O_WRONLY | O_CLOEXEC);
 	}
 	return 0;
 }
 #define KSM_THP_NOT_BUILT	NULL
 #else
 #define KSM_THP_NOT_BUILT	"MADV_HUGEPAGE missing"
-#define stress_ksm_unmerge_thp_supported	NULL
 #define stress_ksm_unmerge_thp_start		NULL
 #define stress_ksm_unmerge_thp_stop		NULL
 #define stress_ksm_unmerge_thp_op		NULL
@@ -4305,6 +3933,7 @@ static int stress_ksm_unmerge_thp_start(stress_ksm_unmerge_ctx_t *ctx, stress_ks
 
 typedef struct {
 	pthread_mutex_t lock;		/* the window vs sending */
+	bool lock_made;
 	volatile bool window;		/* the main thread is inside the timed unmerge */
 	volatile uint32_t sent;		/* signals sent in this window, 256 at most */
 	struct sigaction old;
@@ -4339,53 +3968,42 @@ static bool stress_ksm_unmerge_signal_op(stress_ksm_unmerge_ctx_t *ctx, stress_k
 
 /*
  *  stress_ksm_unmerge_signal_call()
- *	one timed unmerge call with the signal racer on: inside its window
- *	and retried while the kernel returns EINTR (the evidence); the
- *	cycle's verification then requires the final state to be complete
+ *	one timed unmerge call inside the signal window, retried while the
+ *	kernel returns EINTR (the evidence); the cycle's verification then
+ *	requires the final state to be complete
  */
 static int stress_ksm_unmerge_signal_call(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run,
 	int (*call)(stress_ksm_unmerge_ctx_t *ctx, const uint64_t sw, const size_t off, const size_t len),
 	const uint64_t sw, const size_t off, const size_t len)
 {
 	stress_ksm_unmerge_signal_t *s = (stress_ksm_unmerge_signal_t *)run->priv;
-	int ret, err, tries;
+	int ret, err, tries = 0;
 
 	s->sent = 0;
 	s->window = true;
-	for (tries = 0; ; tries++) {
-		ret = call(ctx, sw, off, len);
-		err = errno;
-		if (ret == 0 || err != EINTR || !stress_continue(ctx->args) || tries > 256)
-			break;
+	while ((ret = call(ctx, sw, off, len)) < 0 && (err = errno) == EINTR && stress_continue(ctx->args) && tries++ < 256)
 		run->rs->evidence++;
-	}
+	err = errno;
 	(void)pthread_mutex_lock(&s->lock);
 	s->window = false;
 	(void)pthread_mutex_unlock(&s->lock);
 	if (ret < 0 && err == EINTR && stress_continue(ctx->args))
-		stress_ksm_unmerge_racer_fail(run, "the unmerge still returned EINTR after %d retries and %" PRIu32
-			" signals", tries, s->sent);
+		stress_ksm_unmerge_racer_fail(run, "the unmerge still returned EINTR after %d retries", tries);
 	errno = err;
 	return ret;
 }
 
 /*
  *  stress_ksm_unmerge_signal_start()
- *	a handler without SA_RESTART (stress-ng's handler setup)
+ *	a handler without SA_RESTART (stress-ng's)
  */
 static int stress_ksm_unmerge_signal_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
-	stress_ksm_unmerge_signal_t *s;
+	stress_ksm_unmerge_signal_t *s = (stress_ksm_unmerge_signal_t *)run->priv;
 
-	if (stress_ksm_unmerge_priv_start(run, sizeof(*s)) < 0)
-		return -1;
-	s = (stress_ksm_unmerge_signal_t *)run->priv;
-	if (stress_signal_handler(ctx->args->name, SIGRTMIN + 3, stress_ksm_unmerge_signal_handler, &s->old) < 0) {
-		stress_ksm_unmerge_priv_stop(ctx, run);
-		return stress_ksm_unmerge_racer_reason(run, "sigaction of signal %d failed, errno=%d (%s)",
-			SIGRTMIN + 3, errno, strerror(errno));
-	}
-	(void)pthread_mutex_init(&s->lock, NULL);
+	if (stress_signal_handler(ctx->args->name, SIGRTMIN + 3, stress_ksm_unmerge_signal_handler, &s->old) < 0)
+		return stress_ksm_unmerge_racer_reason(run, "sigaction of signal %d failed", SIGRTMIN + 3);
+	s->lock_made = pthread_mutex_init(&s->lock, NULL) == 0;
 	return 0;
 }
 
@@ -4398,8 +4016,8 @@ static void stress_ksm_unmerge_signal_stop(stress_ksm_unmerge_ctx_t *ctx, stress
 	stress_ksm_unmerge_signal_t *s = (stress_ksm_unmerge_signal_t *)run->priv;
 
 	(void)stress_signal_restore(ctx->args->name, SIGRTMIN + 3, &s->old);
-	(void)pthread_mutex_destroy(&s->lock);
-	stress_ksm_unmerge_priv_stop(ctx, run);
+	if (s->lock_made)
+		(void)pthread_mutex_destroy(&s->lock);
 }
 
 /* ---- mremap: moves of merged ranges while merged and unmerging ---- */
@@ -4428,24 +4046,23 @@ static int stress_ksm_unmerge_mremap_move(uint8_t *src, uint8_t *dst, const size
 {
 	void *p = mremap(src, len, len, MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP, dst);
 
-	if (p == dst)
-		return 0;
-	if (p != MAP_FAILED)
+	if (p != MAP_FAILED && p != dst)
 		errno = EFAULT;
-	return -1;
+	return (p == dst) ? 0 : -1;
 }
 
 /*
  *  stress_ksm_unmerge_mremap_op()
  *	move 1-16 random pages of the range out and back (moving a mergeable
  *	range unmerges it first), their data checked each way; before 6.17 a
- *	move over two VMAs (the moves back can leave pieces) fails with
- *	EFAULT: then it is cut at the VMA's end (counted)
+ *	move over two VMAs (moves back leave pieces) fails with EFAULT: then
+ *	it is cut at the VMA's end (counted)
  */
 static bool stress_ksm_unmerge_mremap_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_mremap_t *m = (stress_ksm_unmerge_mremap_t *)run->priv;
 	size_t n = 1 + stress_mwc32modn(16), first, off;
+	unsigned long lo = 0, hi = 0;
 	char vma[320];
 	uint64_t ksm;
 
@@ -4456,9 +4073,6 @@ static bool stress_ksm_unmerge_mremap_op(stress_ksm_unmerge_ctx_t *ctx, stress_k
 	stress_ksm_unmerge_met(run);
 	ksm = stress_ksm_unmerge_ksm_count(ctx, m->range + off, n);
 	if (stress_ksm_unmerge_mremap_move(m->range + off, m->scratch + off, n * ctx->page_size) < 0) {
-		unsigned long lo = 0, hi = 0;
-
-		/* cut at the VMA's end */
 		if (errno == EFAULT && stress_ksm_unmerge_vmflags(m->range + off, vma, sizeof(vma), false) == 0 &&
 		    sscanf(vma, "%lx-%lx", &lo, &hi) == 2 && hi < (uintptr_t)(m->range + off + n * ctx->page_size)) {
 			n = (hi - (uintptr_t)(m->range + off)) / ctx->page_size;
@@ -4471,18 +4085,16 @@ static bool stress_ksm_unmerge_mremap_op(stress_ksm_unmerge_ctx_t *ctx, stress_k
 		}
 	}
 	if (stress_ksm_unmerge_same_check(ctx, m->scratch + off, n) >= 0)
-		stress_ksm_unmerge_racer_fail(run, "pages %zu..%zu of the range lost their data when moved "
-			"(%" PRIu64 " of them KSM pages)", first, first + n - 1, ksm);
+		stress_ksm_unmerge_racer_fail(run, "pages %zu..%zu lost their data when moved (%" PRIu64 " KSM)",
+			first, first + n - 1, ksm);
 	else
 		run->rs->evidence += ksm;
 	if (stress_ksm_unmerge_mremap_move(m->scratch + off, m->range + off, n * ctx->page_size) < 0) {
 		m->broken = true;
 		stress_ksm_unmerge_racer_fail(run, "moving %zu pages back failed, errno=%d (%s)", n, errno, strerror(errno));
-		return true;
+	} else if (stress_ksm_unmerge_same_check(ctx, m->range + off, n) >= 0) {
+		stress_ksm_unmerge_racer_fail(run, "pages %zu..%zu lost their data when moved back", first, first + n - 1);
 	}
-	if (stress_ksm_unmerge_same_check(ctx, m->range + off, n) >= 0)
-		stress_ksm_unmerge_racer_fail(run, "pages %zu..%zu of the range lost their data when moved back",
-			first, first + n - 1);
 	run->rs->ops++;
 	(void)shim_nanosleep_uint64(stress_mwc32modn(50000));
 	return true;
@@ -4507,13 +4119,11 @@ static void stress_ksm_unmerge_mremap_phase(stress_ksm_unmerge_ctx_t *ctx, stres
 			stress_ksm_unmerge_racer_fail(run, "madvise of the range failed, errno=%d (%s)", errno, strerror(errno));
 		return;
 	}
-	if (!final)
-		return;
-	ksm = stress_ksm_unmerge_ksm_count(ctx, m->range, m->npages);
+	ksm = final ? stress_ksm_unmerge_ksm_count(ctx, m->range, m->npages) : 0;
 	if (ksm)
 		stress_ksm_unmerge_racer_fail(run, "%" PRIu64 " pages of the range are still KSM pages after "
 			"MADV_UNMERGEABLE with no move running", ksm);
-	if (stress_ksm_unmerge_same_check(ctx, m->range, m->npages) >= 0)
+	if (final && stress_ksm_unmerge_same_check(ctx, m->range, m->npages) >= 0)
 		stress_ksm_unmerge_racer_fail(run, "the range lost data after the moves and the unmerge");
 }
 
@@ -4525,49 +4135,42 @@ static void stress_ksm_unmerge_mremap_stop(stress_ksm_unmerge_ctx_t *ctx, stress
 {
 	stress_ksm_unmerge_mremap_t *m = (stress_ksm_unmerge_mremap_t *)run->priv;
 
+	(void)ctx;
 	if (m->range)
 		(void)munmap(m->range, m->size);
 	if (m->scratch && m->scratch != MAP_FAILED)
 		(void)munmap(m->scratch, m->size);
-	stress_ksm_unmerge_priv_stop(ctx, run);
 }
 
 /*
  *  stress_ksm_unmerge_mremap_start()
- *	its range (a quarter of the region, 16-1024 pages of the same page,
- *	so it merges with the region) and the reserved target; one test move
- *	proves MREMAP_DONTUNMAP (5.7)
+ *	its range (a quarter of the region, 16-1024 same pages: it merges
+ *	with the region) and the reserved target; one test move proves
+ *	MREMAP_DONTUNMAP (5.7)
  */
 static int stress_ksm_unmerge_mremap_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
-	stress_ksm_unmerge_mremap_t *m;
+	stress_ksm_unmerge_mremap_t *m = (stress_ksm_unmerge_mremap_t *)run->priv;
 
-	if (stress_ksm_unmerge_priv_start(run, sizeof(*m)) < 0)
-		return -1;
-	m = (stress_ksm_unmerge_mremap_t *)run->priv;
 	m->npages = STRESS_MINIMUM(STRESS_MAXIMUM(ctx->npages / 4, (size_t)16), (size_t)1024);
 	m->size = m->npages * ctx->page_size;
 	m->range = stress_ksm_unmerge_map(m->size, 0, "ksm-unmerge-mremap");
 	m->scratch = mmap(NULL, m->size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (!m->range || m->scratch == MAP_FAILED) {
-		(void)stress_ksm_unmerge_racer_reason(run, "mmap of 2 x %zu bytes failed, errno=%d (%s)",
-			m->size, errno, strerror(errno));
-		stress_ksm_unmerge_mremap_stop(ctx, run);
-		return -1;
-	}
+	if (!m->range || m->scratch == MAP_FAILED)
+		return stress_ksm_unmerge_racer_reason(run, "mmap of 2 x %zu bytes failed, errno=%d (%s)", m->size,
+			errno, strerror(errno));
 	stress_ksm_unmerge_same_fill(ctx, m->range, m->npages);
 	if (stress_ksm_unmerge_mremap_move(m->range, m->scratch, ctx->page_size) < 0 ||
 	    stress_ksm_unmerge_mremap_move(m->scratch, m->range, ctx->page_size) < 0) {
-		(void)stress_ksm_unmerge_racer_reason(run, "mremap(MREMAP_DONTUNMAP) failed, errno=%d (%s) "
-			"(needs Linux 5.7)", errno, strerror(errno));
-		stress_ksm_unmerge_mremap_stop(ctx, run);
-		return -1;
+		(void)stress_ksm_unmerge_racer_reason(run, "mremap(MREMAP_DONTUNMAP) failed, errno=%d (%s) (needs 5.7)",
+			errno, strerror(errno));
+		return -2;
 	}
 	return 0;
 }
 
 /* ---- uffd-minor: MADV_UNMERGEABLE of a uffd-minor VMA (flags above bit 31) ---- */
-#if defined(HAVE_LINUX_USERFAULTFD_H) && defined(UFFDIO_REGISTER_MODE_MINOR) &&	\
+#if defined(KSM_UFFD_BUILT) && defined(UFFDIO_REGISTER_MODE_MINOR) &&	\
     defined(UFFD_FEATURE_MINOR_SHMEM) && defined(HAVE_MEMFD_CREATE)
 
 #define KSM_MINOR_PAGES		(64)
@@ -4595,70 +4198,47 @@ static void stress_ksm_unmerge_minor_unregister(stress_ksm_unmerge_run_t *run, s
 /*
  *  stress_ksm_unmerge_minor_phase()
  *	merging: the range mergeable, then registered for minor faults;
- *	unmerging: MADV_UNMERGEABLE of it must keep its VmFlags but "mg"
- *	("ui", VM_UFFD_MINOR, bit 41, was cleared with a 32-bit mask before
- *	f04aad36a07c), leave no KSM page and keep the data; idle: unregistered
+ *	unmerging: MADV_UNMERGEABLE of it keeps its VmFlags but "mg" ("ui",
+ *	VM_UFFD_MINOR, bit 41, was cleared with a 32-bit mask before
+ *	f04aad36a07c), leaves no KSM page and keeps the data; idle: unregistered
  */
 static void stress_ksm_unmerge_minor_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
 {
 	stress_ksm_unmerge_minor_t *m = (stress_ksm_unmerge_minor_t *)run->priv;
-	struct uffdio_register reg;
-	char before[256], after[256];
+	struct uffdio_register reg = { .range = { (uintptr_t)m->range, m->size }, .mode = UFFDIO_REGISTER_MODE_MINOR };
+	char before[256] = "", after[256] = "";
 	uint64_t ksm0, ksm1;
 
 	if (phase == KSM_PHASE_MERGING) {
-		(void)shim_memset(&reg, 0, sizeof(reg));
-		reg.range.start = (uintptr_t)m->range;
-		reg.range.len = m->size;
-		reg.mode = UFFDIO_REGISTER_MODE_MINOR;
 		if (madvise(m->range, m->size, MADV_MERGEABLE) < 0 || ioctl(m->uffd, UFFDIO_REGISTER, &reg) < 0)
-			stress_ksm_unmerge_racer_fail(run, "MADV_MERGEABLE or UFFDIO_REGISTER (minor) failed, "
-				"errno=%d (%s)", errno, strerror(errno));
+			stress_ksm_unmerge_racer_fail(run, "MADV_MERGEABLE or UFFDIO_REGISTER (minor) failed, errno=%d (%s)",
+				errno, strerror(errno));
 		else
 			m->registered = true;
-	} else if (phase == KSM_PHASE_UNMERGING && m->registered) {
-		if (stress_ksm_unmerge_vmflags(m->range, before, sizeof(before), true) < 0 ||
-		    !stress_ksm_unmerge_has_flag(before, "ui")) {
-			stress_ksm_unmerge_racer_fail(run, "the registered range has no \"ui\" in its VmFlags ('%s')", before);
-		} else if (ksm0 = stress_ksm_unmerge_ksm_count(ctx, m->range, KSM_MINOR_PAGES),
-			   madvise(m->range, m->size, MADV_UNMERGEABLE) < 0) {
-			if (errno != EINTR || stress_continue(ctx->args))
-				stress_ksm_unmerge_racer_fail(run, "MADV_UNMERGEABLE of the minor-registered range "
-					"failed, errno=%d (%s)", errno, strerror(errno));
-		} else {
-			if (stress_ksm_unmerge_vmflags(m->range, after, sizeof(after), true) == 0 && strcmp(before, after))
-				stress_ksm_unmerge_racer_fail(run, "MADV_UNMERGEABLE changed the VMA's flags beyond \"mg\": "
-					"before '%s', after '%s'%s", before, after, stress_ksm_unmerge_has_flag(after, "ui") ? "" :
-					" (VM_UFFD_MINOR, bit 41, lost: VM_MERGEABLE cleared with a 32-bit mask, "
-					"fixed by f04aad36a07c)");
-			ksm1 = stress_ksm_unmerge_ksm_count(ctx, m->range, KSM_MINOR_PAGES);
-			if (ksm1)
-				stress_ksm_unmerge_racer_fail(run, "%" PRIu64 " pages are still KSM pages after "
-					"MADV_UNMERGEABLE", ksm1);
-			else
-				run->rs->evidence += ksm0;
-			if (stress_ksm_unmerge_same_check(ctx, m->range, KSM_MINOR_PAGES) >= 0)
-				stress_ksm_unmerge_racer_fail(run, "the range lost data in the unmerge");
-			run->rs->ops++;
-		}
-		stress_ksm_unmerge_minor_unregister(run, m);
-	} else if (phase == KSM_PHASE_IDLE) {
-		stress_ksm_unmerge_minor_unregister(run, m);
+		return;
 	}
-}
-
-/*
- *  stress_ksm_unmerge_minor_supported()
- *	userfaultfd with minor faults on shmem (5.14)
- */
-static int stress_ksm_unmerge_minor_supported(char *reason, const size_t len)
-{
-	bool tid;
-	const int fd = stress_ksm_unmerge_uffd_open(UFFD_FEATURE_MINOR_SHMEM, reason, len, &tid);
-
-	if (fd >= 0)
-		(void)close(fd);
-	return fd < 0 ? -1 : 0;
+	if (phase == KSM_PHASE_UNMERGING && m->registered) {
+		ksm0 = stress_ksm_unmerge_ksm_count(ctx, m->range, KSM_MINOR_PAGES);
+		if (stress_ksm_unmerge_vmflags(m->range, before, sizeof(before), true) < 0 ||
+		    !stress_ksm_unmerge_has_flag(before, "ui"))
+			stress_ksm_unmerge_racer_fail(run, "the registered range has no \"ui\" in its VmFlags ('%s')", before);
+		else if (madvise(m->range, m->size, MADV_UNMERGEABLE) < 0)
+			stress_ksm_unmerge_racer_fail(run, "MADV_UNMERGEABLE of the minor-registered range failed, "
+				"errno=%d (%s)", errno, strerror(errno));
+		else if (stress_ksm_unmerge_vmflags(m->range, after, sizeof(after), true) == 0 && strcmp(before, after))
+			stress_ksm_unmerge_racer_fail(run, "MADV_UNMERGEABLE changed the VMA's flags beyond \"mg\": before "
+				"'%s', after '%s'%s", before, after, stress_ksm_unmerge_has_flag(after, "ui") ? "" :
+				" (VM_UFFD_MINOR, bit 41, lost: VM_MERGEABLE cleared with a 32-bit mask, fixed by f04aad36a07c)");
+		else if ((ksm1 = stress_ksm_unmerge_ksm_count(ctx, m->range, KSM_MINOR_PAGES)) > 0)
+			stress_ksm_unmerge_racer_fail(run, "%" PRIu64 " pages are still KSM pages after MADV_UNMERGEABLE", ksm1);
+		else if (stress_ksm_unmerge_same_check(ctx, m->range, KSM_MINOR_PAGES) >= 0)
+			stress_ksm_unmerge_racer_fail(run, "the range lost data in the unmerge");
+		else
+			run->rs->evidence += ksm0;
+		run->rs->ops++;
+	}
+	if (phase == KSM_PHASE_UNMERGING || phase == KSM_PHASE_IDLE)
+		stress_ksm_unmerge_minor_unregister(run, m);
 }
 
 /*
@@ -4669,6 +4249,7 @@ static void stress_ksm_unmerge_minor_stop(stress_ksm_unmerge_ctx_t *ctx, stress_
 {
 	stress_ksm_unmerge_minor_t *m = (stress_ksm_unmerge_minor_t *)run->priv;
 
+	(void)ctx;
 	stress_ksm_unmerge_minor_unregister(run, m);
 	if (m->range && m->range != MAP_FAILED)
 		(void)munmap(m->range, m->size);
@@ -4676,39 +4257,33 @@ static void stress_ksm_unmerge_minor_stop(stress_ksm_unmerge_ctx_t *ctx, stress_
 		(void)close(m->memfd);
 	if (m->uffd >= 0)
 		(void)close(m->uffd);
-	stress_ksm_unmerge_priv_stop(ctx, run);
 }
 
 /*
  *  stress_ksm_unmerge_minor_start()
- *	a memfd, its private mapping written with the same page, a userfaultfd
+ *	a userfaultfd with minor faults on shmem (5.14), a memfd and its
+ *	private mapping written with the same page
  */
 static int stress_ksm_unmerge_minor_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
-	stress_ksm_unmerge_minor_t *m;
+	stress_ksm_unmerge_minor_t *m = (stress_ksm_unmerge_minor_t *)run->priv;
 	bool tid;
 
-	if (stress_ksm_unmerge_priv_start(run, sizeof(*m)) < 0)
-		return -1;
-	m = (stress_ksm_unmerge_minor_t *)run->priv;
 	m->size = KSM_MINOR_PAGES * ctx->page_size;
-	m->uffd = stress_ksm_unmerge_uffd_open(UFFD_FEATURE_MINOR_SHMEM, run->rs->reason, sizeof(run->rs->reason), &tid);
 	m->memfd = shim_memfd_create("ksm-unmerge-minor", MFD_CLOEXEC);
-	if (m->uffd < 0 || m->memfd < 0 || ftruncate(m->memfd, (off_t)m->size) < 0 ||
-	    (m->range = mmap(NULL, m->size, PROT_READ | PROT_WRITE, MAP_PRIVATE, m->memfd, 0)) == MAP_FAILED) {
-		if (m->uffd >= 0)
-			(void)stress_ksm_unmerge_racer_reason(run, "memfd of %zu bytes or its private mmap failed, "
-				"errno=%d (%s)", m->size, errno, strerror(errno));
-		stress_ksm_unmerge_minor_stop(ctx, run);
-		return -1;
-	}
+	m->uffd = stress_ksm_unmerge_uffd_open(UFFD_FEATURE_MINOR_SHMEM, run->rs->reason, sizeof(run->rs->reason), &tid);
+	if (m->uffd < 0)
+		return -2;
+	if (m->memfd < 0 || ftruncate(m->memfd, (off_t)m->size) < 0 ||
+	    (m->range = mmap(NULL, m->size, PROT_READ | PROT_WRITE, MAP_PRIVATE, m->memfd, 0)) == MAP_FAILED)
+		return stress_ksm_unmerge_racer_reason(run, "memfd of %zu bytes or its private mmap failed, errno=%d (%s)",
+			m->size, errno, strerror(errno));
 	stress_ksm_unmerge_same_fill(ctx, m->range, KSM_MINOR_PAGES);
 	return 0;
 }
 #define KSM_UFFD_MINOR_NOT_BUILT	NULL
 #else
 #define KSM_UFFD_MINOR_NOT_BUILT	"userfaultfd minor mode or memfd_create missing (HAVE_LINUX_USERFAULTFD_H)"
-#define stress_ksm_unmerge_minor_supported	NULL
 #define stress_ksm_unmerge_minor_start		NULL
 #define stress_ksm_unmerge_minor_stop		NULL
 #define stress_ksm_unmerge_minor_phase		NULL
@@ -4720,7 +4295,8 @@ static int stress_ksm_unmerge_minor_start(stress_ksm_unmerge_ctx_t *ctx, stress_
 /*
  *  stress_ksm_unmerge_exec_vmas()
  *	of the stopped, just exec'd process pid: the private writable VMAs
- *	exec mapped (not its stack) and how many carry "mg"; -1 if unreadable
+ *	exec mapped (not its stack, never merge-any's: not an mmap) and how
+ *	many carry "mg"; the first without in first; -1 if unreadable
  */
 static int stress_ksm_unmerge_exec_vmas(const pid_t pid, size_t *vmas, size_t *mg, char *first, const size_t len)
 {
@@ -4736,19 +4312,14 @@ static int stress_ksm_unmerge_exec_vmas(const pid_t pid, size_t *vmas, size_t *m
 		return -1;
 	while (fgets(line, sizeof(line), fp)) {
 		if (sscanf(line, "%63s %7s", word, perms) == 2 && strchr(word, '-') && strlen(perms) == 4) {
-			/* the stack exec makes itself is never merge-any's (not an mmap) */
 			wanted = perms[1] == 'w' && perms[3] == 'p' && !strstr(line, "[stack]");
-			(void)shim_strscpy(range, line, sizeof(range));
-			range[strcspn(range, "\n")] = '\0';
-			continue;
+			(void)shim_strscpy(range, word, sizeof(range));
+		} else if (wanted && !strncmp(line, "VmFlags:", 8)) {
+			(*vmas)++;
+			*mg += stress_ksm_unmerge_has_flag(line + 8, "mg");
+			if (!stress_ksm_unmerge_has_flag(line + 8, "mg") && !first[0])
+				(void)snprintf(first, len, "%s", range);
 		}
-		if (!wanted || strncmp(line, "VmFlags:", 8))
-			continue;
-		(*vmas)++;
-		if (stress_ksm_unmerge_has_flag(line + 8, "mg"))
-			(*mg)++;
-		else if (!first[0])
-			(void)snprintf(first, len, "%s", range);
 	}
 	(void)fclose(fp);
 	return 0;
@@ -4756,29 +4327,25 @@ static int stress_ksm_unmerge_exec_vmas(const pid_t pid, size_t *vmas, size_t *m
 
 /*
  *  stress_ksm_unmerge_exec_op()
- *	a child sets merge-any and execs the running binary under ptrace; in
- *	its exec stop the new mm must still be merge-any (ksm_stat, where the
- *	kernel has the field) and the private writable VMAs exec mapped must
- *	be mergeable ("mg"); ksmd scanning the new mm before they existed
- *	cleared merge-any until xu xin's "mm/ksm: fix exec/fork inheritance
- *	support for prctl"; then it is killed
+ *	a child sets merge-any and execs the running binary under ptrace; at
+ *	its exec stop the new mm must still be merge-any (ksm_stat, where it
+ *	says) and the private writable VMAs exec mapped mergeable ("mg");
+ *	ksmd scanning the new mm before they existed cleared merge-any until
+ *	xu xin's "mm/ksm: fix exec/fork inheritance support for prctl"
  */
 static bool stress_ksm_unmerge_exec_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	static char *const argv[] = { "stress-ng", "--exec-exit", NULL };
 	static char *const envp[] = { NULL };
 	const pid_t parent = getpid();
-	char path[64], exe[PATH_MAX], first[128], buf[1024];
+	char path[64], exe[PATH_MAX], first[64], buf[1024];
 	size_t vmas, mg;
-	int status;
-	int64_t any = -1;
+	int status, any = -1;
 	pid_t pid;
 
 	if (!stress_ksm_unmerge_active(ctx) || !stress_proc_self_exe_get(exe, sizeof(exe)))
 		return false;
 	pid = fork();
-	if (pid < 0)
-		return stress_ksm_unmerge_racer_reason(run, "fork failed, errno=%d (%s)", errno, strerror(errno)) < 0;
 	if (pid == 0) {
 		if (stress_ksm_unmerge_child_init(ctx, parent) < 0 || ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0 ||
 		    prctl(PR_SET_MEMORY_MERGE, 1UL, 0UL, 0UL, 0UL) < 0)
@@ -4786,11 +4353,12 @@ static bool stress_ksm_unmerge_exec_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm
 		(void)execve(exe, argv, envp);
 		_exit(5);
 	}
-	if (shim_waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status)) {
-		if (WIFEXITED(status) && stress_continue(ctx->args))
-			stress_ksm_unmerge_racer_fail(run, "the child could not be traced, set merge-any or exec %s "
-				"(exit %d: 4 ptrace/prctl, 5 execve)", exe, WEXITSTATUS(status));
-		(void)stress_ksm_unmerge_reap(pid, 0.01, &status);
+	if (pid < 0 || shim_waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status)) {
+		if (stress_continue(ctx->args))
+			stress_ksm_unmerge_racer_fail(run, "fork, ptrace, prctl or exec of %s failed (wait status %#x: "
+				"exit 4 ptrace/prctl, 5 execve), errno=%d (%s)", exe, status, errno, strerror(errno));
+		if (pid > 0)
+			(void)stress_ksm_unmerge_reap(pid, 0.01, &status);
 		return true;
 	}
 	(void)snprintf(path, sizeof(path), "/proc/%d/ksm_stat", (int)pid);
@@ -4798,14 +4366,11 @@ static bool stress_ksm_unmerge_exec_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm
 		any = strstr(buf, "ksm_merge_any: yes") ? 1 : 0;
 	if (stress_ksm_unmerge_exec_vmas(pid, &vmas, &mg, first, sizeof(first)) == 0) {
 		run->rs->ops++;
-		if (any == 0)
-			stress_ksm_unmerge_racer_fail(run, "ksm_stat of the exec'd child says ksm_merge_any: no: "
-				"merge-any set before exec was lost (xu xin's \"mm/ksm: fix exec/fork inheritance "
-				"support for prctl\")");
-		else if (mg < vmas)
-			stress_ksm_unmerge_racer_fail(run, "with merge-any on, %zu of the %zu private writable VMAs "
-				"the exec made are not mergeable (no \"mg\", first %s): merge-any not applied to new "
-				"VMAs after exec", vmas - mg, vmas, first);
+		if (any == 0 || mg < vmas)
+			stress_ksm_unmerge_racer_fail(run, "after exec with merge-any set, ksm_stat says ksm_merge_any %s and "
+				"%zu of the %zu private writable VMAs exec mapped are not mergeable (first %s): merge-any "
+				"lost across exec (xu xin's \"mm/ksm: fix exec/fork inheritance support for prctl\")",
+				any ? "yes" : "no", vmas - mg, vmas, first);
 		else
 			run->rs->evidence += (vmas > 0);
 	}
@@ -4837,92 +4402,18 @@ static int stress_ksm_unmerge_exec_supported(char *reason, const size_t len)
 /* what a fork-zero child saw, shared with the worker */
 typedef struct {
 	volatile int64_t uncopied;	/* the parent's KSM zero pages in DONTFORK/WIPEONFORK VMAs at fork() */
-	volatile int64_t charged;	/* its ksm_stat ksm_zero_pages, first thing */
+	volatile int64_t charged;	/* the child's ksm_stat ksm_zero_pages, first thing */
 	volatile int64_t mapped;	/* KSM zero PTEs in all its VMAs (pagemap) */
-	volatile int err;		/* errno of a failed read, 0 none */
+	volatile int err;
 } stress_ksm_unmerge_fz_sh_t;
 
 typedef struct {
-	uint8_t *zero, *dontfork, *wipe;	/* zero-filled ranges: unmerged during the fork, not copied, copied empty */
+	uint8_t *zero, *dontfork, *wipe;	/* zero-filled: unmerged during the fork, not copied, copied empty */
 	size_t nzero, nother;
 	stress_ksm_unmerge_fz_sh_t *sh;
-	volatile uint64_t go;		/* cycle whose zero range unmerge starts now */
-	volatile uint64_t done;		/* last cycle the thread forked in */
+	volatile uint64_t go, done;	/* cycle whose zero range unmerge starts now, last cycle forked in */
 	volatile uint64_t unmerge_ns[2];	/* the zero range's unmerge: start, end */
 } stress_ksm_unmerge_fz_t;
-
-/*
- *  stress_ksm_unmerge_fz_mapped()
- *	child: KSM zero PTEs in every VMA of its own address space (merge-any
- *	makes every VMA mergeable), -1 if pagemap cannot be read
- */
-static int64_t stress_ksm_unmerge_fz_mapped(const stress_ksm_unmerge_ctx_t *ctx, const int pm_fd)
-{
-	char line[512];
-	uint64_t pm[KSM_OP_PAGES * 16];
-	int64_t n = 0;
-	FILE *fp = fopen("/proc/self/maps", "re");
-
-	if (!fp)
-		return -1;
-	while (fgets(line, sizeof(line), fp)) {
-		unsigned long lo, hi, a;
-
-		if (sscanf(line, "%lx-%lx", &lo, &hi) != 2 || strstr(line, "[vsyscall]"))
-			continue;
-		for (a = lo; a < hi; a += SIZEOF_ARRAY(pm) * ctx->page_size) {
-			const size_t k = STRESS_MINIMUM(SIZEOF_ARRAY(pm), (hi - a) / ctx->page_size);
-			size_t j;
-
-			if (stress_ksm_unmerge_pagemap_read(pm_fd, (void *)a, k, ctx->page_size, pm) < 0)
-				break;
-			for (j = 0; j < k; j++)
-				n += (stress_ksm_unmerge_page_what(ctx->iface, pm[j], (pm[j] & PM_PRESENT) && !ctx->iface->zero_pfn ?
-					stress_ksm_unmerge_kpf(ctx->kpageflags_fd, pm[j] & PM_PFN_MASK) : 0, 0, 0,
-					KSM_KIND_ZERO) == KSM_PAGE_KZERO);
-		}
-	}
-	(void)fclose(fp);
-	return n;
-}
-
-/*
- *  stress_ksm_unmerge_fz_child()
- *	child: the KSM zero pages the kernel charged it, then those it maps
- */
-static void NORETURN stress_ksm_unmerge_fz_child(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_fz_sh_t *sh,
-	const pid_t parent)
-{
-	const int fd = open("/proc/self/ksm_stat", O_RDONLY | O_CLOEXEC);
-	const int pm_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-
-	sh->charged = stress_ksm_unmerge_field(fd, "ksm_zero_pages");
-	sh->err = (fd < 0 || pm_fd < 0) ? errno : 0;
-	if (stress_ksm_unmerge_child_init(ctx, parent) == 0 && pm_fd >= 0)
-		sh->mapped = stress_ksm_unmerge_fz_mapped(ctx, pm_fd);
-	_exit(0);
-}
-
-/*
- *  stress_ksm_unmerge_fz_uncopied()
- *	the KSM zero pages of the ranges fork() does not copy (DONTFORK) or
- *	copies empty (WIPEONFORK), from this process's pagemap
- */
-static int64_t stress_ksm_unmerge_fz_uncopied(const stress_ksm_unmerge_ctx_t *ctx, const stress_ksm_unmerge_fz_t *z)
-{
-	uint8_t *ranges[2] = { z->dontfork, z->wipe };
-	uint8_t st[KSM_OP_PAGES];
-	int64_t n = 0;
-	size_t r, k, j;
-
-	for (r = 0; r < 2; r++)
-		for (k = 0; ranges[r] && k < z->nother; k += KSM_OP_PAGES)
-			if (stress_ksm_unmerge_pages_state(ctx, ranges[r] + k * ctx->page_size,
-					STRESS_MINIMUM(z->nother - k, (size_t)KSM_OP_PAGES), KSM_KIND_ZERO, st) == 0)
-				for (j = 0; j < STRESS_MINIMUM(z->nother - k, (size_t)KSM_OP_PAGES); j++)
-					n += (st[j] == KSM_PAGE_KZERO);
-	return n;
-}
 
 /*
  *  stress_ksm_unmerge_fz_judge()
@@ -4941,11 +4432,60 @@ static int64_t stress_ksm_unmerge_fz_judge(const int64_t charged, const int64_t 
 }
 
 /*
+ *  stress_ksm_unmerge_fz_count()
+ *	KSM zero pages in n pages at addr, read through pm_fd; -1 unreadable
+ */
+static int64_t stress_ksm_unmerge_fz_count(const stress_ksm_unmerge_ctx_t *ctx, const int pm_fd, uintptr_t a, size_t n)
+{
+	uint64_t pm[256];
+	int64_t count = 0;
+	size_t j, k;
+
+	for (; n; n -= k, a += k * ctx->page_size) {
+		k = STRESS_MINIMUM(n, SIZEOF_ARRAY(pm));
+		if (stress_ksm_unmerge_pagemap_read(pm_fd, (void *)a, k, ctx->page_size, pm) < 0)
+			return -1;
+		for (j = 0; j < k; j++)
+			count += stress_ksm_unmerge_page_what(ctx->iface, pm[j], (pm[j] & PM_PRESENT) && !ctx->iface->zero_pfn ?
+				stress_ksm_unmerge_kpf(ctx->kpageflags_fd, pm[j] & PM_PFN_MASK) : 0, 0, 0,
+				KSM_KIND_ZERO) == KSM_PAGE_KZERO;
+	}
+	return count;
+}
+
+/*
+ *  stress_ksm_unmerge_fz_child()
+ *	child: the KSM zero pages the kernel charged it (first thing), then
+ *	those it maps in every VMA (merge-any makes any VMA mergeable)
+ */
+static void NORETURN stress_ksm_unmerge_fz_child(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_fz_sh_t *sh,
+	const pid_t parent)
+{
+	const int fd = open("/proc/self/ksm_stat", O_RDONLY | O_CLOEXEC);
+	const int pm_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	FILE *fp = fopen("/proc/self/maps", "re");
+	char line[512];
+	unsigned long lo, hi;
+	int64_t n, mapped = 0;
+
+	sh->charged = stress_ksm_unmerge_field(fd, "ksm_zero_pages");
+	sh->err = (fd < 0 || pm_fd < 0 || !fp) ? errno : 0;
+	if (stress_ksm_unmerge_child_init(ctx, parent) < 0)
+		_exit(1);
+	while (fp && fgets(line, sizeof(line), fp))
+		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && !strstr(line, "[vsyscall]") &&
+		    (n = stress_ksm_unmerge_fz_count(ctx, pm_fd, lo, (hi - lo) / ctx->page_size)) > 0)
+			mapped += n;
+	sh->mapped = (pm_fd >= 0 && fp) ? mapped : -1;
+	_exit(0);
+}
+
+/*
  *  stress_ksm_unmerge_fz_op()
  *	once a cycle, 0-100 us into the main thread's unmerge of the zero
  *	range: fork a child and hold what it was charged against what it
- *	maps; the excess is split between the ranges not copied and the pages
- *	unmerged while fork() copied the mm
+ *	maps; the excess is split between the ranges not copied and the
+ *	pages unmerged while fork() copied the mm
  */
 static bool stress_ksm_unmerge_fz_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
@@ -4965,18 +4505,18 @@ static bool stress_ksm_unmerge_fz_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_u
 	(void)shim_nanosleep_uint64(stress_mwc32modn(100000));
 	(void)shim_memset((void *)sh, 0, sizeof(*sh));
 	sh->charged = sh->mapped = -1;
-	sh->uncopied = stress_ksm_unmerge_fz_uncopied(ctx, z);
+	sh->uncopied = stress_ksm_unmerge_fz_count(ctx, ctx->pagemap_fd, (uintptr_t)z->dontfork, z->nother) +
+		(z->wipe ? stress_ksm_unmerge_fz_count(ctx, ctx->pagemap_fd, (uintptr_t)z->wipe, z->nother) : 0);
 	before = stress_ksm_unmerge_field(ctx->ksm_stat_fd, "ksm_zero_pages");
 	t0 = stress_ksm_unmerge_now_ns();
 	pid = fork();
 	if (pid == 0)
 		stress_ksm_unmerge_fz_child(ctx, sh, parent);
 	t1 = stress_ksm_unmerge_now_ns();
-	if (pid < 0)
-		return stress_ksm_unmerge_racer_reason(run, "fork failed, errno=%d (%s)", errno, strerror(errno)) < 0;
-	if (stress_ksm_unmerge_reap(pid, 3.0, &status) != 0 || !WIFEXITED(status)) {
+	if (pid < 0 || stress_ksm_unmerge_reap(pid, 3.0, &status) != 0 || !WIFEXITED(status)) {
 		if (stress_continue(ctx->args))
-			stress_ksm_unmerge_racer_fail(run, "the child did not end within 3 s (wait status %#x)", status);
+			stress_ksm_unmerge_racer_fail(run, "fork failed, or the child did not end within 3 s (wait status "
+				"%#x), errno=%d (%s)", status, errno, strerror(errno));
 		return true;
 	}
 	overlap = (t0 < z->unmerge_ns[1] || !z->unmerge_ns[1]) && t1 > z->unmerge_ns[0];
@@ -4984,41 +4524,34 @@ static bool stress_ksm_unmerge_fz_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_u
 	run->rs->ops++;
 	run->rs->evidence += (before > 0);
 	run->rs->detail[0] += overlap;
-	if (sh->charged < 0 || sh->mapped < 0) {
+	run->rs->detail[1] += (uncopied > 0);
+	run->rs->detail[2] += (unmerging > 0);
+	if (sh->charged < 0 || sh->mapped < 0)
 		stress_ksm_unmerge_racer_fail(run, "the child could not read its ksm_stat or pagemap, errno=%d (%s)",
 			sh->err, strerror(sh->err));
-	} else if (excess > 0) {
-		run->rs->detail[1] += (uncopied > 0);
-		run->rs->detail[2] += (unmerging > 0);
-		stress_ksm_unmerge_racer_fail(run, "KSM zero pages charged at fork: the kernel charged a forked child "
-			"%" PRId64 " KSM zero pages (its ksm_stat) while it maps %" PRId64 " (its pagemap); of the "
-			"%" PRId64 " too many, %" PRId64 " sat in VMAs fork() does not copy (MADV_DONTFORK, "
-			"MADV_WIPEONFORK) and %" PRId64 " were unmerged while fork() ran (%s); dup_mm() copies the "
-			"parent's count (%" PRId64 ") before dup_mmap() takes the mmap lock and copies the page "
-			"tables, so the child is charged what it never maps, and the global ksm_zero_pages keeps it "
-			"after the child exits", sh->charged, sh->mapped, excess, uncopied, unmerging, overlap ? "this fork overlapped the unmerge "
-			"of a zero range" : "no unmerge of ours overlapped it", before);
-	}
+	else if (excess)
+		stress_ksm_unmerge_racer_fail(run, "KSM zero pages charged at fork: a child forked with %" PRId64 " in "
+			"its parent's ksm_stat was charged %" PRId64 " while it maps %" PRId64 "; %" PRId64 " of the excess "
+			"sat in VMAs fork() does not copy (MADV_DONTFORK/WIPEONFORK), %" PRId64 " were unmerged while "
+			"fork() ran (%s): dup_mm() copies the parent's count before dup_mmap() copies the page "
+			"tables, and the global ksm_zero_pages keeps the excess after the child exits", before,
+			sh->charged, sh->mapped, uncopied, unmerging, overlap ? "it overlapped our unmerge" : "no overlap");
 	return true;
 }
 
 /*
  *  stress_ksm_unmerge_fz_ranges()
- *	madvise every zero range; -1 on failure (a fail line)
+ *	madvise the zero ranges (the main one too if asked)
  */
-static int stress_ksm_unmerge_fz_ranges(stress_ksm_unmerge_run_t *run, const int advice, const bool main_range)
+static void stress_ksm_unmerge_fz_ranges(stress_ksm_unmerge_run_t *run, const int advice, const bool main_range)
 {
-	stress_ksm_unmerge_fz_t *z = (stress_ksm_unmerge_fz_t *)run->priv;
+	const stress_ksm_unmerge_fz_t *z = (const stress_ksm_unmerge_fz_t *)run->priv;
 	const size_t ps = run->ctx->page_size;
 
-	if ((main_range && madvise(z->zero, z->nzero * ps, advice) < 0) ||
-	    madvise(z->dontfork, z->nother * ps, advice) < 0 || (z->wipe && madvise(z->wipe, z->nother * ps, advice) < 0)) {
-		if (errno != EINTR || stress_continue(run->ctx->args))
-			stress_ksm_unmerge_racer_fail(run, "madvise %d of a zero range failed, errno=%d (%s)",
-				advice, errno, strerror(errno));
-		return -1;
-	}
-	return 0;
+	if (((main_range && madvise(z->zero, z->nzero * ps, advice) < 0) || madvise(z->dontfork, z->nother * ps, advice) < 0 ||
+	     (z->wipe && madvise(z->wipe, z->nother * ps, advice) < 0)) && stress_continue(run->ctx->args))
+		stress_ksm_unmerge_racer_fail(run, "madvise %d of a zero range failed, errno=%d (%s)", advice, errno,
+			strerror(errno));
 }
 
 /*
@@ -5033,7 +4566,7 @@ static void stress_ksm_unmerge_fz_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ks
 	const double deadline = stress_time_now() + 3.0;
 
 	if (phase == KSM_PHASE_MERGING) {
-		(void)stress_ksm_unmerge_fz_ranges(run, MADV_MERGEABLE, true);
+		stress_ksm_unmerge_fz_ranges(run, MADV_MERGEABLE, true);
 	} else if (phase == KSM_PHASE_UNMERGING) {
 		z->unmerge_ns[0] = stress_ksm_unmerge_now_ns();
 		z->unmerge_ns[1] = 0;
@@ -5043,23 +4576,10 @@ static void stress_ksm_unmerge_fz_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ks
 				errno, strerror(errno));
 		z->unmerge_ns[1] = stress_ksm_unmerge_now_ns();
 	} else if (phase == KSM_PHASE_VERIFY) {
-		while (z->go == ctx->cycle && z->done != ctx->cycle && stress_time_now() < deadline && !ctx->racers_stop)
+		while (z->done != ctx->cycle && stress_time_now() < deadline && !ctx->racers_stop)
 			(void)shim_nanosleep_uint64(100000);
-		(void)stress_ksm_unmerge_fz_ranges(run, MADV_UNMERGEABLE, false);
+		stress_ksm_unmerge_fz_ranges(run, MADV_UNMERGEABLE, false);
 	}
-}
-
-/*
- *  stress_ksm_unmerge_fz_supported()
- *	the kernel counts KSM zero pages per process (6.10)
- */
-static int stress_ksm_unmerge_fz_supported(char *reason, const size_t len)
-{
-	if (stress_ksm_unmerge_file_field("/proc/self/ksm_stat", "ksm_zero_pages") >= 0)
-		return 0;
-	(void)snprintf(reason, len, "no ksm_zero_pages in /proc/self/ksm_stat (per-process KSM zero pages "
-		"are counted since 6.10): nothing to check");
-	return -1;
 }
 
 /*
@@ -5076,30 +4596,31 @@ static void stress_ksm_unmerge_fz_stop(stress_ksm_unmerge_ctx_t *ctx, stress_ksm
 		(void)munmap(z->dontfork, z->nother * ctx->page_size);
 	if (z->wipe)
 		(void)munmap(z->wipe, z->nother * ctx->page_size);
-	if (z->sh && z->sh != MAP_FAILED)
+	if (z->sh)
 		(void)munmap((void *)z->sh, sizeof(*z->sh));
-	stress_ksm_unmerge_priv_stop(ctx, run);
 }
 
 /*
  *  stress_ksm_unmerge_fz_start()
- *	three zero-filled ranges (written, so ksmd sees zero-filled pages):
- *	an eighth of the region (64-4096 pages), and 64 pages each with
- *	MADV_DONTFORK and MADV_WIPEONFORK
+ *	the kernel counts KSM zero pages per process (6.10): three zero-filled
+ *	ranges (written: ksmd sees zero-filled pages), an eighth of the region
+ *	(64-4096 pages) and 64 pages each with MADV_DONTFORK and MADV_WIPEONFORK
  */
 static int stress_ksm_unmerge_fz_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
+	stress_ksm_unmerge_fz_t *z = (stress_ksm_unmerge_fz_t *)run->priv;
 	const size_t ps = ctx->page_size;
-	stress_ksm_unmerge_fz_t *z;
 
-	if (stress_ksm_unmerge_priv_start(run, sizeof(*z)) < 0)
-		return -1;
-	z = (stress_ksm_unmerge_fz_t *)run->priv;
+	if (stress_ksm_unmerge_field(ctx->ksm_stat_fd, "ksm_zero_pages") < 0) {
+		(void)stress_ksm_unmerge_racer_reason(run, "no ksm_zero_pages in /proc/self/ksm_stat (per-process KSM "
+			"zero pages are counted since 6.10): nothing to check");
+		return -2;
+	}
 	z->nzero = STRESS_MINIMUM(STRESS_MAXIMUM(ctx->npages / 8, (size_t)64), (size_t)4096);
 	z->nother = 64;
 	z->zero = stress_ksm_unmerge_map(z->nzero * ps, 0, "ksm-unmerge-zero");
 	z->dontfork = stress_ksm_unmerge_map(z->nother * ps, 0, "ksm-unmerge-zero-dontfork");
-	z->sh = mmap(NULL, sizeof(*z->sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	z->sh = stress_ksm_unmerge_shared_map(sizeof(*z->sh));
 #if defined(MADV_WIPEONFORK)
 	z->wipe = stress_ksm_unmerge_map(z->nother * ps, 0, "ksm-unmerge-zero-wipeonfork");
 	if (z->wipe && madvise(z->wipe, z->nother * ps, MADV_WIPEONFORK) < 0) {
@@ -5107,12 +4628,9 @@ static int stress_ksm_unmerge_fz_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm
 		z->wipe = NULL;
 	}
 #endif
-	if (!z->zero || !z->dontfork || z->sh == MAP_FAILED || madvise(z->dontfork, z->nother * ps, MADV_DONTFORK) < 0) {
-		(void)stress_ksm_unmerge_racer_reason(run, "mmap or MADV_DONTFORK of the zero ranges failed, "
+	if (!z->zero || !z->dontfork || !z->sh || madvise(z->dontfork, z->nother * ps, MADV_DONTFORK) < 0)
+		return stress_ksm_unmerge_racer_reason(run, "mmap or MADV_DONTFORK of the zero ranges failed, "
 			"errno=%d (%s)", errno, strerror(errno));
-		stress_ksm_unmerge_fz_stop(ctx, run);
-		return -1;
-	}
 	(void)shim_memset(z->zero, 0, z->nzero * ps);
 	(void)shim_memset(z->dontfork, 0, z->nother * ps);
 	if (z->wipe)
@@ -5121,80 +4639,75 @@ static int stress_ksm_unmerge_fz_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm
 }
 
 /*
- *  The racer table, the only list of racers: --ksm-unmerge-method
- *  takes "all", "madvise", "prctl" or one of these names (a racer runs
- *  with both merge switches); its order is the order of the report
+ *  The racer table, the only list of racers: --ksm-unmerge-method takes
+ *  "all", "madvise", "prctl" or one of these (a racer runs with both
+ *  merge switches); the report follows its order
  */
+#define KSM_PRIV(type)	.priv_size = sizeof(type)
+
 static const stress_ksm_unmerge_racer_t stress_ksm_unmerge_racers[KSM_RACERS] = {
 	{ .name = "vmsplice", .evidence = "ksm-pages-spliced", .not_built = KSM_VMSPLICE_NOT_BUILT,
 	  .desc = "GUP references from vmsplice on KSM pages, held in a pipe across the unmerge",
-	  .details = { "splices-held-over-unmerge", "ksm-pages-held-over-unmerge" },
-	  .flags = KSM_RF_WAIT | KSM_RF_PARTIAL, .supported = stress_ksm_unmerge_vmsplice_supported,
-	  .start = stress_ksm_unmerge_vmsplice_start, .stop = stress_ksm_unmerge_vmsplice_stop,
-	  .op = stress_ksm_unmerge_vmsplice_op },
+	  .details = { "splices-held-over-unmerge", "ksm-pages-held-over-unmerge" }, .flags = KSM_RF_WAIT | KSM_RF_PARTIAL,
+	  KSM_PRIV(stress_ksm_unmerge_vmsplice_t), .start = stress_ksm_unmerge_vmsplice_start,
+	  .stop = stress_ksm_unmerge_vmsplice_stop, .op = stress_ksm_unmerge_vmsplice_op },
 	{ .name = "gup", .evidence = "ksm-pages-pinned", .not_built = KSM_GUP_NOT_BUILT,
 	  .desc = "O_DIRECT GUP-fast pins and io_uring long-term pins of KSM pages (COW breaks)",
 	  .details = { "odirect-pins", "odirect-ksm-pages", "longterm-pins", "longterm-ksm-pages" },
-	  .flags = KSM_RF_WAIT | KSM_RF_PARTIAL, .start = stress_ksm_unmerge_gup_start,
+	  .flags = KSM_RF_WAIT | KSM_RF_PARTIAL, KSM_PRIV(stress_ksm_unmerge_gup_t), .start = stress_ksm_unmerge_gup_start,
 	  .stop = stress_ksm_unmerge_gup_stop, .op = stress_ksm_unmerge_gup_op },
 	{ .name = "uffd-wp", .evidence = "wp-pages-unshared", .not_built = KSM_UFFD_WP_NOT_BUILT,
 	  .desc = "FAULT_FLAG_UNSHARE of userfaultfd-wp protected KSM pages",
 	  .details = { "wp-ksm-pages-at-unmerge", "wp-bits-kept", "wp-kept-still-ksm" },
-	  .page_bytes = 1 + sizeof(uint32_t) + sizeof(uint64_t), .supported = stress_ksm_unmerge_uffd_supported,
-	  .start = stress_ksm_unmerge_uffd_start, .stop = stress_ksm_unmerge_uffd_stop,
-	  .op = stress_ksm_unmerge_uffd_op, .park = stress_ksm_unmerge_uffd_park, .phase = stress_ksm_unmerge_uffd_phase },
+	  .page_bytes = 1 + sizeof(uint32_t) + sizeof(uint64_t), KSM_PRIV(stress_ksm_unmerge_uffd_t),
+	  .start = stress_ksm_unmerge_uffd_start, .stop = stress_ksm_unmerge_uffd_stop, .op = stress_ksm_unmerge_uffd_op,
+	  .park = stress_ksm_unmerge_uffd_park, .phase = stress_ksm_unmerge_uffd_phase },
 	{ .name = "mrelease", .evidence = "ksm-victims-killed",
 	  .desc = "process_mrelease against exit_mmap of SIGKILLed children sharing KSM pages",
 	  .details = { "mrelease-reaps", "mrelease-esrch", "victim-ksm-pages" },
-	  .flags = KSM_RF_WAIT | KSM_RF_PFNS | KSM_RF_COPY, .supported = stress_ksm_unmerge_mrelease_supported,
-	  .start = stress_ksm_unmerge_mrelease_start, .stop = stress_ksm_unmerge_priv_stop,
-	  .op = stress_ksm_unmerge_mrelease_op },
+	  .flags = KSM_RF_WAIT | KSM_RF_PFNS | KSM_RF_COPY, KSM_PRIV(stress_ksm_unmerge_mrelease_t),
+	  .supported = stress_ksm_unmerge_mrelease_supported, .op = stress_ksm_unmerge_mrelease_op },
 	{ .name = "fork", .evidence = "ksm-cow-writes",
 	  .desc = "COW of KSM pages in forked children, and their KSM counters at fork",
-	  .flags = KSM_RF_PFNS, .start = stress_ksm_unmerge_fork_start, .stop = stress_ksm_unmerge_fork_stop,
-	  .phase = stress_ksm_unmerge_fork_phase },
+	  .flags = KSM_RF_PFNS, KSM_PRIV(stress_ksm_unmerge_fork_t), .start = stress_ksm_unmerge_fork_start,
+	  .stop = stress_ksm_unmerge_fork_stop, .phase = stress_ksm_unmerge_fork_phase },
 	{ .name = "mprotect", .evidence = "ksm-pages-protected",
 	  .desc = "unmerge of PROT_NONE and read-only KSM pages (VMAs split and merge)",
-	  .flags = KSM_RF_PFNS | KSM_RF_LAYOUT | KSM_RF_PARTIAL, .page_bytes = 5,
+	  .flags = KSM_RF_PFNS | KSM_RF_LAYOUT | KSM_RF_PARTIAL, .page_bytes = 5, KSM_PRIV(stress_ksm_unmerge_mprotect_t),
 	  .start = stress_ksm_unmerge_mprotect_start, .stop = stress_ksm_unmerge_mprotect_stop,
 	  .op = stress_ksm_unmerge_mprotect_op, .park = stress_ksm_unmerge_mprotect_park,
 	  .phase = stress_ksm_unmerge_mprotect_phase },
-	{ .name = "dontneed", .evidence = "ksm-pages-discarded",
-	  .desc = "unmerge over MADV_DONTNEED holes made before and during it",
-	  .flags = KSM_RF_LAYOUT | KSM_RF_PARTIAL, .page_bytes = 1, .start = stress_ksm_unmerge_dontneed_start,
-	  .stop = stress_ksm_unmerge_dontneed_stop, .op = stress_ksm_unmerge_dontneed_op,
-	  .restore = stress_ksm_unmerge_dontneed_restore },
-	{ .name = "sparse", .evidence = "sparse-ksm-pages",
-	  .desc = "the per-page unmerge walk over a huge, mostly unpopulated range",
-	  .details = { "sparse-pages-walked", "populated-pages-checked" },
-	  .flags = KSM_RF_PFNS | KSM_RF_PARTIAL, .start = stress_ksm_unmerge_sparse_start,
+	{ .name = "dontneed", .evidence = "ksm-pages-discarded", .desc = "unmerge over MADV_DONTNEED holes made before and during it",
+	  .flags = KSM_RF_LAYOUT | KSM_RF_PARTIAL, .page_bytes = 1, KSM_PRIV(stress_ksm_unmerge_dontneed_t),
+	  .start = stress_ksm_unmerge_dontneed_start, .stop = stress_ksm_unmerge_dontneed_stop,
+	  .op = stress_ksm_unmerge_dontneed_op, .restore = stress_ksm_unmerge_dontneed_restore },
+	{ .name = "sparse", .evidence = "sparse-ksm-pages", .desc = "the per-page unmerge walk over a huge, mostly unpopulated range",
+	  .details = { "sparse-pages-walked", "populated-pages-checked" }, .flags = KSM_RF_PFNS | KSM_RF_PARTIAL,
+	  KSM_PRIV(stress_ksm_unmerge_sparse_t), .start = stress_ksm_unmerge_sparse_start,
 	  .stop = stress_ksm_unmerge_sparse_stop, .phase = stress_ksm_unmerge_sparse_phase },
 	{ .name = "thp", .evidence = "thps-split", .not_built = KSM_THP_NOT_BUILT,
 	  .desc = "KSM split of THPs, and unmerge racing memory compaction (migration entries)",
-	  .details = { "pmd-thps", "mthps" }, .flags = KSM_RF_PARTIAL, .supported = stress_ksm_unmerge_thp_supported,
+	  .details = { "pmd-thps", "mthps" }, .flags = KSM_RF_PARTIAL, KSM_PRIV(stress_ksm_unmerge_thp_t),
 	  .start = stress_ksm_unmerge_thp_start, .stop = stress_ksm_unmerge_thp_stop, .op = stress_ksm_unmerge_thp_op,
 	  .park = stress_ksm_unmerge_thp_park, .phase = stress_ksm_unmerge_thp_phase },
-	{ .name = "signal", .evidence = "unmerges-interrupted",
-	  .desc = "signals interrupting the unmerge walk (EINTR, retried)",
-	  .start = stress_ksm_unmerge_signal_start, .stop = stress_ksm_unmerge_signal_stop,
-	  .op = stress_ksm_unmerge_signal_op },
-	{ .name = "mremap", .evidence = "ksm-pages-moved",
-	  .desc = "mremap moves of merged ranges while merged and unmerging", .details = { "moves-cut-at-vma-end" },
-	  .flags = KSM_RF_WAIT | KSM_RF_PARTIAL, .start = stress_ksm_unmerge_mremap_start,
-	  .stop = stress_ksm_unmerge_mremap_stop, .op = stress_ksm_unmerge_mremap_op,
-	  .phase = stress_ksm_unmerge_mremap_phase },
+	{ .name = "signal", .evidence = "unmerges-interrupted", .desc = "signals interrupting the unmerge walk (EINTR, retried)",
+	  KSM_PRIV(stress_ksm_unmerge_signal_t), .start = stress_ksm_unmerge_signal_start,
+	  .stop = stress_ksm_unmerge_signal_stop, .op = stress_ksm_unmerge_signal_op },
+	{ .name = "mremap", .evidence = "ksm-pages-moved", .desc = "mremap moves of merged ranges while merged and unmerging",
+	  .details = { "moves-cut-at-vma-end" }, .flags = KSM_RF_WAIT | KSM_RF_PARTIAL, KSM_PRIV(stress_ksm_unmerge_mremap_t),
+	  .start = stress_ksm_unmerge_mremap_start, .stop = stress_ksm_unmerge_mremap_stop,
+	  .op = stress_ksm_unmerge_mremap_op, .phase = stress_ksm_unmerge_mremap_phase },
 	{ .name = "uffd-minor", .evidence = "ksm-pages-unmerged", .not_built = KSM_UFFD_MINOR_NOT_BUILT,
 	  .desc = "MADV_UNMERGEABLE of a userfaultfd-minor VMA (vm_flags above bit 31 kept)",
-	  .flags = KSM_RF_PFNS | KSM_RF_PARTIAL, .supported = stress_ksm_unmerge_minor_supported,
-	  .start = stress_ksm_unmerge_minor_start, .stop = stress_ksm_unmerge_minor_stop,
-	  .phase = stress_ksm_unmerge_minor_phase },
+	  .flags = KSM_RF_PFNS | KSM_RF_PARTIAL, KSM_PRIV(stress_ksm_unmerge_minor_t), .start = stress_ksm_unmerge_minor_start,
+	  .stop = stress_ksm_unmerge_minor_stop, .phase = stress_ksm_unmerge_minor_phase },
 	{ .name = "prctl-exec", .evidence = "execs-mergeable", .not_built = KSM_PRCTL_EXEC_NOT_BUILT,
 	  .desc = "PR_SET_MEMORY_MERGE kept across fork and exec, the exec's VMAs mergeable",
 	  .supported = stress_ksm_unmerge_exec_supported, .op = stress_ksm_unmerge_exec_op },
 	{ .name = "fork-zero", .evidence = "zero-page-forks",
-	  .desc = "ksm_zero_pages of a child forked while KSM zero pages unmerge or sit in DONTFORK/WIPEONFORK VMAs",
-	  .details = { "forks-during-unmerge", "overcharged-uncopied", "overcharged-unmerging" }, .flags = KSM_RF_PFNS | KSM_RF_PARTIAL,
-	  .supported = stress_ksm_unmerge_fz_supported, .start = stress_ksm_unmerge_fz_start,
+	  .desc = "ksm_zero_pages of children forked while KSM zero pages unmerge or sit in DONTFORK/WIPEONFORK VMAs",
+	  .details = { "forks-during-unmerge", "overcharged-uncopied", "overcharged-unmerging" },
+	  .flags = KSM_RF_PFNS | KSM_RF_PARTIAL, KSM_PRIV(stress_ksm_unmerge_fz_t), .start = stress_ksm_unmerge_fz_start,
 	  .stop = stress_ksm_unmerge_fz_stop, .op = stress_ksm_unmerge_fz_op, .phase = stress_ksm_unmerge_fz_phase },
 };
 
@@ -5220,11 +4733,8 @@ static uint64_t stress_ksm_unmerge_use(const size_t m)
 {
 	if (m == 0)
 		return KSM_SW_BOTH | (KSM_RACER_BIT(KSM_RACERS) - KSM_RACER_BIT(0));
-	if (m <= 2)
-		return STRESS_BIT_ULL(m - 1);
-	return KSM_SW_BOTH | KSM_RACER_BIT(m - 3);
+	return (m <= 2) ? STRESS_BIT_ULL(m - 1) : KSM_SW_BOTH | KSM_RACER_BIT(m - 3);
 }
-
 /*
  *  stress_ksm_unmerge_region_size()
  *	this instance's share of --ksm-unmerge-bytes, capped so that every
