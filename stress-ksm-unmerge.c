@@ -343,6 +343,12 @@ struct stress_ksm_unmerge_run {
 	volatile bool thread_done;
 	volatile uint64_t parked;	/* last cycle it parked for */
 	volatile uint64_t met;		/* last cycle it began an op on merged pages */
+	struct {
+		void *addr;
+		size_t len;		/* a mapping, or 0: a heap block */
+	} kept[8];			/* what the racer holds, released by the framework */
+	int fds[4];
+	size_t nkept, nfds;
 };
 
 /* per worker state: the region, the kernel files, the cycle, the racers */
@@ -1880,6 +1886,19 @@ static int stress_ksm_unmerge_taint_check(stress_ksm_unmerge_ctx_t *ctx)
 }
 
 /*
+ *  stress_ksm_unmerge_switch()
+ *	merging on or off with madvise (of [off, off + len)) or prctl (the
+ *	whole mm, explicit zero arguments)
+ */
+static int stress_ksm_unmerge_switch(stress_ksm_unmerge_ctx_t *ctx, const uint64_t sw, const size_t off,
+	const size_t len, const bool on)
+{
+	if (sw == KSM_SW_PRCTL)
+		return prctl(PR_SET_MEMORY_MERGE, on ? 1UL : 0UL, 0UL, 0UL, 0UL);
+	return madvise(ctx->region + off, len, on ? MADV_MERGEABLE : MADV_UNMERGEABLE);
+}
+
+/*
  *  Racers.  Each races one kernel path against the cycle on the same
  *  memory: a thread doing one op at a time (op), hooks the main thread
  *  runs at each phase (phase), a restore once every racer parked
@@ -2157,13 +2176,46 @@ static void *stress_ksm_unmerge_racer_thread(void *arg)
 }
 
 /*
+ *  stress_ksm_unmerge_keep()
+ *	hold memory for a racer (a mapping of len bytes, or len 0: a heap
+ *	block); the framework releases it; p, or NULL if it failed
+ */
+static void *stress_ksm_unmerge_keep(stress_ksm_unmerge_run_t *run, void *p, const size_t len)
+{
+	if (p == MAP_FAILED || !p || run->nkept >= SIZEOF_ARRAY(run->kept))
+		return NULL;
+	run->kept[run->nkept].addr = p;
+	run->kept[run->nkept++].len = len;
+	return p;
+}
+
+/*
+ *  stress_ksm_unmerge_keep_fd()
+ *	hold an fd for a racer (the framework closes it); fd, or -1
+ */
+static int stress_ksm_unmerge_keep_fd(stress_ksm_unmerge_run_t *run, const int fd)
+{
+	if (fd >= 0 && run->nfds < SIZEOF_ARRAY(run->fds))
+		run->fds[run->nfds++] = fd;
+	return fd;
+}
+
+/*
  *  stress_ksm_unmerge_racer_end()
- *	undo a racer's start: its stop hook, its state freed
+ *	undo a racer's start: its stop hook, then what it held released
  */
 static void stress_ksm_unmerge_racer_end(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	if (run->r->stop && run->priv)
 		run->r->stop(ctx, run);
+	while (run->nfds)
+		(void)close(run->fds[--run->nfds]);
+	for (; run->nkept; run->nkept--) {
+		if (run->kept[run->nkept - 1].len)
+			(void)munmap(run->kept[run->nkept - 1].addr, run->kept[run->nkept - 1].len);
+		else
+			free(run->kept[run->nkept - 1].addr);
+	}
 	free(run->priv);
 	run->priv = NULL;
 }
@@ -2400,22 +2452,6 @@ static bool stress_ksm_unmerge_vmsplice_op(stress_ksm_unmerge_ctx_t *ctx, stress
 }
 
 /*
- *  stress_ksm_unmerge_vmsplice_stop()
- *	close the pipe, unmap the buffer
- */
-static void stress_ksm_unmerge_vmsplice_stop(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
-{
-	stress_ksm_unmerge_vmsplice_t *v = (stress_ksm_unmerge_vmsplice_t *)run->priv;
-
-	if (v->fds[0] >= 0)
-		(void)close(v->fds[0]);
-	if (v->fds[1] >= 0)
-		(void)close(v->fds[1]);
-	if (v->buf)
-		(void)munmap(v->buf, KSM_OP_PAGES * ctx->page_size);
-}
-
-/*
  *  stress_ksm_unmerge_vmsplice_start()
  *	the pipe (a vmsplice into it proves the syscall) and the buffer
  */
@@ -2425,9 +2461,10 @@ static int stress_ksm_unmerge_vmsplice_start(stress_ksm_unmerge_ctx_t *ctx, stre
 	struct iovec iov = { ctx->templates, 1 };
 	char c;
 
-	v->fds[0] = v->fds[1] = -1;
-	v->buf = stress_ksm_unmerge_shared_map(KSM_OP_PAGES * ctx->page_size);
-	if (!v->buf || pipe2(v->fds, O_CLOEXEC | O_NONBLOCK) < 0 || vmsplice(v->fds[1], &iov, 1, SPLICE_F_NONBLOCK) != 1 ||
+	v->buf = stress_ksm_unmerge_keep(run, stress_ksm_unmerge_shared_map(KSM_OP_PAGES * ctx->page_size),
+		KSM_OP_PAGES * ctx->page_size);
+	if (!v->buf || pipe2(v->fds, O_CLOEXEC | O_NONBLOCK) < 0 || stress_ksm_unmerge_keep_fd(run, v->fds[0]) < 0 ||
+	    stress_ksm_unmerge_keep_fd(run, v->fds[1]) < 0 || vmsplice(v->fds[1], &iov, 1, SPLICE_F_NONBLOCK) != 1 ||
 	    read(v->fds[0], &c, 1) != 1)
 		return stress_ksm_unmerge_racer_reason(run, "mmap, pipe2 or vmsplice failed, errno=%d (%s)",
 			errno, strerror(errno));
@@ -2437,7 +2474,6 @@ static int stress_ksm_unmerge_vmsplice_start(stress_ksm_unmerge_ctx_t *ctx, stre
 #else
 #define KSM_VMSPLICE_NOT_BUILT	"vmsplice() or SPLICE_F_NONBLOCK missing (HAVE_VMSPLICE)"
 #define stress_ksm_unmerge_vmsplice_start	NULL
-#define stress_ksm_unmerge_vmsplice_stop	NULL
 #define stress_ksm_unmerge_vmsplice_op		NULL
 #endif
 
@@ -2670,14 +2706,8 @@ static void stress_ksm_unmerge_gup_stop(stress_ksm_unmerge_ctx_t *ctx, stress_ks
 {
 	stress_ksm_unmerge_gup_t *g = (stress_ksm_unmerge_gup_t *)run->priv;
 
-	if (g->fd >= 0)
-		(void)close(g->fd);
-	if (g->vmstat_fd >= 0)
-		(void)close(g->vmstat_fd);
 	if (g->ring_fd >= 0)
 		(void)close(g->ring_fd);
-	if (g->buf)
-		(void)munmap(g->buf, 2 * KSM_OP_PAGES * ctx->page_size);
 	if (g->dir_made)
 		(void)stress_fs_temp_dir_rm_args(ctx->args);
 }
@@ -2692,14 +2722,15 @@ static int stress_ksm_unmerge_gup_start(stress_ksm_unmerge_ctx_t *ctx, stress_ks
 	int ret = -ENOMEM;
 
 	g->ring_fd = stress_ksm_unmerge_gup_ring();
-	g->vmstat_fd = open("/proc/vmstat", O_RDONLY | O_CLOEXEC);
-	g->buf = stress_ksm_unmerge_shared_map(2 * KSM_OP_PAGES * ctx->page_size);
+	g->vmstat_fd = stress_ksm_unmerge_keep_fd(run, open("/proc/vmstat", O_RDONLY | O_CLOEXEC));
+	g->buf = stress_ksm_unmerge_keep(run, stress_ksm_unmerge_shared_map(2 * KSM_OP_PAGES * ctx->page_size),
+		2 * KSM_OP_PAGES * ctx->page_size);
 	g->fd = -1;
 	if (g->buf) {
 		(void)shim_memset(g->buf, 0x5a, ctx->page_size);
 		ret = stress_ksm_unmerge_gup_file(ctx, g);
 	}
-	if (ret < 0 && g->fd >= 0) {
+	if (g->fd >= 0 && (ret < 0 || stress_ksm_unmerge_keep_fd(run, g->fd) < 0)) {
 		(void)close(g->fd);
 		g->fd = -1;
 	}
@@ -2905,13 +2936,8 @@ static void stress_ksm_unmerge_uffd_stop(stress_ksm_unmerge_ctx_t *ctx, stress_k
 	stress_ksm_unmerge_uffd_t *u = (stress_ksm_unmerge_uffd_t *)run->priv;
 	struct uffdio_range range = { (uintptr_t)ctx->region, ctx->region_size };
 
-	if (u->uffd >= 0) {
+	if (u->uffd >= 0)
 		(void)ioctl(u->uffd, UFFDIO_UNREGISTER, &range);
-		(void)close(u->uffd);
-	}
-	free(u->snap);
-	free((void *)u->touched);
-	free(u->pm);
 }
 
 /*
@@ -2924,11 +2950,11 @@ static int stress_ksm_unmerge_uffd_start(stress_ksm_unmerge_ctx_t *ctx, stress_k
 	struct uffdio_register reg = { .range = { (uintptr_t)ctx->region, ctx->region_size }, .mode = UFFDIO_REGISTER_MODE_WP };
 
 	u->main_tid = (pid_t)shim_gettid();
-	u->snap = calloc(ctx->npages, 1);
-	u->touched = calloc(ctx->npages, sizeof(uint32_t));
-	u->pm = calloc(ctx->npages, sizeof(uint64_t));
-	u->uffd = stress_ksm_unmerge_uffd_open(UFFD_FEATURE_PAGEFAULT_FLAG_WP, run->rs->reason, sizeof(run->rs->reason),
-		&u->tid);
+	u->snap = stress_ksm_unmerge_keep(run, calloc(ctx->npages, 1), 0);
+	u->touched = stress_ksm_unmerge_keep(run, calloc(ctx->npages, sizeof(uint32_t)), 0);
+	u->pm = stress_ksm_unmerge_keep(run, calloc(ctx->npages, sizeof(uint64_t)), 0);
+	u->uffd = stress_ksm_unmerge_keep_fd(run, stress_ksm_unmerge_uffd_open(UFFD_FEATURE_PAGEFAULT_FLAG_WP,
+		run->rs->reason, sizeof(run->rs->reason), &u->tid));
 	if (u->uffd < 0)
 		return -2;	/* not a failure: the kernel lacks it */
 	if (!u->snap || !u->touched || !u->pm || ioctl(u->uffd, UFFDIO_REGISTER, &reg) < 0 ||
@@ -3287,14 +3313,14 @@ static int stress_ksm_unmerge_fork_start(stress_ksm_unmerge_ctx_t *ctx, stress_k
 	stress_ksm_unmerge_fork_t *f = (stress_ksm_unmerge_fork_t *)run->priv;
 
 	(void)ctx;
-	f->sh = stress_ksm_unmerge_shared_map(sizeof(*f->sh));
+	f->sh = stress_ksm_unmerge_keep(run, stress_ksm_unmerge_shared_map(sizeof(*f->sh)), sizeof(*f->sh));
 	return f->sh ? 0 : stress_ksm_unmerge_racer_reason(run, "mmap of the shared state failed, errno=%d (%s)",
 		errno, strerror(errno));
 }
 
 /*
  *  stress_ksm_unmerge_fork_stop()
- *	kill and reap a child still running, unmap
+ *	kill and reap a child still running
  */
 static void stress_ksm_unmerge_fork_stop(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
@@ -3306,8 +3332,6 @@ static void stress_ksm_unmerge_fork_stop(stress_ksm_unmerge_ctx_t *ctx, stress_k
 		(void)shim_kill(f->pid, SIGKILL);
 		(void)stress_ksm_unmerge_reap(f->pid, 0.0, &status);
 	}
-	if (f->sh)
-		(void)munmap((void *)f->sh, sizeof(*f->sh));
 }
 
 /* ---- mprotect: unmerge of PROT_NONE / read-only KSM pages ---- */
@@ -3439,7 +3463,7 @@ static void stress_ksm_unmerge_mprotect_phase(stress_ksm_unmerge_ctx_t *ctx, str
 
 /*
  *  stress_ksm_unmerge_mprotect_stop()
- *	free the maps
+ *	the lock destroyed
  */
 static void stress_ksm_unmerge_mprotect_stop(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
@@ -3448,9 +3472,6 @@ static void stress_ksm_unmerge_mprotect_stop(stress_ksm_unmerge_ctx_t *ctx, stre
 	(void)ctx;
 	if (mp->lock_made)
 		(void)pthread_mutex_destroy(&mp->lock);
-	free(mp->prot);
-	free(mp->snap);
-	free(mp->pm);
 }
 
 /*
@@ -3464,9 +3485,9 @@ static int stress_ksm_unmerge_mprotect_start(stress_ksm_unmerge_ctx_t *ctx, stre
 	mp->n = STRESS_MAXIMUM(ctx->npages / 4, (size_t)1);
 	mp->first = ctx->npages - mp->n;
 	mp->frozen = true;
-	mp->prot = calloc(mp->n, 1);
-	mp->snap = calloc(mp->n, sizeof(*mp->snap));
-	mp->pm = calloc(mp->n, sizeof(*mp->pm));
+	mp->prot = stress_ksm_unmerge_keep(run, calloc(mp->n, 1), 0);
+	mp->snap = stress_ksm_unmerge_keep(run, calloc(mp->n, sizeof(*mp->snap)), 0);
+	mp->pm = stress_ksm_unmerge_keep(run, calloc(mp->n, sizeof(*mp->pm)), 0);
 	if (!mp->prot || !mp->snap || !mp->pm)
 		return stress_ksm_unmerge_racer_reason(run, "out of memory for the protection map");
 	mp->lock_made = pthread_mutex_init(&mp->lock, NULL) == 0;
@@ -3537,18 +3558,8 @@ static int stress_ksm_unmerge_dontneed_start(stress_ksm_unmerge_ctx_t *ctx, stre
 {
 	stress_ksm_unmerge_dontneed_t *d = (stress_ksm_unmerge_dontneed_t *)run->priv;
 
-	d->holes = calloc(ctx->npages, 1);
+	d->holes = stress_ksm_unmerge_keep(run, calloc(ctx->npages, 1), 0);
 	return d->holes ? 0 : stress_ksm_unmerge_racer_reason(run, "out of memory for the hole map");
-}
-
-/*
- *  stress_ksm_unmerge_dontneed_stop()
- *	free the hole map
- */
-static void stress_ksm_unmerge_dontneed_stop(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
-{
-	(void)ctx;
-	free(((stress_ksm_unmerge_dontneed_t *)run->priv)->holes);
 }
 
 /* ---- sparse: the unmerge walk over a huge, mostly empty range ---- */
@@ -3862,7 +3873,7 @@ static void stress_ksm_unmerge_thp_park(stress_ksm_unmerge_ctx_t *ctx, stress_ks
 
 /*
  *  stress_ksm_unmerge_thp_stop()
- *	unmap, close
+ *	why it was not reached, if no THP ever was
  */
 static void stress_ksm_unmerge_thp_stop(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
@@ -3871,14 +3882,6 @@ static void stress_ksm_unmerge_thp_stop(stress_ksm_unmerge_ctx_t *ctx, stress_ks
 	(void)ctx;
 	if (!t->thps && !run->rs->reason[0])
 		(void)stress_ksm_unmerge_racer_reason(run, "no THP could be faulted (KPF_THP never set)");
-	if (t->verify_fd >= 0)
-		(void)close(t->verify_fd);
-	if (t->compact_fd >= 0)
-		(void)close(t->compact_fd);
-	if (t->map)
-		(void)munmap(t->map, t->map_size);
-	free(t->pm);
-	free(t->flags);
 }
 
 /*
@@ -3904,18 +3907,18 @@ static int stress_ksm_unmerge_thp_start(stress_ksm_unmerge_ctx_t *ctx, stress_ks
 	t->size = t->chunks * t->pmd;
 	t->npages = t->size / ctx->page_size;
 	t->map_size = t->size + t->pmd;
-	t->map = mmap(NULL, t->map_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	t->map = (t->map == MAP_FAILED) ? NULL : t->map;
+	t->map = stress_ksm_unmerge_keep(run, mmap(NULL, t->map_size, PROT_READ | PROT_WRITE, MAP_PRIVATE |
+		MAP_ANONYMOUS, -1, 0), t->map_size);
 	t->thp = t->map ? (uint8_t *)(((uintptr_t)t->map + t->pmd - 1) & ~((uintptr_t)t->pmd - 1)) : NULL;
-	t->pm = calloc(t->pmd / ctx->page_size, sizeof(uint64_t));
-	t->flags = calloc(t->pmd / ctx->page_size, sizeof(uint64_t));
+	t->pm = stress_ksm_unmerge_keep(run, calloc(t->pmd / ctx->page_size, sizeof(uint64_t)), 0);
+	t->flags = stress_ksm_unmerge_keep(run, calloc(t->pmd / ctx->page_size, sizeof(uint64_t)), 0);
 	if (!t->map || !t->pm || !t->flags || madvise(t->thp, t->size, MADV_HUGEPAGE) < 0)
 		return stress_ksm_unmerge_racer_reason(run, "mmap, MADV_HUGEPAGE or memory for %zu bytes failed, "
 			"errno=%d (%s)", t->map_size, errno, strerror(errno));
 	stress_memory_anon_name_set(t->thp, t->size, "ksm-unmerge-thp");
 	if (geteuid() == 0) {
-		t->verify_fd = open("/proc/sys/vm/compact_memory", O_WRONLY | O_CLOEXEC);
-		t->compact_fd = open("/proc/sys/vm/compact_memory", O_WRONLY | O_CLOEXEC);
+		t->verify_fd = stress_ksm_unmerge_keep_fd(run, open("/proc/sys/vm/compact_memory", O_WRONLY | O_CLOEXEC));
+		t->compact_fd = stress_ksm_unmerge_keep_fd(run, open("/proc/sys/vm/compact_memory", O_WRONLY | O_CLOEXEC));
 	}
 	return 0;
 }
@@ -3973,7 +3976,6 @@ static bool stress_ksm_unmerge_signal_op(stress_ksm_unmerge_ctx_t *ctx, stress_k
  *	requires the final state to be complete
  */
 static int stress_ksm_unmerge_signal_call(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run,
-	int (*call)(stress_ksm_unmerge_ctx_t *ctx, const uint64_t sw, const size_t off, const size_t len),
 	const uint64_t sw, const size_t off, const size_t len)
 {
 	stress_ksm_unmerge_signal_t *s = (stress_ksm_unmerge_signal_t *)run->priv;
@@ -3981,7 +3983,7 @@ static int stress_ksm_unmerge_signal_call(stress_ksm_unmerge_ctx_t *ctx, stress_
 
 	s->sent = 0;
 	s->window = true;
-	while ((ret = call(ctx, sw, off, len)) < 0 && (err = errno) == EINTR && stress_continue(ctx->args) && tries++ < 256)
+	while ((ret = stress_ksm_unmerge_switch(ctx, sw, off, len, false)) < 0 && (err = errno) == EINTR && stress_continue(ctx->args) && tries++ < 256)
 		run->rs->evidence++;
 	err = errno;
 	(void)pthread_mutex_lock(&s->lock);
@@ -4128,21 +4130,6 @@ static void stress_ksm_unmerge_mremap_phase(stress_ksm_unmerge_ctx_t *ctx, stres
 }
 
 /*
- *  stress_ksm_unmerge_mremap_stop()
- *	unmap both ranges
- */
-static void stress_ksm_unmerge_mremap_stop(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
-{
-	stress_ksm_unmerge_mremap_t *m = (stress_ksm_unmerge_mremap_t *)run->priv;
-
-	(void)ctx;
-	if (m->range)
-		(void)munmap(m->range, m->size);
-	if (m->scratch && m->scratch != MAP_FAILED)
-		(void)munmap(m->scratch, m->size);
-}
-
-/*
  *  stress_ksm_unmerge_mremap_start()
  *	its range (a quarter of the region, 16-1024 same pages: it merges
  *	with the region) and the reserved target; one test move proves
@@ -4154,9 +4141,10 @@ static int stress_ksm_unmerge_mremap_start(stress_ksm_unmerge_ctx_t *ctx, stress
 
 	m->npages = STRESS_MINIMUM(STRESS_MAXIMUM(ctx->npages / 4, (size_t)16), (size_t)1024);
 	m->size = m->npages * ctx->page_size;
-	m->range = stress_ksm_unmerge_map(m->size, 0, "ksm-unmerge-mremap");
-	m->scratch = mmap(NULL, m->size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (!m->range || m->scratch == MAP_FAILED)
+	m->range = stress_ksm_unmerge_keep(run, stress_ksm_unmerge_map(m->size, 0, "ksm-unmerge-mremap"), m->size);
+	m->scratch = stress_ksm_unmerge_keep(run, mmap(NULL, m->size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
+		MAP_NORESERVE, -1, 0), m->size);
+	if (!m->range || !m->scratch)
 		return stress_ksm_unmerge_racer_reason(run, "mmap of 2 x %zu bytes failed, errno=%d (%s)", m->size,
 			errno, strerror(errno));
 	stress_ksm_unmerge_same_fill(ctx, m->range, m->npages);
@@ -4243,7 +4231,7 @@ static void stress_ksm_unmerge_minor_phase(stress_ksm_unmerge_ctx_t *ctx, stress
 
 /*
  *  stress_ksm_unmerge_minor_stop()
- *	unregister, unmap, close
+ *	never left registered
  */
 static void stress_ksm_unmerge_minor_stop(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
@@ -4251,12 +4239,6 @@ static void stress_ksm_unmerge_minor_stop(stress_ksm_unmerge_ctx_t *ctx, stress_
 
 	(void)ctx;
 	stress_ksm_unmerge_minor_unregister(run, m);
-	if (m->range && m->range != MAP_FAILED)
-		(void)munmap(m->range, m->size);
-	if (m->memfd >= 0)
-		(void)close(m->memfd);
-	if (m->uffd >= 0)
-		(void)close(m->uffd);
 }
 
 /*
@@ -4270,12 +4252,13 @@ static int stress_ksm_unmerge_minor_start(stress_ksm_unmerge_ctx_t *ctx, stress_
 	bool tid;
 
 	m->size = KSM_MINOR_PAGES * ctx->page_size;
-	m->memfd = shim_memfd_create("ksm-unmerge-minor", MFD_CLOEXEC);
-	m->uffd = stress_ksm_unmerge_uffd_open(UFFD_FEATURE_MINOR_SHMEM, run->rs->reason, sizeof(run->rs->reason), &tid);
+	m->memfd = stress_ksm_unmerge_keep_fd(run, shim_memfd_create("ksm-unmerge-minor", MFD_CLOEXEC));
+	m->uffd = stress_ksm_unmerge_keep_fd(run, stress_ksm_unmerge_uffd_open(UFFD_FEATURE_MINOR_SHMEM, run->rs->reason,
+		sizeof(run->rs->reason), &tid));
 	if (m->uffd < 0)
 		return -2;
-	if (m->memfd < 0 || ftruncate(m->memfd, (off_t)m->size) < 0 ||
-	    (m->range = mmap(NULL, m->size, PROT_READ | PROT_WRITE, MAP_PRIVATE, m->memfd, 0)) == MAP_FAILED)
+	if (m->memfd < 0 || ftruncate(m->memfd, (off_t)m->size) < 0 || !(m->range = stress_ksm_unmerge_keep(run,
+			mmap(NULL, m->size, PROT_READ | PROT_WRITE, MAP_PRIVATE, m->memfd, 0), m->size)))
 		return stress_ksm_unmerge_racer_reason(run, "memfd of %zu bytes or its private mmap failed, errno=%d (%s)",
 			m->size, errno, strerror(errno));
 	stress_ksm_unmerge_same_fill(ctx, m->range, KSM_MINOR_PAGES);
@@ -4583,24 +4566,6 @@ static void stress_ksm_unmerge_fz_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ks
 }
 
 /*
- *  stress_ksm_unmerge_fz_stop()
- *	unmap the ranges and the shared page
- */
-static void stress_ksm_unmerge_fz_stop(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
-{
-	stress_ksm_unmerge_fz_t *z = (stress_ksm_unmerge_fz_t *)run->priv;
-
-	if (z->zero)
-		(void)munmap(z->zero, z->nzero * ctx->page_size);
-	if (z->dontfork)
-		(void)munmap(z->dontfork, z->nother * ctx->page_size);
-	if (z->wipe)
-		(void)munmap(z->wipe, z->nother * ctx->page_size);
-	if (z->sh)
-		(void)munmap((void *)z->sh, sizeof(*z->sh));
-}
-
-/*
  *  stress_ksm_unmerge_fz_start()
  *	the kernel counts KSM zero pages per process (6.10): three zero-filled
  *	ranges (written: ksmd sees zero-filled pages), an eighth of the region
@@ -4618,15 +4583,15 @@ static int stress_ksm_unmerge_fz_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm
 	}
 	z->nzero = STRESS_MINIMUM(STRESS_MAXIMUM(ctx->npages / 8, (size_t)64), (size_t)4096);
 	z->nother = 64;
-	z->zero = stress_ksm_unmerge_map(z->nzero * ps, 0, "ksm-unmerge-zero");
-	z->dontfork = stress_ksm_unmerge_map(z->nother * ps, 0, "ksm-unmerge-zero-dontfork");
-	z->sh = stress_ksm_unmerge_shared_map(sizeof(*z->sh));
+	z->zero = stress_ksm_unmerge_keep(run, stress_ksm_unmerge_map(z->nzero * ps, 0, "ksm-unmerge-zero"), z->nzero * ps);
+	z->dontfork = stress_ksm_unmerge_keep(run, stress_ksm_unmerge_map(z->nother * ps, 0, "ksm-unmerge-zero-dontfork"),
+		z->nother * ps);
+	z->sh = stress_ksm_unmerge_keep(run, stress_ksm_unmerge_shared_map(sizeof(*z->sh)), sizeof(*z->sh));
 #if defined(MADV_WIPEONFORK)
-	z->wipe = stress_ksm_unmerge_map(z->nother * ps, 0, "ksm-unmerge-zero-wipeonfork");
-	if (z->wipe && madvise(z->wipe, z->nother * ps, MADV_WIPEONFORK) < 0) {
-		(void)munmap(z->wipe, z->nother * ps);
-		z->wipe = NULL;
-	}
+	z->wipe = stress_ksm_unmerge_keep(run, stress_ksm_unmerge_map(z->nother * ps, 0, "ksm-unmerge-zero-wipeonfork"),
+		z->nother * ps);
+	if (z->wipe && madvise(z->wipe, z->nother * ps, MADV_WIPEONFORK) < 0)
+		z->wipe = NULL;		/* unmapped with the others */
 #endif
 	if (!z->zero || !z->dontfork || !z->sh || madvise(z->dontfork, z->nother * ps, MADV_DONTFORK) < 0)
 		return stress_ksm_unmerge_racer_reason(run, "mmap or MADV_DONTFORK of the zero ranges failed, "
@@ -4650,7 +4615,7 @@ static const stress_ksm_unmerge_racer_t stress_ksm_unmerge_racers[KSM_RACERS] = 
 	  .desc = "GUP references from vmsplice on KSM pages, held in a pipe across the unmerge",
 	  .details = { "splices-held-over-unmerge", "ksm-pages-held-over-unmerge" }, .flags = KSM_RF_WAIT | KSM_RF_PARTIAL,
 	  KSM_PRIV(stress_ksm_unmerge_vmsplice_t), .start = stress_ksm_unmerge_vmsplice_start,
-	  .stop = stress_ksm_unmerge_vmsplice_stop, .op = stress_ksm_unmerge_vmsplice_op },
+	  .op = stress_ksm_unmerge_vmsplice_op },
 	{ .name = "gup", .evidence = "ksm-pages-pinned", .not_built = KSM_GUP_NOT_BUILT,
 	  .desc = "O_DIRECT GUP-fast pins and io_uring long-term pins of KSM pages (COW breaks)",
 	  .details = { "odirect-pins", "odirect-ksm-pages", "longterm-pins", "longterm-ksm-pages" },
@@ -4679,7 +4644,7 @@ static const stress_ksm_unmerge_racer_t stress_ksm_unmerge_racers[KSM_RACERS] = 
 	  .phase = stress_ksm_unmerge_mprotect_phase },
 	{ .name = "dontneed", .evidence = "ksm-pages-discarded", .desc = "unmerge over MADV_DONTNEED holes made before and during it",
 	  .flags = KSM_RF_LAYOUT | KSM_RF_PARTIAL, .page_bytes = 1, KSM_PRIV(stress_ksm_unmerge_dontneed_t),
-	  .start = stress_ksm_unmerge_dontneed_start, .stop = stress_ksm_unmerge_dontneed_stop,
+	  .start = stress_ksm_unmerge_dontneed_start,
 	  .op = stress_ksm_unmerge_dontneed_op, .restore = stress_ksm_unmerge_dontneed_restore },
 	{ .name = "sparse", .evidence = "sparse-ksm-pages", .desc = "the per-page unmerge walk over a huge, mostly unpopulated range",
 	  .details = { "sparse-pages-walked", "populated-pages-checked" }, .flags = KSM_RF_PFNS | KSM_RF_PARTIAL,
@@ -4695,7 +4660,7 @@ static const stress_ksm_unmerge_racer_t stress_ksm_unmerge_racers[KSM_RACERS] = 
 	  .stop = stress_ksm_unmerge_signal_stop, .op = stress_ksm_unmerge_signal_op },
 	{ .name = "mremap", .evidence = "ksm-pages-moved", .desc = "mremap moves of merged ranges while merged and unmerging",
 	  .details = { "moves-cut-at-vma-end" }, .flags = KSM_RF_WAIT | KSM_RF_PARTIAL, KSM_PRIV(stress_ksm_unmerge_mremap_t),
-	  .start = stress_ksm_unmerge_mremap_start, .stop = stress_ksm_unmerge_mremap_stop,
+	  .start = stress_ksm_unmerge_mremap_start,
 	  .op = stress_ksm_unmerge_mremap_op, .phase = stress_ksm_unmerge_mremap_phase },
 	{ .name = "uffd-minor", .evidence = "ksm-pages-unmerged", .not_built = KSM_UFFD_MINOR_NOT_BUILT,
 	  .desc = "MADV_UNMERGEABLE of a userfaultfd-minor VMA (vm_flags above bit 31 kept)",
@@ -4708,7 +4673,7 @@ static const stress_ksm_unmerge_racer_t stress_ksm_unmerge_racers[KSM_RACERS] = 
 	  .desc = "ksm_zero_pages of children forked while KSM zero pages unmerge or sit in DONTFORK/WIPEONFORK VMAs",
 	  .details = { "forks-during-unmerge", "overcharged-uncopied", "overcharged-unmerging" },
 	  .flags = KSM_RF_PFNS | KSM_RF_PARTIAL, KSM_PRIV(stress_ksm_unmerge_fz_t), .start = stress_ksm_unmerge_fz_start,
-	  .stop = stress_ksm_unmerge_fz_stop, .op = stress_ksm_unmerge_fz_op, .phase = stress_ksm_unmerge_fz_phase },
+	  .op = stress_ksm_unmerge_fz_op, .phase = stress_ksm_unmerge_fz_phase },
 };
 
 /*
@@ -4800,20 +4765,36 @@ static size_t stress_ksm_unmerge_region_size(stress_args_t *args, const uint64_t
 	return per;
 }
 
+/* the kernel files a worker keeps open, and where */
+static const struct {
+	const char *path;
+	size_t fd;
+} stress_ksm_unmerge_files[] = {
+	{ "/proc/self/pagemap",		offsetof(stress_ksm_unmerge_ctx_t, pagemap_fd) },
+	{ "/proc/kpageflags",		offsetof(stress_ksm_unmerge_ctx_t, kpageflags_fd) },
+	{ "/proc/kpagecount",		offsetof(stress_ksm_unmerge_ctx_t, kpagecount_fd) },
+	{ "/proc/self/ksm_stat",	offsetof(stress_ksm_unmerge_ctx_t, ksm_stat_fd) },
+	{ "/proc/self/ksm_merging_pages", offsetof(stress_ksm_unmerge_ctx_t, merging_pages_fd) },
+	{ KSM_SYSFS "/full_scans",	offsetof(stress_ksm_unmerge_ctx_t, full_scans_fd) },
+	{ "/proc/vmstat",		offsetof(stress_ksm_unmerge_ctx_t, vmstat_fd) },
+	{ KSM_SYSFS "/ksm_zero_pages",	offsetof(stress_ksm_unmerge_ctx_t, zero_pages_fd) },
+	{ "/proc/sys/kernel/tainted",	offsetof(stress_ksm_unmerge_ctx_t, taint_fd) },
+};
+
 /*
  *  stress_ksm_unmerge_ctx_free()
  *	release everything the context holds
  */
 static void stress_ksm_unmerge_ctx_free(stress_ksm_unmerge_ctx_t *ctx)
 {
-	int *fds[] = { &ctx->pagemap_fd, &ctx->kpageflags_fd, &ctx->kpagecount_fd, &ctx->ksm_stat_fd,
-		&ctx->merging_pages_fd, &ctx->full_scans_fd, &ctx->vmstat_fd, &ctx->zero_pages_fd, &ctx->taint_fd };
 	size_t i;
 
-	for (i = 0; i < SIZEOF_ARRAY(fds); i++) {
-		if (*fds[i] >= 0)
-			(void)close(*fds[i]);
-		*fds[i] = -1;
+	for (i = 0; i < SIZEOF_ARRAY(stress_ksm_unmerge_files); i++) {
+		int *fd = (int *)((char *)ctx + stress_ksm_unmerge_files[i].fd);
+
+		if (*fd >= 0)
+			(void)close(*fd);
+		*fd = -1;
 	}
 	if (ctx->region)
 		(void)munmap(ctx->region, ctx->region_size);
@@ -4853,15 +4834,8 @@ static int stress_ksm_unmerge_ctx_init(stress_ksm_unmerge_ctx_t *ctx, stress_arg
 		ctx->run[i].rs = &ctx->st->racer[i];
 		ctx->run[i].ctx = ctx;
 	}
-	ctx->pagemap_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-	ctx->kpageflags_fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
-	ctx->kpagecount_fd = sh->iface.kpf_ksm ? -1 : open("/proc/kpagecount", O_RDONLY | O_CLOEXEC);
-	ctx->ksm_stat_fd = open("/proc/self/ksm_stat", O_RDONLY | O_CLOEXEC);
-	ctx->merging_pages_fd = open("/proc/self/ksm_merging_pages", O_RDONLY | O_CLOEXEC);
-	ctx->full_scans_fd = open(KSM_SYSFS "/full_scans", O_RDONLY | O_CLOEXEC);
-	ctx->vmstat_fd = open("/proc/vmstat", O_RDONLY | O_CLOEXEC);
-	ctx->zero_pages_fd = open(KSM_SYSFS "/ksm_zero_pages", O_RDONLY | O_CLOEXEC);
-	ctx->taint_fd = open("/proc/sys/kernel/tainted", O_RDONLY | O_CLOEXEC);
+	for (i = 0; i < SIZEOF_ARRAY(stress_ksm_unmerge_files); i++)
+		*(int *)((char *)ctx + stress_ksm_unmerge_files[i].fd) = open(stress_ksm_unmerge_files[i].path, O_RDONLY | O_CLOEXEC);
 	if (ctx->full_scans_fd < 0) {
 		pr_inf_skip("%s: cannot open %s/full_scans, errno=%d (%s), skipping stressor\n", args->name,
 			KSM_SYSFS, errno, strerror(errno));
@@ -4913,28 +4887,6 @@ static int stress_ksm_unmerge_ctx_init(stress_ksm_unmerge_ctx_t *ctx, stress_arg
 }
 
 /*
- *  stress_ksm_unmerge_switch()
- *	merging on or off with madvise (of [off, off + len)) or prctl (the
- *	whole mm, explicit zero arguments)
- */
-static int stress_ksm_unmerge_switch(stress_ksm_unmerge_ctx_t *ctx, const uint64_t sw, const size_t off,
-	const size_t len, const bool on)
-{
-	if (sw == KSM_SW_PRCTL)
-		return prctl(PR_SET_MEMORY_MERGE, on ? 1UL : 0UL, 0UL, 0UL, 0UL);
-	return madvise(ctx->region + off, len, on ? MADV_MERGEABLE : MADV_UNMERGEABLE);
-}
-
-/*
- *  stress_ksm_unmerge_off()
- *	one unmerge call (switch off), for the signal racer's retry loop
- */
-static int stress_ksm_unmerge_off(stress_ksm_unmerge_ctx_t *ctx, const uint64_t sw, const size_t off, const size_t len)
-{
-	return stress_ksm_unmerge_switch(ctx, sw, off, len, false);
-}
-
-/*
  *  stress_ksm_unmerge_timed_off()
  *	the measured unmerge, only the calls timed (CLOCK_MONOTONIC) into *dt:
  *	madvise in 128 MiB calls with a stop check between them, prctl (the
@@ -4961,8 +4913,8 @@ static int stress_ksm_unmerge_timed_off(stress_ksm_unmerge_ctx_t *ctx, const uin
 		}
 		ctx->st->in_call = true;
 		t0 = stress_ksm_unmerge_now_ns();
-		ret = sig ? stress_ksm_unmerge_signal_call(ctx, sig, stress_ksm_unmerge_off, sw, off, len) :
-			stress_ksm_unmerge_off(ctx, sw, off, len);
+		ret = sig ? stress_ksm_unmerge_signal_call(ctx, sig, sw, off, len) :
+			stress_ksm_unmerge_switch(ctx, sw, off, len, false);
 		t1 = stress_ksm_unmerge_now_ns();
 		ctx->st->in_call = false;
 		*dt += (double)(t1 - t0) / 1.0E9;
@@ -4971,30 +4923,6 @@ static int stress_ksm_unmerge_timed_off(stress_ksm_unmerge_ctx_t *ctx, const uin
 			break;
 	}
 	return ret;
-}
-
-/*
- *  stress_ksm_unmerge_account()
- *	add one cycle's merged, unmerged and cow_ksm figures to the instance's
- */
-static void stress_ksm_unmerge_account(stress_ksm_unmerge_ctx_t *ctx, const uint64_t ksm, const uint64_t kzero,
-	const double dt, const int64_t cow)
-{
-	stress_ksm_unmerge_instance_t *st = ctx->st;
-
-	st->pages_merged += ksm + kzero;
-	st->pages_zero += kzero;
-	st->cow_ksm += (cow > 0) ? (uint64_t)cow : 0;
-	if (!(ksm + kzero))
-		return;
-	st->pages_unmerged += ksm + kzero;
-	st->unmerge_secs += dt;
-	stress_ksm_unmerge_lat_add(&st->unmerge_lat, dt * 1000.0);
-	if (ctx->quiet && ksm + kzero >= ctx->expect_merged + ctx->expect_zero) {
-		st->quiet_cycles++;
-		st->quiet_pages += ksm + kzero;
-		st->quiet_secs += dt;
-	}
 }
 
 /*
@@ -5113,7 +5041,18 @@ static int stress_ksm_unmerge_cycle(stress_ksm_unmerge_ctx_t *ctx, uint64_t sw, 
 	if (stress_ksm_unmerge_zero_check(ctx, "after the unmerge") < 0 || stress_ksm_unmerge_taint_check(ctx) < 0)
 		rc = -1;
 	stress_ksm_unmerge_phase_set(ctx, KSM_PHASE_IDLE);
-	stress_ksm_unmerge_account(ctx, ksm, kzero, dt, (cow0 >= 0 && cow1 >= 0) ? cow1 - cow0 : 0);
+	st->pages_merged += ksm + kzero;
+	st->pages_zero += kzero;
+	st->pages_unmerged += ksm + kzero;
+	st->cow_ksm += (cow0 >= 0 && cow1 > cow0) ? (uint64_t)(cow1 - cow0) : 0;
+	st->unmerge_secs += (ksm + kzero) ? dt : 0.0;
+	if (ksm + kzero)
+		stress_ksm_unmerge_lat_add(&st->unmerge_lat, dt * 1000.0);
+	if (ctx->quiet && ksm + kzero >= ctx->expect_merged + ctx->expect_zero) {
+		st->quiet_cycles++;
+		st->quiet_pages += ksm + kzero;
+		st->quiet_secs += dt;
+	}
 	if (rc < 0) {
 		st->failures++;
 		return -1;
