@@ -117,7 +117,8 @@ static const stress_opt_t opts[] = {
     defined(HAVE_SYS_PRCTL_H) &&	\
     defined(HAVE_LIB_PTHREAD) &&	\
     defined(MADV_MERGEABLE) &&		\
-    defined(MADV_UNMERGEABLE)
+    defined(MADV_UNMERGEABLE) &&	\
+    defined(MADV_DONTFORK)
 
 #if !defined(PR_SET_MEMORY_MERGE)
 #define PR_SET_MEMORY_MERGE	(67)
@@ -2108,14 +2109,20 @@ static int stress_ksm_unmerge_reap(const pid_t pid, const double secs, int *stat
 
 /*
  *  stress_ksm_unmerge_map()
- *	private anonymous mapping of size bytes, NOHUGEPAGE, named; NULL on failure
+ *	private anonymous mapping of size bytes, NOHUGEPAGE, named; with
+ *	dontfork no child shares it (ksmd merging a child's copy of a page
+ *	still shared with it makes the page itself a KSM page, here too,
+ *	after this range was unmerged); NULL on failure
  */
-static uint8_t *stress_ksm_unmerge_map(const size_t size, const int flags, const char *name)
+static uint8_t *stress_ksm_unmerge_map(const size_t size, const int flags, const char *name, const bool dontfork)
 {
 	uint8_t *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | flags, -1, 0);
 
-	if (p == MAP_FAILED)
+	if (p == MAP_FAILED || (dontfork && madvise(p, size, MADV_DONTFORK) < 0)) {
+		if (p != MAP_FAILED)
+			(void)munmap(p, size);
 		return NULL;
+	}
 #if defined(MADV_NOHUGEPAGE)
 	(void)madvise(p, size, MADV_NOHUGEPAGE);
 #endif
@@ -3691,7 +3698,7 @@ static int stress_ksm_unmerge_sparse_start(stress_ksm_unmerge_ctx_t *ctx, stress
 	const size_t ps = ctx->page_size;
 	const int64_t hung = stress_ksm_unmerge_file_field("/proc/sys/kernel/hung_task_timeout_secs", NULL);
 	size_t want = DEFAULT_KSM_UNMERGE_SPARSE, k;
-	uint8_t *p = stress_ksm_unmerge_map(GB, MAP_NORESERVE, "ksm-unmerge-probe");
+	uint8_t *p = stress_ksm_unmerge_map(GB, MAP_NORESERVE, "ksm-unmerge-probe", false);
 	double walk;
 
 	if (p) {
@@ -3714,10 +3721,10 @@ static int stress_ksm_unmerge_sparse_start(stress_ksm_unmerge_ctx_t *ctx, stress
 			ctx->args->instances) & ~(ps - 1));
 	}
 	for (s->size = STRESS_MAXIMUM(s->size, 2 * ps), k = 0;
-	     !(s->base = stress_ksm_unmerge_map(s->size, MAP_NORESERVE, "ksm-unmerge-sparse")) && errno == ENOMEM &&
+	     !(s->base = stress_ksm_unmerge_map(s->size, MAP_NORESERVE, "ksm-unmerge-sparse", true)) && errno == ENOMEM &&
 	     k < 12 && s->size / 2 >= 2 * ps; k++)
 		s->size = (s->size / 2) & ~(ps - 1);
-	if (!s->base || madvise(s->base, s->size, MADV_DONTFORK) < 0)
+	if (!s->base)
 		return stress_ksm_unmerge_racer_reason(run, "cannot reserve %zu bytes of address space (mmap, "
 			"MADV_DONTFORK), errno=%d (%s)", s->size, errno, strerror(errno));
 	s->stride = stress_ksm_unmerge_sparse_layout(s->size, ps, &s->populated);
@@ -3912,7 +3919,8 @@ static int stress_ksm_unmerge_thp_start(stress_ksm_unmerge_ctx_t *ctx, stress_ks
 	t->thp = t->map ? (uint8_t *)(((uintptr_t)t->map + t->pmd - 1) & ~((uintptr_t)t->pmd - 1)) : NULL;
 	t->pm = stress_ksm_unmerge_keep(run, calloc(t->pmd / ctx->page_size, sizeof(uint64_t)), 0);
 	t->flags = stress_ksm_unmerge_keep(run, calloc(t->pmd / ctx->page_size, sizeof(uint64_t)), 0);
-	if (!t->map || !t->pm || !t->flags || madvise(t->thp, t->size, MADV_HUGEPAGE) < 0)
+	if (!t->map || !t->pm || !t->flags || madvise(t->thp, t->size, MADV_HUGEPAGE) < 0 ||
+	    madvise(t->map, t->map_size, MADV_DONTFORK) < 0)	/* see stress_ksm_unmerge_map() */
 		return stress_ksm_unmerge_racer_reason(run, "mmap, MADV_HUGEPAGE or memory for %zu bytes failed, "
 			"errno=%d (%s)", t->map_size, errno, strerror(errno));
 	stress_memory_anon_name_set(t->thp, t->size, "ksm-unmerge-thp");
@@ -4141,14 +4149,14 @@ static int stress_ksm_unmerge_mremap_start(stress_ksm_unmerge_ctx_t *ctx, stress
 
 	m->npages = STRESS_MINIMUM(STRESS_MAXIMUM(ctx->npages / 4, (size_t)16), (size_t)1024);
 	m->size = m->npages * ctx->page_size;
-	m->range = stress_ksm_unmerge_keep(run, stress_ksm_unmerge_map(m->size, 0, "ksm-unmerge-mremap"), m->size);
-	m->scratch = stress_ksm_unmerge_keep(run, mmap(NULL, m->size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
-		MAP_NORESERVE, -1, 0), m->size);
+	m->range = stress_ksm_unmerge_keep(run, stress_ksm_unmerge_map(m->size, 0, "ksm-unmerge-mremap", true), m->size);
+	m->scratch = stress_ksm_unmerge_keep(run, stress_ksm_unmerge_map(m->size, MAP_NORESERVE, "ksm-unmerge-mremap-to",
+		true), m->size);
 	if (!m->range || !m->scratch)
 		return stress_ksm_unmerge_racer_reason(run, "mmap of 2 x %zu bytes failed, errno=%d (%s)", m->size,
 			errno, strerror(errno));
 	stress_ksm_unmerge_same_fill(ctx, m->range, m->npages);
-	if (stress_ksm_unmerge_mremap_move(m->range, m->scratch, ctx->page_size) < 0 ||
+	if (mprotect(m->scratch, m->size, PROT_NONE) < 0 || stress_ksm_unmerge_mremap_move(m->range, m->scratch, ctx->page_size) < 0 ||
 	    stress_ksm_unmerge_mremap_move(m->scratch, m->range, ctx->page_size) < 0) {
 		(void)stress_ksm_unmerge_racer_reason(run, "mremap(MREMAP_DONTUNMAP) failed, errno=%d (%s) (needs 5.7)",
 			errno, strerror(errno));
@@ -4258,7 +4266,8 @@ static int stress_ksm_unmerge_minor_start(stress_ksm_unmerge_ctx_t *ctx, stress_
 	if (m->uffd < 0)
 		return -2;
 	if (m->memfd < 0 || ftruncate(m->memfd, (off_t)m->size) < 0 || !(m->range = stress_ksm_unmerge_keep(run,
-			mmap(NULL, m->size, PROT_READ | PROT_WRITE, MAP_PRIVATE, m->memfd, 0), m->size)))
+			mmap(NULL, m->size, PROT_READ | PROT_WRITE, MAP_PRIVATE, m->memfd, 0), m->size)) ||
+	    madvise(m->range, m->size, MADV_DONTFORK) < 0)	/* see stress_ksm_unmerge_map() */
 		return stress_ksm_unmerge_racer_reason(run, "memfd of %zu bytes or its private mmap failed, errno=%d (%s)",
 			m->size, errno, strerror(errno));
 	stress_ksm_unmerge_same_fill(ctx, m->range, KSM_MINOR_PAGES);
@@ -4583,17 +4592,17 @@ static int stress_ksm_unmerge_fz_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm
 	}
 	z->nzero = STRESS_MINIMUM(STRESS_MAXIMUM(ctx->npages / 8, (size_t)64), (size_t)4096);
 	z->nother = 64;
-	z->zero = stress_ksm_unmerge_keep(run, stress_ksm_unmerge_map(z->nzero * ps, 0, "ksm-unmerge-zero"), z->nzero * ps);
-	z->dontfork = stress_ksm_unmerge_keep(run, stress_ksm_unmerge_map(z->nother * ps, 0, "ksm-unmerge-zero-dontfork"),
+	z->zero = stress_ksm_unmerge_keep(run, stress_ksm_unmerge_map(z->nzero * ps, 0, "ksm-unmerge-zero", false), z->nzero * ps);
+	z->dontfork = stress_ksm_unmerge_keep(run, stress_ksm_unmerge_map(z->nother * ps, 0, "ksm-unmerge-zero-dontfork", true),
 		z->nother * ps);
 	z->sh = stress_ksm_unmerge_keep(run, stress_ksm_unmerge_shared_map(sizeof(*z->sh)), sizeof(*z->sh));
 #if defined(MADV_WIPEONFORK)
-	z->wipe = stress_ksm_unmerge_keep(run, stress_ksm_unmerge_map(z->nother * ps, 0, "ksm-unmerge-zero-wipeonfork"),
+	z->wipe = stress_ksm_unmerge_keep(run, stress_ksm_unmerge_map(z->nother * ps, 0, "ksm-unmerge-zero-wipeonfork", false),
 		z->nother * ps);
 	if (z->wipe && madvise(z->wipe, z->nother * ps, MADV_WIPEONFORK) < 0)
 		z->wipe = NULL;		/* unmapped with the others */
 #endif
-	if (!z->zero || !z->dontfork || !z->sh || madvise(z->dontfork, z->nother * ps, MADV_DONTFORK) < 0)
+	if (!z->zero || !z->dontfork || !z->sh)
 		return stress_ksm_unmerge_racer_reason(run, "mmap or MADV_DONTFORK of the zero ranges failed, "
 			"errno=%d (%s)", errno, strerror(errno));
 	(void)shim_memset(z->zero, 0, z->nzero * ps);
@@ -4841,7 +4850,7 @@ static int stress_ksm_unmerge_ctx_init(stress_ksm_unmerge_ctx_t *ctx, stress_arg
 			KSM_SYSFS, errno, strerror(errno));
 		return EXIT_NO_RESOURCE;
 	}
-	ctx->region = stress_ksm_unmerge_map(ctx->region_size, 0, "ksm-unmerge-region");
+	ctx->region = stress_ksm_unmerge_map(ctx->region_size, 0, "ksm-unmerge-region", false);
 	/* shared memory: under prctl's merge-any the templates never merge with the region */
 	ctx->templates = mmap(NULL, (KSM_FEW_TEMPLATES + 1) * ctx->page_size, PROT_READ | PROT_WRITE,
 		MAP_SHARED | MAP_ANONYMOUS, -1, 0);
