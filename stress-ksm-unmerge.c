@@ -131,6 +131,7 @@ static const stress_opt_t opts[] = {
 #endif
 
 #define KSM_SYSFS		"/sys/kernel/mm/ksm"
+#define KSM_STAT		"/proc/self/ksm_stat"
 #define KSM_STATE_FILE		"/run/stress-ksm-unmerge.state"
 #define KSM_CALL_BYTES		(128 * MB)	/* madvise unmerge: bytes per call */
 #define KSM_CHUNK		(4096)		/* pages read from pagemap at a time */
@@ -363,8 +364,7 @@ struct stress_ksm_unmerge_ctx {
 	uint64_t use;			/* switches and racers requested */
 	uint64_t seed;			/* per instance: unique pages differ */
 	uint8_t *templates;		/* the same page and the few pages */
-	int pagemap_fd, kpageflags_fd, kpagecount_fd, ksm_stat_fd;
-	int merging_pages_fd, full_scans_fd, vmstat_fd, zero_pages_fd, taint_fd;
+	int pagemap_fd, kpageflags_fd, kpagecount_fd;
 	uint64_t *pm;			/* pagemap chunk */
 	uint64_t *keys;			/* its words sorted with their page index */
 	bool have_pfns, verify;
@@ -405,23 +405,6 @@ static uint64_t stress_ksm_unmerge_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/*
- *  stress_ksm_unmerge_fd_read()
- *	pread a whole small proc/sysfs file into buf, NUL terminated
- */
-static ssize_t stress_ksm_unmerge_fd_read(const int fd, char *buf, const size_t len)
-{
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = pread(fd, buf, len - 1, 0);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	return n;
-}
-
 /* what one counter, read as text, says */
 enum {
 	KSM_COUNTER_OK = 0,
@@ -437,8 +420,7 @@ static const char * const stress_ksm_unmerge_counter_verdicts[] = {
 
 /*
  *  stress_ksm_unmerge_counter()
- *	pure: value of "name N" in a proc text buffer (name NULL: buf is the
- *	number, as in sysfs) into *val, and what it says (KSM_COUNTER_*)
+ *	pure: "name N" of a proc text buffer (name NULL: a bare number) into *val; a KSM_COUNTER_* verdict
  */
 static int stress_ksm_unmerge_counter(const char *buf, const char *name, int64_t *val)
 {
@@ -473,26 +455,11 @@ static int stress_ksm_unmerge_counter(const char *buf, const char *name, int64_t
 
 /*
  *  stress_ksm_unmerge_field()
- *	value of counter name in the file at fd, -1 if missing or bad
+ *	counter name of the file at path (NULL: the file is the number), -1 if missing or bad
  */
-static int64_t stress_ksm_unmerge_field(const int fd, const char *name)
+static int64_t stress_ksm_unmerge_field(const char *path, const char *name)
 {
 	char buf[16384];
-	int64_t v;
-
-	if (stress_ksm_unmerge_fd_read(fd, buf, sizeof(buf)) <= 0 ||
-	    stress_ksm_unmerge_counter(buf, name, &v) != KSM_COUNTER_OK)
-		return -1;
-	return v;
-}
-
-/*
- *  stress_ksm_unmerge_file_field()
- *	value of counter name in the file at path, -1 if missing or bad
- */
-static int64_t stress_ksm_unmerge_file_field(const char *path, const char *name)
-{
-	char buf[8192];
 	int64_t v;
 
 	if (stress_fs_file_read(path, buf, sizeof(buf)) <= 0 ||
@@ -546,8 +513,7 @@ static inline uint64_t stress_ksm_unmerge_pm_pfn(const uint64_t e)
 
 /*
  *  stress_ksm_unmerge_vmflags()
- *	smaps range and VmFlags of the VMA holding addr into out; with
- *	no_mg the VmFlags alone without "mg"; -1 if not found
+ *	range and VmFlags of the VMA holding addr (no_mg: VmFlags alone, "mg" left out); -1 if none
  */
 static int stress_ksm_unmerge_vmflags(const void *addr, char *out, const size_t len, const bool no_mg)
 {
@@ -792,8 +758,7 @@ static int stress_ksm_unmerge_lock(void)
 
 /*
  *  stress_ksm_unmerge_knobs_set()
- *	ksmd on, fast scanning, KSM zero pages on (the fork racer's zero
- *	range and the zero patterns use them); -errno with err set
+ *	ksmd on, fast scans, KSM zero pages on; -errno with err set
  */
 static int stress_ksm_unmerge_knobs_set(char *err, const size_t len)
 {
@@ -824,9 +789,7 @@ static int stress_ksm_unmerge_knobs_set(char *err, const size_t len)
 
 /*
  *  stress_ksm_unmerge_ksmd_drain()
- *	every instance gone, ksmd still on: a dead mm's rmap_items stay
- *	charged until ksmd next visits it, so let one full scan end (bounded)
- *	before ksmd is stopped again
+ *	let ksmd end one more full scan (bounded): it frees the rmap_items of dead mms
  */
 static void stress_ksm_unmerge_ksmd_drain(const stress_ksm_unmerge_knobs_t *saved)
 {
@@ -925,8 +888,7 @@ static void stress_ksm_unmerge_page_fill(const stress_ksm_unmerge_ctx_t *ctx, co
 
 /*
  *  stress_ksm_unmerge_page_check()
- *	byte offset of the first wrong byte of page i at page, -1 if intact;
- *	the byte expected there in *want
+ *	offset of page i's first wrong byte at page (the right one in *want), -1 if intact
  */
 static ssize_t stress_ksm_unmerge_page_check(const stress_ksm_unmerge_ctx_t *ctx, const size_t i,
 	const uint8_t *page, uint8_t *want)
@@ -1013,8 +975,7 @@ static void FORMAT(printf, 4, 5) stress_ksm_unmerge_iface_set(stress_ksm_unmerge
 
 /*
  *  stress_ksm_unmerge_iface_zero()
- *	pure: the zero page from the read faults and KPF_ZERO_PAGE; a read
- *	fault counts only if it gives one shared, non-exclusive pfn
+ *	pure: the zero page, from two read faults (one shared pfn) and KPF_ZERO_PAGE
  */
 static void stress_ksm_unmerge_iface_zero(const stress_ksm_unmerge_obs_t *o, stress_ksm_unmerge_iface_t *ifc)
 {
@@ -1143,13 +1104,7 @@ static void stress_ksm_unmerge_iface_judge(const stress_ksm_unmerge_obs_t *o, st
 
 /*
  *  stress_ksm_unmerge_page_what()
- *	pure, the one answer to "what is this page": pagemap entry e, its
- *	kpageflags (0 unread), region pages on its pfn (sharers, 0 unknown),
- *	its kpagecount (0 unknown) and the pattern's kind of the page (-1: a
- *	page no pattern put zeros in), from the self-tested signals only.
- *	Where KPF_KSM lies, a page alone and not exclusive is a KSM page
- *	only if more than two ptes map it (a fork child's COW share looks
- *	the same)
+ *	pure: what a page is (KSM_PAGE_*), from the self-tested signals only
  */
 static int stress_ksm_unmerge_page_what(const stress_ksm_unmerge_iface_t *ifc, const uint64_t e,
 	const uint64_t flags, const size_t sharers, const uint64_t mapcount, const int kind)
@@ -1167,14 +1122,13 @@ static int stress_ksm_unmerge_page_what(const stress_ksm_unmerge_iface_t *ifc, c
 	if (sharers > 1)
 		return KSM_PAGE_KSM;
 	if (ifc->excl && !(e & PM_EXCLUSIVE))
-		return (mapcount == 0 || mapcount > 2) ? KSM_PAGE_KSM : KSM_PAGE_PRIVATE;
+		return (mapcount == 0 || mapcount > 2) ? KSM_PAGE_KSM : KSM_PAGE_PRIVATE;	/* a COW share has 2 */
 	return KSM_PAGE_PRIVATE;
 }
 
 /*
  *  stress_ksm_unmerge_page_state()
- *	page_what() of pagemap entry e now: kpageflags read, and kpagecount
- *	where KPF_KSM lies and the page is not exclusive
+ *	page_what() of pagemap entry e, kpageflags and kpagecount read now
  */
 static int stress_ksm_unmerge_page_state(const stress_ksm_unmerge_ctx_t *ctx, const uint64_t e,
 	const size_t sharers, const int kind)
@@ -1198,8 +1152,7 @@ static inline bool stress_ksm_unmerge_is_ksm(const int what)
 
 /*
  *  stress_ksm_unmerge_pages_state()
- *	states of n pages at addr (pages whose pattern kind is kind, -1 for
- *	racer ranges of the same page) into st[]; -1 without PFNs
+ *	states of n pages at addr of pattern kind (-1: the same page) into st[]; -1 without PFNs
  */
 static int stress_ksm_unmerge_pages_state(const stress_ksm_unmerge_ctx_t *ctx, const void *addr,
 	const size_t n, const int kind, uint8_t *st)
@@ -1254,11 +1207,10 @@ static void stress_ksm_unmerge_iface_entry(const int pm_fd, const int kpf_fd, co
 
 /*
  *  stress_ksm_unmerge_iface_merge()
- *	the probe merge: pages 0 and 1 identical, page 2 zero-filled; wait
- *	up to 3 s for ksmd, then unmerge and read how cow_ksm moved
+ *	the probe merge of two identical pages and a zero page, then unmerged (cow_ksm)
  */
-static void stress_ksm_unmerge_iface_merge(const int pm_fd, const int kpf_fd, const int vm_fd,
-	const size_t ps, stress_ksm_unmerge_obs_t *o)
+static void stress_ksm_unmerge_iface_merge(const int pm_fd, const int kpf_fd, const size_t ps,
+	 stress_ksm_unmerge_obs_t *o)
 {
 	const double t0 = stress_time_now();
 	const uint64_t salt = stress_mwc64() | 1;
@@ -1285,9 +1237,9 @@ static void stress_ksm_unmerge_iface_merge(const int pm_fd, const int kpf_fd, co
 			(void)shim_nanosleep_uint64(5000000);
 		}
 		o->ksm_pages = o->merged ? 2 : 0;
-		o->cow_before = stress_ksm_unmerge_field(vm_fd, "cow_ksm");
+		o->cow_before = stress_ksm_unmerge_field("/proc/vmstat", "cow_ksm");
 		(void)madvise(p, 3 * ps, MADV_UNMERGEABLE);
-		o->cow_after = stress_ksm_unmerge_field(vm_fd, "cow_ksm");
+		o->cow_after = stress_ksm_unmerge_field("/proc/vmstat", "cow_ksm");
 	}
 	(void)munmap(p, 3 * ps);
 }
@@ -1301,8 +1253,6 @@ static void stress_ksm_unmerge_iface_probe(stress_ksm_unmerge_obs_t *o)
 	const size_t ps = (size_t)sysconf(_SC_PAGESIZE);
 	const int pm_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	const int kpf_fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
-	const int vm_fd = open("/proc/vmstat", O_RDONLY | O_CLOEXEC);
-	const int stat_fd = open("/proc/self/ksm_stat", O_RDONLY | O_CLOEXEC);
 	volatile uint8_t *rf = mmap(NULL, 2 * ps, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	uint8_t *fresh = mmap(NULL, ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	char buf[1024];
@@ -1315,8 +1265,8 @@ static void stress_ksm_unmerge_iface_probe(stress_ksm_unmerge_obs_t *o)
 	o->cow_before = o->cow_after = -1;
 	o->pagemap = pm_fd >= 0;
 	o->kpageflags = kpf_fd >= 0;
-	o->stat = stat_fd >= 0;
-	if (stress_ksm_unmerge_fd_read(stat_fd, buf, sizeof(buf)) > 0) {
+	o->stat = stress_fs_file_read(KSM_STAT, buf, sizeof(buf)) > 0;
+	if (o->stat) {
 		o->stat_merging = stress_ksm_unmerge_counter(buf, "ksm_merging_pages", &v) != KSM_COUNTER_MISSING;
 		o->stat_zero = stress_ksm_unmerge_counter(buf, "ksm_zero_pages", &v) != KSM_COUNTER_MISSING;
 	}
@@ -1333,15 +1283,11 @@ static void stress_ksm_unmerge_iface_probe(stress_ksm_unmerge_obs_t *o)
 		stress_ksm_unmerge_iface_entry(pm_fd, kpf_fd, fresh, ps, &o->fresh, &o->fresh_flags);
 		(void)munmap(fresh, ps);
 	}
-	stress_ksm_unmerge_iface_merge(pm_fd, kpf_fd, vm_fd, ps, o);
+	stress_ksm_unmerge_iface_merge(pm_fd, kpf_fd, ps, o);
 	if (pm_fd >= 0)
 		(void)close(pm_fd);
 	if (kpf_fd >= 0)
 		(void)close(kpf_fd);
-	if (vm_fd >= 0)
-		(void)close(vm_fd);
-	if (stat_fd >= 0)
-		(void)close(stat_fd);
 }
 
 /*
@@ -1361,8 +1307,7 @@ static void stress_ksm_unmerge_iface_line(const stress_ksm_unmerge_iface_t *ifc,
 
 /*
  *  stress_ksm_unmerge_iface_selftest()
- *	init(), knobs set: probe, judge, one line per unreliable interface
- *	(-v: all of them); the verdict is shared with the instances
+ *	probe and judge the kernel's signals once per run; say each unreliable one
  */
 static void stress_ksm_unmerge_iface_selftest(stress_ksm_unmerge_iface_t *ifc)
 {
@@ -1387,8 +1332,7 @@ static void stress_ksm_unmerge_iface_selftest(stress_ksm_unmerge_iface_t *ifc)
 
 /*
  *  stress_ksm_unmerge_ending()
- *	stopped, or so close to the timeout that freeing the region would
- *	end after it (gigabytes take seconds to unmap)
+ *	stopped, or too close to the timeout to free the region before it
  */
 static bool stress_ksm_unmerge_ending(const stress_ksm_unmerge_ctx_t *ctx)
 {
@@ -1413,15 +1357,14 @@ static bool stress_ksm_unmerge_stop_seen(stress_ksm_unmerge_ctx_t *ctx, const ch
 
 /*
  *  stress_ksm_unmerge_counters()
- *	this process's merging pages and KSM zero pages, -1 when unknown;
- *	field by field: 6.1's ksm_stat has only ksm_rmap_items
+ *	this process's merging pages and KSM zero pages, -1 when unknown
  */
-static void stress_ksm_unmerge_counters(const stress_ksm_unmerge_ctx_t *ctx, int64_t *merging, int64_t *zero)
+static void stress_ksm_unmerge_counters(int64_t *merging, int64_t *zero)
 {
-	*merging = stress_ksm_unmerge_field(ctx->ksm_stat_fd, "ksm_merging_pages");
-	*zero = stress_ksm_unmerge_field(ctx->ksm_stat_fd, "ksm_zero_pages");
+	*merging = stress_ksm_unmerge_field(KSM_STAT, "ksm_merging_pages");
+	*zero = stress_ksm_unmerge_field(KSM_STAT, "ksm_zero_pages");
 	if (*merging < 0)
-		*merging = stress_ksm_unmerge_field(ctx->merging_pages_fd, NULL);
+		*merging = stress_ksm_unmerge_field("/proc/self/ksm_merging_pages", NULL);
 }
 
 typedef void (*stress_ksm_unmerge_page_fn)(stress_ksm_unmerge_ctx_t *ctx, void *arg, const size_t i,
@@ -1440,9 +1383,7 @@ static int stress_ksm_unmerge_key_cmp(const void *a, const void *b)
 
 /*
  *  stress_ksm_unmerge_scan_chunk()
- *	pages i0..i0+n of the region (pagemap in ctx->pm) grouped by pfn:
- *	kpageflags read once per group (singles sampled if asked), each page
- *	judged and handed to fn; sharers are the chunk's pages on its pfn
+ *	judge pages i0..i0+n (pagemap in ctx->pm) grouped by pfn, each handed to fn
  */
 static void stress_ksm_unmerge_scan_chunk(stress_ksm_unmerge_ctx_t *ctx, const size_t i0, const size_t n,
 	const bool sample, size_t *distinct, stress_ksm_unmerge_page_fn fn, void *arg)
@@ -1482,8 +1423,7 @@ static void stress_ksm_unmerge_scan_chunk(stress_ksm_unmerge_ctx_t *ctx, const s
 
 /*
  *  stress_ksm_unmerge_scan()
- *	judge every region page (fn gets each); scratch bounded by the
- *	chunk, whatever the region; -1 without PFNs or at the end of the run
+ *	judge every region page in bounded chunks; -1 without PFNs or at the end of the run
  */
 static int stress_ksm_unmerge_scan(stress_ksm_unmerge_ctx_t *ctx, const bool sample,
 	stress_ksm_unmerge_page_fn fn, void *arg)
@@ -1539,8 +1479,7 @@ static int stress_ksm_unmerge_region_count(stress_ksm_unmerge_ctx_t *ctx)
 
 /*
  *  stress_ksm_unmerge_merged_now()
- *	pages merged now: from the per-process counters, or from the region
- *	where they cannot count the prediction (6.1 has no ksm_zero_pages)
+ *	pages merged now: the process counters, or the region's pages where they fall short
  */
 static uint64_t stress_ksm_unmerge_merged_now(stress_ksm_unmerge_ctx_t *ctx, int64_t *merging, int64_t *zero)
 {
@@ -1549,32 +1488,30 @@ static uint64_t stress_ksm_unmerge_merged_now(stress_ksm_unmerge_ctx_t *ctx, int
 		*merging = (int64_t)ctx->last.ksm;
 		*zero = (int64_t)ctx->last.zero;
 	} else {
-		stress_ksm_unmerge_counters(ctx, merging, zero);
+		stress_ksm_unmerge_counters(merging, zero);
 	}
 	return (uint64_t)(*merging > 0 ? *merging : 0) + (uint64_t)(*zero > 0 ? *zero : 0);
 }
 
 /*
  *  stress_ksm_unmerge_merge_wait()
- *	sleeping wait (a busy poll from the merged mm slows ksmd through TLB
- *	shootdowns) for ksmd to merge the prediction; 1 merged, 0 partial or
- *	timed out, -1 stopped by the end of the run
+ *	sleep until ksmd merged the prediction: 1 merged, 0 partial or timed out, -1 stopped
  */
 static int stress_ksm_unmerge_merge_wait(stress_ksm_unmerge_ctx_t *ctx, const double bound,
 	int64_t *merging, int64_t *zero)
 {
 	const double t0 = stress_time_now();
 	const uint64_t want = ctx->expect_merged + ctx->expect_zero;
-	uint64_t scans0 = stress_ksm_unmerge_field(ctx->full_scans_fd, NULL), last_scans = scans0;
+	uint64_t scans0 = stress_ksm_unmerge_field(KSM_SYSFS "/full_scans", NULL), last_scans = scans0;
 	uint64_t last_total = 0, stable = 0, stale, sleep_ns = 500000;
 	int64_t m0, z0;
 
 	ctx->wait_timed_out = false;
 	/* counts left from the last unmerge drain lazily: need fresh full scans */
-	stress_ksm_unmerge_counters(ctx, &m0, &z0);
+	stress_ksm_unmerge_counters(&m0, &z0);
 	stale = (m0 > 0 && !ctx->by_pages) ? 2 : 0;
 	for (;;) {
-		const uint64_t scans = (uint64_t)stress_ksm_unmerge_field(ctx->full_scans_fd, NULL);
+		const uint64_t scans = (uint64_t)stress_ksm_unmerge_field(KSM_SYSFS "/full_scans", NULL);
 		uint64_t total;
 
 		if (stress_ksm_unmerge_ending(ctx))
@@ -1602,7 +1539,7 @@ static int stress_ksm_unmerge_merge_wait(stress_ksm_unmerge_ctx_t *ctx, const do
 			ctx->wait_timed_out = true;
 			return 0;
 		}
-		(void)shim_nanosleep_uint64(sleep_ns);
+		(void)shim_nanosleep_uint64(sleep_ns);	/* a busy poll slows ksmd (TLB shootdowns) */
 		if (sleep_ns < 4000000)
 			sleep_ns += sleep_ns / 2;
 	}
@@ -1662,8 +1599,7 @@ typedef struct {
 
 /*
  *  stress_ksm_unmerge_pfns_page()
- *	scan consumer after the unmerge: KSM zero pages left, and suspects
- *	(KPF_KSM set, or the pfn shared or not exclusive); the first kept
+ *	scan consumer after the unmerge: KSM zero pages left, and suspect KSM pages
  */
 static void stress_ksm_unmerge_pfns_page(stress_ksm_unmerge_ctx_t *ctx, void *arg, const size_t i,
 	const uint64_t e, const int what, const size_t sharers, const uint64_t flags)
@@ -1685,8 +1621,7 @@ static void stress_ksm_unmerge_pfns_page(stress_ksm_unmerge_ctx_t *ctx, void *ar
 
 /*
  *  stress_ksm_unmerge_cow_probe()
- *	C: does a write (an atomic OR of 0: data unchanged) move page i to a
- *	new frame, as a write to a KSM page must; never on a uffd-wp page
+ *	signal C: does a data-preserving write move page i to a new frame
  */
 static bool stress_ksm_unmerge_cow_probe(stress_ksm_unmerge_ctx_t *ctx, const size_t i)
 {
@@ -1723,10 +1658,7 @@ static void FORMAT(printf, 2, 3) stress_ksm_unmerge_disagree(stress_ksm_unmerge_
 
 /*
  *  stress_ksm_unmerge_verify_pfns()
- *	after the unmerge: no KSM zero page (6.4+) and no KSM page, a page
- *	judged still a KSM page only when two signals agree: A KPF_KSM, B
- *	its pfn shared or not exclusive, C a write moves it (B with C alone
- *	only where KPF_KSM cannot be asked)
+ *	no KSM zero page or KSM page left, a KSM page judged by two signals that agree
  */
 static int stress_ksm_unmerge_verify_pfns(stress_ksm_unmerge_ctx_t *ctx, const uint64_t ksm_before,
 	const int64_t cow_delta)
@@ -1757,7 +1689,7 @@ static int stress_ksm_unmerge_verify_pfns(stress_ksm_unmerge_ctx_t *ctx, const u
 		}
 	}
 	if (p.nsus) {
-		stress_ksm_unmerge_counters(ctx, &merging, &zero);
+		stress_ksm_unmerge_counters(&merging, &zero);
 		stress_ksm_unmerge_disagree(ctx, "kpageflags says %" PRIu64 " KSM pages, %" PRIu64 " pages are "
 			"flagged by one signal only, ksm_merging_pages says %" PRId64 " (drains lazily), cow_ksm "
 			"moved by %" PRId64 " for %" PRIu64 " merged, and a write kept page %zu in its frame",
@@ -1795,8 +1727,7 @@ static int stress_ksm_unmerge_verify_data(stress_ksm_unmerge_ctx_t *ctx)
 
 /*
  *  stress_ksm_unmerge_verify_unmerge()
- *	pages unshared (two signals), data intact, VMA flags kept, and the
- *	counters (ksm_zero_pages, cow_ksm) agree with the pages
+ *	pages unshared, data intact, VMA flags kept, counters agreeing with the pages
  */
 static int stress_ksm_unmerge_verify_unmerge(stress_ksm_unmerge_ctx_t *ctx, const uint64_t ksm_before,
 	const int64_t cow_delta)
@@ -1808,7 +1739,7 @@ static int stress_ksm_unmerge_verify_unmerge(stress_ksm_unmerge_ctx_t *ctx, cons
 	if (stress_ksm_unmerge_verify_pfns(ctx, ksm_before, cow_delta) < 0 ||
 	    stress_ksm_unmerge_verify_data(ctx) < 0)
 		return -1;
-	stress_ksm_unmerge_counters(ctx, &merging, &zero);
+	stress_ksm_unmerge_counters(&merging, &zero);
 	/* the pages were judged above: a counter alone is a disagreement */
 	if (zero > 0 && ctx->iface->zero_unshare && ctx->expect_zero && !ctx->disturb_counts) {
 		if (!ctx->have_pfns) {
@@ -1839,19 +1770,18 @@ static int stress_ksm_unmerge_verify_unmerge(stress_ksm_unmerge_ctx_t *ctx, cons
 
 /*
  *  stress_ksm_unmerge_zero_check()
- *	global and per-process ksm_zero_pages never below 0 (c2dc78b86e08);
- *	-1 after a fail line naming the counter
+ *	global and per-process ksm_zero_pages never below 0 (c2dc78b86e08)
  */
 static int stress_ksm_unmerge_zero_check(stress_ksm_unmerge_ctx_t *ctx, const char *where)
 {
 	static const char * const which[] = { "global (sysfs)", "per-process (ksm_stat)" };
-	const int fds[] = { ctx->zero_pages_fd, ctx->ksm_stat_fd };
+	static const char * const paths[] = { KSM_SYSFS "/ksm_zero_pages", KSM_STAT };
 	char buf[1024];
 	int64_t v;
 	int i, verdict, rc = 0;
 
 	for (i = 0; i < 2; i++) {
-		if (stress_ksm_unmerge_fd_read(fds[i], buf, sizeof(buf)) <= 0)
+		if (stress_fs_file_read(paths[i], buf, sizeof(buf)) <= 0)
 			continue;
 		verdict = stress_ksm_unmerge_counter(buf, i ? "ksm_zero_pages" : NULL, &v);
 		if (verdict != KSM_COUNTER_NEGATIVE && verdict != KSM_COUNTER_WRAPPED)
@@ -1867,13 +1797,12 @@ static int stress_ksm_unmerge_zero_check(stress_ksm_unmerge_ctx_t *ctx, const ch
 
 /*
  *  stress_ksm_unmerge_taint_check()
- *	no new die, warn, bad page or soft lockup taint since the run began:
- *	a kernel warning seen without reading the kernel log
+ *	no new B, D, W or L taint since the run began
  */
 static int stress_ksm_unmerge_taint_check(stress_ksm_unmerge_ctx_t *ctx)
 {
 	static const uint64_t bad = STRESS_BIT_ULL(5) | STRESS_BIT_ULL(7) | STRESS_BIT_ULL(9) | STRESS_BIT_ULL(14);
-	const int64_t now = stress_ksm_unmerge_field(ctx->taint_fd, NULL);
+	const int64_t now = stress_ksm_unmerge_field("/proc/sys/kernel/tainted", NULL);
 	const uint64_t fresh = (now > 0) ? ((uint64_t)now & ~stress_ksm_unmerge_shared->taint & bad) : 0;
 
 	if (!fresh)
@@ -1888,8 +1817,7 @@ static int stress_ksm_unmerge_taint_check(stress_ksm_unmerge_ctx_t *ctx)
 
 /*
  *  stress_ksm_unmerge_switch()
- *	merging on or off with madvise (of [off, off + len)) or prctl (the
- *	whole mm, explicit zero arguments)
+ *	merging on or off: madvise of [off, off + len), or prctl of the whole mm
  */
 static int stress_ksm_unmerge_switch(stress_ksm_unmerge_ctx_t *ctx, const uint64_t sw, const size_t off,
 	const size_t len, const bool on)
@@ -1942,8 +1870,7 @@ static int FORMAT(printf, 2, 3) stress_ksm_unmerge_racer_reason(stress_ksm_unmer
 
 /*
  *  stress_ksm_unmerge_others_run()
- *	does a racer other than self discard or protect region pages, so a
- *	zero page or EFAULT is legitimate
+ *	does a racer other than self discard or protect region pages
  */
 static bool stress_ksm_unmerge_others_run(const stress_ksm_unmerge_ctx_t *ctx, const stress_ksm_unmerge_racer_t *self)
 {
@@ -1968,8 +1895,7 @@ static inline bool stress_ksm_unmerge_active(const stress_ksm_unmerge_ctx_t *ctx
 
 /*
  *  stress_ksm_unmerge_met()
- *	racer thread: it begins an op on this cycle's merged pages (the
- *	merged phase waits for that, so the op races the unmerge)
+ *	racer thread: note an op begun on this cycle's merged pages
  */
 static inline void stress_ksm_unmerge_met(stress_ksm_unmerge_run_t *run)
 {
@@ -2006,9 +1932,7 @@ static size_t stress_ksm_unmerge_random_range(const stress_ksm_unmerge_ctx_t *ct
 
 /*
  *  stress_ksm_unmerge_present()
- *	how many leading pages of first..first+n hold their pattern's bytes
- *	(present, and the zero page only where the pattern has zeros): a
- *	hole another racer made would read as zeros; states into st[]
+ *	leading pages of first..first+n holding their pattern's bytes; states into st[]
  */
 static size_t stress_ksm_unmerge_present(const stress_ksm_unmerge_ctx_t *ctx, const size_t first,
 	const size_t n, uint8_t *st)
@@ -2027,9 +1951,7 @@ static size_t stress_ksm_unmerge_present(const stress_ksm_unmerge_ctx_t *ctx, co
 
 /*
  *  stress_ksm_unmerge_copy_check()
- *	len bytes copied from region pages first.. hold the pattern; whole
- *	zero pages pass if another racer explains them (discards); a fail
- *	line and -1 otherwise
+ *	a copy of region pages first.. holds the pattern, else a fail line and -1
  */
 static int stress_ksm_unmerge_copy_check(stress_ksm_unmerge_run_t *run, const size_t first,
 	const uint8_t *buf, const size_t len, const char *what)
@@ -2085,8 +2007,7 @@ static int stress_ksm_unmerge_child_init(stress_ksm_unmerge_ctx_t *ctx, const pi
 
 /*
  *  stress_ksm_unmerge_reap()
- *	wait for child pid up to secs (0: no bound), then SIGKILL it;
- *	1 if it had to be killed, 0 reaped, -1 waitpid error
+ *	reap child pid, SIGKILLed after secs (0: no bound); 1 killed, 0 reaped, -1 error
  */
 static int stress_ksm_unmerge_reap(const pid_t pid, const double secs, int *status)
 {
@@ -2109,15 +2030,13 @@ static int stress_ksm_unmerge_reap(const pid_t pid, const double secs, int *stat
 
 /*
  *  stress_ksm_unmerge_map()
- *	private anonymous mapping of size bytes, NOHUGEPAGE, named; with
- *	dontfork no child shares it (ksmd merging a child's copy of a page
- *	still shared with it makes the page itself a KSM page, here too,
- *	after this range was unmerged); NULL on failure
+ *	private anonymous, NOHUGEPAGE, named mapping (dontfork: MADV_DONTFORK); NULL on failure
  */
 static uint8_t *stress_ksm_unmerge_map(const size_t size, const int flags, const char *name, const bool dontfork)
 {
 	uint8_t *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | flags, -1, 0);
 
+	/* a child's mergeable copy would let ksmd make a page still shared with it a KSM page */
 	if (p == MAP_FAILED || (dontfork && madvise(p, size, MADV_DONTFORK) < 0)) {
 		if (p != MAP_FAILED)
 			(void)munmap(p, size);
@@ -2132,8 +2051,7 @@ static uint8_t *stress_ksm_unmerge_map(const size_t size, const int flags, const
 
 /*
  *  stress_ksm_unmerge_shared_map()
- *	shared anonymous memory (KSM never merges it: a copy there cannot
- *	merge with the page it came from), NULL on failure
+ *	shared anonymous memory, which KSM never merges; NULL on failure
  */
 static void *stress_ksm_unmerge_shared_map(const size_t size)
 {
@@ -2156,8 +2074,7 @@ static void stress_ksm_unmerge_same_fill(const stress_ksm_unmerge_ctx_t *ctx, ui
 
 /*
  *  stress_ksm_unmerge_racer_thread()
- *	a racer's thread: one op at a time while the cycle allows, park when
- *	asked (its park hook first leaves the region as the cycle expects)
+ *	a racer's thread: ops while the cycle allows, parked when asked
  */
 static void *stress_ksm_unmerge_racer_thread(void *arg)
 {
@@ -2184,8 +2101,7 @@ static void *stress_ksm_unmerge_racer_thread(void *arg)
 
 /*
  *  stress_ksm_unmerge_keep()
- *	hold memory for a racer (a mapping of len bytes, or len 0: a heap
- *	block); the framework releases it; p, or NULL if it failed
+ *	hold a racer's mapping (len bytes) or heap block (len 0) until its end; p or NULL
  */
 static void *stress_ksm_unmerge_keep(stress_ksm_unmerge_run_t *run, void *p, const size_t len)
 {
@@ -2229,8 +2145,7 @@ static void stress_ksm_unmerge_racer_end(stress_ksm_unmerge_ctx_t *ctx, stress_k
 
 /*
  *  stress_ksm_unmerge_racers_start()
- *	start every requested racer: its zeroed state, start (-2: the kernel
- *	lacks its interface, a skip; -1: start failed), its thread
+ *	start every requested racer (start -2: a skip, -1: a failure) and its thread
  */
 static void stress_ksm_unmerge_racers_start(stress_ksm_unmerge_ctx_t *ctx)
 {
@@ -2302,9 +2217,7 @@ static void stress_ksm_unmerge_racers_stop(stress_ksm_unmerge_ctx_t *ctx)
 
 /*
  *  stress_ksm_unmerge_racers_meet()
- *	merged phase: wait (sleeping, 50 ms at most) until every racer that
- *	needs merged pages began an op on them, so a slow racer thread still
- *	races the unmerge; merged phases that gave up are counted
+ *	wait up to 50 ms for every racer that needs merged pages to begin an op on them
  */
 static void stress_ksm_unmerge_racers_meet(stress_ksm_unmerge_ctx_t *ctx)
 {
@@ -2328,8 +2241,7 @@ static void stress_ksm_unmerge_racers_meet(stress_ksm_unmerge_ctx_t *ctx)
 
 /*
  *  stress_ksm_unmerge_racers_quiesce()
- *	park every racer thread, then their restore hooks; false (a fail
- *	line) if one did not park within 5 s
+ *	park every racer thread, then their restore hooks; false if one did not park
  */
 static bool stress_ksm_unmerge_racers_quiesce(stress_ksm_unmerge_ctx_t *ctx)
 {
@@ -2398,8 +2310,7 @@ typedef struct {
 
 /*
  *  stress_ksm_unmerge_vmsplice_op()
- *	vmsplice 1-16 merged pages into the pipe (one begun while merged is
- *	held until the unmerge returned), read them back, check every byte
+ *	vmsplice 1-16 merged pages into the pipe, read them back, check every byte
  */
 static bool stress_ksm_unmerge_vmsplice_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
@@ -2489,7 +2400,6 @@ static int stress_ksm_unmerge_vmsplice_start(stress_ksm_unmerge_ctx_t *ctx, stre
 
 typedef struct {
 	int fd;				/* O_DIRECT file, unnamed (O_TMPFILE) or unlinked */
-	int vmstat_fd;			/* its own: reads race the main thread's */
 	int ring_fd;			/* io_uring for long-term pins, -1 none */
 	uint8_t *buf;			/* bounce buffer */
 	uint32_t turn;
@@ -2498,8 +2408,7 @@ typedef struct {
 
 /*
  *  stress_ksm_unmerge_gup_broken()
- *	pure: pages KSM pages (or KSM zero pages) before a write pin and
- *	private after it; the KSM folios among them (cow_ksm counts those)
+ *	pure: pages KSM before a write pin and private after it; KSM folios in *folios
  */
 static uint64_t stress_ksm_unmerge_gup_broken(const uint8_t *before, const uint8_t *after, const size_t n,
 	uint64_t *folios)
@@ -2534,9 +2443,7 @@ static bool stress_ksm_unmerge_gup_io_ok(stress_ksm_unmerge_run_t *run, const ch
 
 /*
  *  stress_ksm_unmerge_gup_odirect()
- *	O_DIRECT write from merged pages (read-only pins), or O_DIRECT read
- *	of their pattern into them (write pins: KSM pages COW-broken, cow_ksm
- *	counts them, data intact)
+ *	O_DIRECT write from merged pages (read pins) or read into them (write pins)
  */
 static void stress_ksm_unmerge_gup_odirect(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run,
 	stress_ksm_unmerge_gup_t *g, const bool in)
@@ -2555,13 +2462,13 @@ static void stress_ksm_unmerge_gup_odirect(stress_ksm_unmerge_ctx_t *ctx, stress
 	n = stress_ksm_unmerge_present(ctx, first, n, before);
 	if (!n)
 		return;
-	cow0 = stress_ksm_unmerge_field(g->vmstat_fd, "cow_ksm");
+	cow0 = stress_ksm_unmerge_field("/proc/vmstat", "cow_ksm");
 	stress_ksm_unmerge_met(run);
 	if (!stress_ksm_unmerge_gup_io_ok(run, in ? "read into the region" : "write from the region", in ?
 			pread(g->fd, ctx->region + first * ps, n * ps, slot) :
 			pwrite(g->fd, ctx->region + first * ps, n * ps, slot), n * ps))
 		return;
-	cow1 = stress_ksm_unmerge_field(g->vmstat_fd, "cow_ksm");
+	cow1 = stress_ksm_unmerge_field("/proc/vmstat", "cow_ksm");
 	(void)stress_ksm_unmerge_pages_state(ctx, ctx->region + first * ps, n,
 		stress_ksm_unmerge_page_kind(ctx->pattern, first), after);
 	broken = stress_ksm_unmerge_gup_broken(before, after, n, &folios);
@@ -2584,9 +2491,7 @@ static void stress_ksm_unmerge_gup_odirect(stress_ksm_unmerge_ctx_t *ctx, stress
 #if defined(HAVE_LINUX_IO_URING_H) && defined(__NR_io_uring_setup) && defined(__NR_io_uring_register)
 /*
  *  stress_ksm_unmerge_gup_longterm()
- *	merged pages registered as an io_uring fixed buffer (FOLL_WRITE |
- *	FOLL_LONGTERM): KSM pages COW-broken when pinned and private while
- *	pinned; held while the cycle moves on
+ *	merged pages as an io_uring fixed buffer: unshared when pinned, held a while
  */
 static void stress_ksm_unmerge_gup_longterm(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run,
 	stress_ksm_unmerge_gup_t *g)
@@ -2651,8 +2556,7 @@ static int stress_ksm_unmerge_gup_ring(void)
 
 /*
  *  stress_ksm_unmerge_gup_op()
- *	the first op of a merged phase a write pin, then O_DIRECT reads,
- *	writes and long-term pins in turn
+ *	a write pin first in a merged phase, then O_DIRECT and long-term pins in turn
  */
 static bool stress_ksm_unmerge_gup_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
@@ -2671,9 +2575,7 @@ static bool stress_ksm_unmerge_gup_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_
 
 /*
  *  stress_ksm_unmerge_gup_file()
- *	an O_DIRECT file in stress-ng's temp dir (--temp-path) where a 4K
- *	write works, not on tmpfs (no pin there); unnamed (O_TMPFILE) where
- *	it can be, so a SIGKILL leaves nothing; 0 or -errno
+ *	an O_DIRECT file in the temp path, unnamed where it can be; 0 or -errno
  */
 static int stress_ksm_unmerge_gup_file(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_gup_t *g)
 {
@@ -2729,7 +2631,6 @@ static int stress_ksm_unmerge_gup_start(stress_ksm_unmerge_ctx_t *ctx, stress_ks
 	int ret = -ENOMEM;
 
 	g->ring_fd = stress_ksm_unmerge_gup_ring();
-	g->vmstat_fd = stress_ksm_unmerge_keep_fd(run, open("/proc/vmstat", O_RDONLY | O_CLOEXEC));
 	g->buf = stress_ksm_unmerge_keep(run, stress_ksm_unmerge_shared_map(2 * KSM_OP_PAGES * ctx->page_size),
 		2 * KSM_OP_PAGES * ctx->page_size);
 	g->fd = -1;
@@ -2781,8 +2682,7 @@ typedef struct {
 
 /*
  *  stress_ksm_unmerge_uffd_open()
- *	a userfaultfd with feature (USER_MODE_ONLY on EPERM), fault thread
- *	ids where offered; -1 with the reason
+ *	a userfaultfd with feature (thread ids where offered); -1 with the reason
  */
 static int stress_ksm_unmerge_uffd_open(const uint64_t feature, char *reason, const size_t len, bool *tid)
 {
@@ -2829,8 +2729,7 @@ static void stress_ksm_unmerge_uffd_wp(stress_ksm_unmerge_run_t *run, const size
 
 /*
  *  stress_ksm_unmerge_uffd_events()
- *	resolve every pending WP fault (unprotect and wake), waiting up to ms;
- *	the unmerge itself must never raise one (it unshares, it does not write)
+ *	resolve pending WP faults; the unmerge itself must never raise one
  */
 static void stress_ksm_unmerge_uffd_events(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int ms)
 {
@@ -2860,8 +2759,7 @@ static void stress_ksm_unmerge_uffd_events(stress_ksm_unmerge_ctx_t *ctx, stress
 
 /*
  *  stress_ksm_unmerge_uffd_op()
- *	serve WP faults; while merged or unmerging protect a random range,
- *	and while unmerging also unprotect one (marked touched first)
+ *	serve WP faults, protect a random range, while unmerging unprotect one
  */
 static bool stress_ksm_unmerge_uffd_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
@@ -2895,9 +2793,7 @@ static void stress_ksm_unmerge_uffd_park(stress_ksm_unmerge_ctx_t *ctx, stress_k
 
 /*
  *  stress_ksm_unmerge_uffd_phase()
- *	merged: protect a random half; unmerging: note the pages KSM and
- *	protected; verify: those not unprotected since kept the WP bit and
- *	are no longer KSM pages (the evidence)
+ *	protect half when merged; what was KSM and protected must keep WP and unshare
  */
 static void stress_ksm_unmerge_uffd_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
 {
@@ -2993,8 +2889,7 @@ typedef struct {
 
 /*
  *  stress_ksm_unmerge_mrelease_victim()
- *	child: unmerge its copy (mode 0), COW-write every page (1) or keep the
- *	KSM pages mapped (2), then wait to be killed; exit status: an errno
+ *	child: unmerge its copy, COW it or keep it (mode), then wait to be killed
  */
 static void NORETURN stress_ksm_unmerge_mrelease_victim(stress_ksm_unmerge_ctx_t *ctx, const pid_t parent, const int mode)
 {
@@ -3012,9 +2907,7 @@ static void NORETURN stress_ksm_unmerge_mrelease_victim(stress_ksm_unmerge_ctx_t
 
 /*
  *  stress_ksm_unmerge_mrelease_op()
- *	4 rounds a cycle while merged or unmerging: fork a victim sharing the
- *	KSM pages, count its KSM pages, SIGKILL it through a pidfd and
- *	process_mrelease it at once (0 and ESRCH both legitimate), reap it
+ *	fork a victim sharing KSM pages, SIGKILL and process_mrelease it, reap it
  */
 static bool stress_ksm_unmerge_mrelease_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
@@ -3130,10 +3023,7 @@ static const char * const stress_ksm_unmerge_fork_fails[] = {
 
 /*
  *  stress_ksm_unmerge_fork_counters_verdict()
- *	pure: did the child start with its parent's ksm_merging_pages and
- *	ksm_rmap_items (fixed by 4d6fc29f3634): 1 yes, 0 no, 2 cannot tell
- *	(ksmd scanned enough pages meanwhile to make the rmap items itself,
- *	or no pages_scanned before 6.7)
+ *	pure: did the child start with its parent's KSM counters: 1 yes, 0 no, 2 cannot tell
  */
 static int stress_ksm_unmerge_fork_counters_verdict(const stress_ksm_unmerge_fork_sh_t *sh)
 {
@@ -3149,8 +3039,7 @@ static int stress_ksm_unmerge_fork_counters_verdict(const stress_ksm_unmerge_for
 
 /*
  *  stress_ksm_unmerge_fork_cow()
- *	child: if page i is a KSM page here, check it, write it (COW), check
- *	the private copy, the write and the neighbours; 0 or the failure
+ *	child: COW page i if it is a KSM page, check copy and neighbours; 0 or a failure
  */
 static int stress_ksm_unmerge_fork_cow(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_fork_sh_t *sh,
 	const int pm_fd, const size_t i)
@@ -3200,17 +3089,15 @@ static int stress_ksm_unmerge_fork_cow(stress_ksm_unmerge_ctx_t *ctx, stress_ksm
 
 /*
  *  stress_ksm_unmerge_fork_child()
- *	child: read its own KSM counters first, then COW up to 64 random KSM
- *	pages while the parent unmerges them
+ *	child: read its KSM counters, then COW up to 64 KSM pages during the unmerge
  */
 static void NORETURN stress_ksm_unmerge_fork_child(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_fork_sh_t *sh,
 	const pid_t parent)
 {
-	const int fd = open("/proc/self/ksm_stat", O_RDONLY | O_CLOEXEC);
 	char buf[1024];
 	int pm_fd, tries;
 
-	if (stress_ksm_unmerge_fd_read(fd, buf, sizeof(buf)) > 0) {
+	if (stress_fs_file_read(KSM_STAT, buf, sizeof(buf)) > 0) {
 		sh->scanned[1] = (int64_t)stress_ksm_unmerge_knob_u64("pages_scanned");
 		sh->read_ns = stress_ksm_unmerge_now_ns();
 		sh->verdict[0] = stress_ksm_unmerge_counter(buf, "ksm_merging_pages", (int64_t *)&sh->child[0]);
@@ -3268,9 +3155,7 @@ static void stress_ksm_unmerge_fork_reap(stress_ksm_unmerge_ctx_t *ctx, stress_k
 
 /*
  *  stress_ksm_unmerge_fork_phase()
- *	merged: fork the child (the parent's counters read right before);
- *	verify: reap it; idle, racers parked: the parent's copies of the
- *	pages the child COWed intact
+ *	fork the child when merged, reap it to verify, check the parent's pages
  */
 static void stress_ksm_unmerge_fork_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
 {
@@ -3283,9 +3168,9 @@ static void stress_ksm_unmerge_fork_phase(stress_ksm_unmerge_ctx_t *ctx, stress_
 
 	if (phase == KSM_PHASE_MERGED && !f->pid) {
 		(void)shim_memset((void *)sh, 0, sizeof(*sh));
-		sh->parent[0] = stress_ksm_unmerge_field(ctx->ksm_stat_fd, "ksm_merging_pages");
-		sh->parent[1] = stress_ksm_unmerge_field(ctx->ksm_stat_fd, "ksm_rmap_items");
-		sh->scanned[0] = stress_ksm_unmerge_file_field(KSM_SYSFS "/pages_scanned", NULL);
+		sh->parent[0] = stress_ksm_unmerge_field(KSM_STAT, "ksm_merging_pages");
+		sh->parent[1] = stress_ksm_unmerge_field(KSM_STAT, "ksm_rmap_items");
+		sh->scanned[0] = stress_ksm_unmerge_field(KSM_SYSFS "/pages_scanned", NULL);
 		sh->fork_ns = stress_ksm_unmerge_now_ns();
 		f->pid = fork();
 		if (f->pid == 0)
@@ -3373,8 +3258,7 @@ static void stress_ksm_unmerge_mprotect_rw(stress_ksm_unmerge_run_t *run, stress
 
 /*
  *  stress_ksm_unmerge_mprotect_op()
- *	while merging, merged or unmerging, 128 a cycle: 1-32 random window
- *	pages to a random protection, never pages in the unmerge snapshot
+ *	1-32 random window pages to a random protection, 128 times a cycle at most
  */
 static bool stress_ksm_unmerge_mprotect_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
@@ -3426,8 +3310,7 @@ static void stress_ksm_unmerge_mprotect_park(stress_ksm_unmerge_ctx_t *ctx, stre
 
 /*
  *  stress_ksm_unmerge_mprotect_phase()
- *	merging: toggles on; unmerging: note the KSM pages protected now;
- *	verify: each must be unshared by the unmerge (evidence), then RW
+ *	what was KSM and protected at the unmerge must be unshared by it
  */
 static void stress_ksm_unmerge_mprotect_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
 {
@@ -3580,8 +3463,7 @@ typedef struct {
 
 /*
  *  stress_ksm_unmerge_sparse_layout()
- *	pure: bytes between populated pages of a size-byte range: 64 MiB, or
- *	more for at most 1024 pages, or half a small range; their count in *n
+ *	pure: bytes between the populated pages of a range, their count in *n
  */
 static size_t stress_ksm_unmerge_sparse_layout(const size_t size, const size_t page_size, size_t *n)
 {
@@ -3597,8 +3479,7 @@ static size_t stress_ksm_unmerge_sparse_layout(const size_t size, const size_t p
 
 /*
  *  stress_ksm_unmerge_sparse_allow()
- *	pure: secs a walk of pages may take beyond the hang bound: 4 times its
- *	prediction at the slower of the probe's and the last walk's ns per page
+ *	pure: secs a walk of pages is excused from the hang bound
  */
 static double stress_ksm_unmerge_sparse_allow(const size_t pages, const double probe_ns, const double last_ns)
 {
@@ -3609,9 +3490,7 @@ static double stress_ksm_unmerge_sparse_allow(const size_t pages, const double p
 
 /*
  *  stress_ksm_unmerge_sparse_phase()
- *	merging: the range mergeable; unmerging: its timed MADV_UNMERGEABLE
- *	(the hang bound extended by the predicted walk), retried after a
- *	handled signal; then its populated pages intact and private
+ *	the range mergeable when merging; its timed unmerge, then its pages checked
  */
 static void stress_ksm_unmerge_sparse_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
 {
@@ -3686,17 +3565,13 @@ static void stress_ksm_unmerge_sparse_stop(stress_ksm_unmerge_ctx_t *ctx, stress
 
 /*
  *  stress_ksm_unmerge_sparse_start()
- *	probe the walk (ns per page over 1 GiB), reserve the range
- *	(MAP_NORESERVE; a quarter of the commit room under
- *	vm.overcommit_memory=2, which charges it in full; halved on ENOMEM),
- *	MADV_DONTFORK (where KPF_KSM lies a page three ptes map reads as a
- *	KSM page), one page per stride populated with the same page
+ *	probe the walk, reserve the range, populate one page per stride
  */
 static int stress_ksm_unmerge_sparse_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_sparse_t *s = (stress_ksm_unmerge_sparse_t *)run->priv;
 	const size_t ps = ctx->page_size;
-	const int64_t hung = stress_ksm_unmerge_file_field("/proc/sys/kernel/hung_task_timeout_secs", NULL);
+	const int64_t hung = stress_ksm_unmerge_field("/proc/sys/kernel/hung_task_timeout_secs", NULL);
 	size_t want = DEFAULT_KSM_UNMERGE_SPARSE, k;
 	uint8_t *p = stress_ksm_unmerge_map(GB, MAP_NORESERVE, "ksm-unmerge-probe", false);
 	double walk;
@@ -3713,9 +3588,9 @@ static int stress_ksm_unmerge_sparse_start(stress_ksm_unmerge_ctx_t *ctx, stress
 	}
 	(void)stress_setting_get("ksm-unmerge-sparse", &want);
 	s->size = want & ~(ps - 1);
-	if (stress_ksm_unmerge_file_field("/proc/sys/vm/overcommit_memory", NULL) == 2) {
-		const int64_t room = stress_ksm_unmerge_file_field("/proc/meminfo", "CommitLimit") -
-			stress_ksm_unmerge_file_field("/proc/meminfo", "Committed_AS");
+	if (stress_ksm_unmerge_field("/proc/sys/vm/overcommit_memory", NULL) == 2) {
+		const int64_t room = stress_ksm_unmerge_field("/proc/meminfo", "CommitLimit") -
+			stress_ksm_unmerge_field("/proc/meminfo", "Committed_AS");
 
 		s->size = STRESS_MINIMUM(s->size, (size_t)((uint64_t)STRESS_MAXIMUM(room, (int64_t)0) * KB / 4 /
 			ctx->args->instances) & ~(ps - 1));
@@ -3758,8 +3633,7 @@ typedef struct {
 
 /*
  *  stress_ksm_unmerge_thp_kind()
- *	pure: a chunk of per pages is small pages (0), one PMD-sized THP
- *	(1: a head and per-1 tails on consecutive pfns) or mTHPs (2)
+ *	pure: a chunk is small pages (0), one PMD-sized THP (1) or mTHPs (2)
  */
 static int stress_ksm_unmerge_thp_kind(const uint64_t *pm, const uint64_t *flags, const size_t per)
 {
@@ -3795,10 +3669,7 @@ static int64_t stress_ksm_unmerge_thp_ksm(const stress_ksm_unmerge_ctx_t *ctx, s
 
 /*
  *  stress_ksm_unmerge_thp_phase()
- *	merging: fresh THPs of the same page, which chunks really are THPs,
- *	then mergeable; merged: the THPs KSM split and merged (evidence); no
- *	compaction by any instance while this one verifies (migration
- *	entries and reused pfns would read as lost or shared pages)
+ *	fresh THPs each cycle, merged (KSM splits them), no compaction while verifying
  */
 static void stress_ksm_unmerge_thp_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
 {
@@ -3829,9 +3700,7 @@ static void stress_ksm_unmerge_thp_phase(stress_ksm_unmerge_ctx_t *ctx, stress_k
 
 /*
  *  stress_ksm_unmerge_thp_op()
- *	while the main unmerge runs, once a cycle: compact memory as root
- *	(unless an instance verifies) so break_ksm() meets migration
- *	entries, and unmerge the THP region
+ *	during the main unmerge: compact memory, then unmerge the THP region
  */
 static bool stress_ksm_unmerge_thp_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
@@ -3857,8 +3726,7 @@ static bool stress_ksm_unmerge_thp_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_
 
 /*
  *  stress_ksm_unmerge_thp_park()
- *	before parking: unmerged (if the main unmerge was too quick), every
- *	page holds the same page and none is still a KSM page
+ *	before parking: the THP region unmerged, intact and free of KSM pages
  */
 static void stress_ksm_unmerge_thp_park(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
@@ -3893,13 +3761,12 @@ static void stress_ksm_unmerge_thp_stop(stress_ksm_unmerge_ctx_t *ctx, stress_ks
 
 /*
  *  stress_ksm_unmerge_thp_start()
- *	up to 4 PMD-sized chunks (hpage_pmd_size, not assumed), PMD aligned,
- *	MADV_HUGEPAGE; compact_memory as root; THP must not be [never]
+ *	up to 4 PMD-aligned THP chunks; THP must not be [never]
  */
 static int stress_ksm_unmerge_thp_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_thp_t *t = (stress_ksm_unmerge_thp_t *)run->priv;
-	const int64_t pmd = stress_ksm_unmerge_file_field("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", NULL);
+	const int64_t pmd = stress_ksm_unmerge_field("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", NULL);
 	char buf[128];
 
 	t->verify_fd = t->compact_fd = -1;
@@ -3979,9 +3846,7 @@ static bool stress_ksm_unmerge_signal_op(stress_ksm_unmerge_ctx_t *ctx, stress_k
 
 /*
  *  stress_ksm_unmerge_signal_call()
- *	one timed unmerge call inside the signal window, retried while the
- *	kernel returns EINTR (the evidence); the cycle's verification then
- *	requires the final state to be complete
+ *	one timed unmerge call under signals, retried on EINTR (the evidence)
  */
 static int stress_ksm_unmerge_signal_call(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run,
 	const uint64_t sw, const size_t off, const size_t len)
@@ -4063,10 +3928,7 @@ static int stress_ksm_unmerge_mremap_move(uint8_t *src, uint8_t *dst, const size
 
 /*
  *  stress_ksm_unmerge_mremap_op()
- *	move 1-16 random pages of the range out and back (moving a mergeable
- *	range unmerges it first), their data checked each way; before 6.17 a
- *	move over two VMAs (moves back leave pieces) fails with EFAULT: then
- *	it is cut at the VMA's end (counted)
+ *	move 1-16 random pages of the range out and back, data checked each way
  */
 static bool stress_ksm_unmerge_mremap_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
@@ -4112,9 +3974,7 @@ static bool stress_ksm_unmerge_mremap_op(stress_ksm_unmerge_ctx_t *ctx, stress_k
 
 /*
  *  stress_ksm_unmerge_mremap_phase()
- *	merging: the range mergeable; unmerging: unmerged while moves run;
- *	idle, every racer parked: a last unmerge leaves no KSM page (a part
- *	moved back later brought VM_MERGEABLE with it) and the data intact
+ *	the range merged, unmerged under moves, then no KSM page and data intact
  */
 static void stress_ksm_unmerge_mremap_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
 {
@@ -4139,9 +3999,7 @@ static void stress_ksm_unmerge_mremap_phase(stress_ksm_unmerge_ctx_t *ctx, stres
 
 /*
  *  stress_ksm_unmerge_mremap_start()
- *	its range (a quarter of the region, 16-1024 same pages: it merges
- *	with the region) and the reserved target; one test move proves
- *	MREMAP_DONTUNMAP (5.7)
+ *	the range (merges with the region) and its target; MREMAP_DONTUNMAP proved
  */
 static int stress_ksm_unmerge_mremap_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
@@ -4193,10 +4051,7 @@ static void stress_ksm_unmerge_minor_unregister(stress_ksm_unmerge_run_t *run, s
 
 /*
  *  stress_ksm_unmerge_minor_phase()
- *	merging: the range mergeable, then registered for minor faults;
- *	unmerging: MADV_UNMERGEABLE of it keeps its VmFlags but "mg" ("ui",
- *	VM_UFFD_MINOR, bit 41, was cleared with a 32-bit mask before
- *	f04aad36a07c), leaves no KSM page and keeps the data; idle: unregistered
+ *	unmerge of a uffd-minor VMA keeps its VmFlags but "mg" (f04aad36a07c)
  */
 static void stress_ksm_unmerge_minor_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
 {
@@ -4251,8 +4106,7 @@ static void stress_ksm_unmerge_minor_stop(stress_ksm_unmerge_ctx_t *ctx, stress_
 
 /*
  *  stress_ksm_unmerge_minor_start()
- *	a userfaultfd with minor faults on shmem (5.14), a memfd and its
- *	private mapping written with the same page
+ *	a uffd with minor faults on shmem and a private mapping of a memfd
  */
 static int stress_ksm_unmerge_minor_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
@@ -4286,9 +4140,7 @@ static int stress_ksm_unmerge_minor_start(stress_ksm_unmerge_ctx_t *ctx, stress_
 
 /*
  *  stress_ksm_unmerge_exec_vmas()
- *	of the stopped, just exec'd process pid: the private writable VMAs
- *	exec mapped (not its stack, never merge-any's: not an mmap) and how
- *	many carry "mg"; the first without in first; -1 if unreadable
+ *	an exec'd child's private writable VMAs and how many are "mg"; -1 if unreadable
  */
 static int stress_ksm_unmerge_exec_vmas(const pid_t pid, size_t *vmas, size_t *mg, char *first, const size_t len)
 {
@@ -4319,11 +4171,7 @@ static int stress_ksm_unmerge_exec_vmas(const pid_t pid, size_t *vmas, size_t *m
 
 /*
  *  stress_ksm_unmerge_exec_op()
- *	a child sets merge-any and execs the running binary under ptrace; at
- *	its exec stop the new mm must still be merge-any (ksm_stat, where it
- *	says) and the private writable VMAs exec mapped mergeable ("mg");
- *	ksmd scanning the new mm before they existed cleared merge-any until
- *	xu xin's "mm/ksm: fix exec/fork inheritance support for prctl"
+ *	a merge-any child execs under ptrace: its new mm must be merge-any at the exec stop
  */
 static bool stress_ksm_unmerge_exec_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
@@ -4409,9 +4257,7 @@ typedef struct {
 
 /*
  *  stress_ksm_unmerge_fz_judge()
- *	pure: a child charged charged KSM zero pages that maps mapped, its
- *	parent holding uncopied in VMAs fork() does not copy: the excess
- *	(0 if none) split into *uncopied_part and *unmerging_part
+ *	pure: KSM zero pages charged beyond those mapped, split by cause
  */
 static int64_t stress_ksm_unmerge_fz_judge(const int64_t charged, const int64_t mapped, const int64_t uncopied,
 	int64_t *uncopied_part, int64_t *unmerging_part)
@@ -4447,21 +4293,19 @@ static int64_t stress_ksm_unmerge_fz_count(const stress_ksm_unmerge_ctx_t *ctx, 
 
 /*
  *  stress_ksm_unmerge_fz_child()
- *	child: the KSM zero pages the kernel charged it (first thing), then
- *	those it maps in every VMA (merge-any makes any VMA mergeable)
+ *	child: the KSM zero pages charged to it, then those it maps
  */
 static void NORETURN stress_ksm_unmerge_fz_child(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_fz_sh_t *sh,
 	const pid_t parent)
 {
-	const int fd = open("/proc/self/ksm_stat", O_RDONLY | O_CLOEXEC);
 	const int pm_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	FILE *fp = fopen("/proc/self/maps", "re");
 	char line[512];
 	unsigned long lo, hi;
 	int64_t n, mapped = 0;
 
-	sh->charged = stress_ksm_unmerge_field(fd, "ksm_zero_pages");
-	sh->err = (fd < 0 || pm_fd < 0 || !fp) ? errno : 0;
+	sh->charged = stress_ksm_unmerge_field(KSM_STAT, "ksm_zero_pages");
+	sh->err = (sh->charged < 0 || pm_fd < 0 || !fp) ? errno : 0;
 	if (stress_ksm_unmerge_child_init(ctx, parent) < 0)
 		_exit(1);
 	while (fp && fgets(line, sizeof(line), fp))
@@ -4474,10 +4318,7 @@ static void NORETURN stress_ksm_unmerge_fz_child(stress_ksm_unmerge_ctx_t *ctx, 
 
 /*
  *  stress_ksm_unmerge_fz_op()
- *	once a cycle, 0-100 us into the main thread's unmerge of the zero
- *	range: fork a child and hold what it was charged against what it
- *	maps; the excess is split between the ranges not copied and the
- *	pages unmerged while fork() copied the mm
+ *	fork during the zero range's unmerge; the child's charge against its mapping
  */
 static bool stress_ksm_unmerge_fz_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
@@ -4499,7 +4340,7 @@ static bool stress_ksm_unmerge_fz_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_u
 	sh->charged = sh->mapped = -1;
 	sh->uncopied = stress_ksm_unmerge_fz_count(ctx, ctx->pagemap_fd, (uintptr_t)z->dontfork, z->nother) +
 		(z->wipe ? stress_ksm_unmerge_fz_count(ctx, ctx->pagemap_fd, (uintptr_t)z->wipe, z->nother) : 0);
-	before = stress_ksm_unmerge_field(ctx->ksm_stat_fd, "ksm_zero_pages");
+	before = stress_ksm_unmerge_field(KSM_STAT, "ksm_zero_pages");
 	t0 = stress_ksm_unmerge_now_ns();
 	pid = fork();
 	if (pid == 0)
@@ -4548,9 +4389,7 @@ static void stress_ksm_unmerge_fz_ranges(stress_ksm_unmerge_run_t *run, const in
 
 /*
  *  stress_ksm_unmerge_fz_phase()
- *	merging: the zero ranges mergeable (ksmd makes KSM zero pages of
- *	them); unmerging: the main one unmerged while the thread forks;
- *	verify: the others unmerged once the child is done
+ *	zero ranges merged, the main one unmerged while the thread forks
  */
 static void stress_ksm_unmerge_fz_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
 {
@@ -4576,16 +4415,14 @@ static void stress_ksm_unmerge_fz_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ks
 
 /*
  *  stress_ksm_unmerge_fz_start()
- *	the kernel counts KSM zero pages per process (6.10): three zero-filled
- *	ranges (written: ksmd sees zero-filled pages), an eighth of the region
- *	(64-4096 pages) and 64 pages each with MADV_DONTFORK and MADV_WIPEONFORK
+ *	three zero-filled ranges: plain, MADV_DONTFORK and MADV_WIPEONFORK
  */
 static int stress_ksm_unmerge_fz_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_fz_t *z = (stress_ksm_unmerge_fz_t *)run->priv;
 	const size_t ps = ctx->page_size;
 
-	if (stress_ksm_unmerge_field(ctx->ksm_stat_fd, "ksm_zero_pages") < 0) {
+	if (stress_ksm_unmerge_field(KSM_STAT, "ksm_zero_pages") < 0) {
 		(void)stress_ksm_unmerge_racer_reason(run, "no ksm_zero_pages in /proc/self/ksm_stat (per-process KSM "
 			"zero pages are counted since 6.10): nothing to check");
 		return -2;
@@ -4700,8 +4537,7 @@ static const char *stress_ksm_unmerge_method(const size_t i)
 
 /*
  *  stress_ksm_unmerge_use()
- *	pure: the switches and racers method m runs: all of them, one switch
- *	alone, or one racer with both switches
+ *	pure: the switches and racers method m runs
  */
 static uint64_t stress_ksm_unmerge_use(const size_t m)
 {
@@ -4711,10 +4547,7 @@ static uint64_t stress_ksm_unmerge_use(const size_t m)
 }
 /*
  *  stress_ksm_unmerge_region_size()
- *	this instance's share of --ksm-unmerge-bytes, capped so that every
- *	instance's region, its racers' state (a second copy of every page
- *	for mrelease victims) and the verification fit in half of
- *	MemAvailable, or of the room under the cgroup v2 memory.max if smaller
+ *	this instance's share of the bytes, capped to half of the memory available
  */
 static size_t stress_ksm_unmerge_region_size(stress_args_t *args, const uint64_t use, size_t *total)
 {
@@ -4740,9 +4573,9 @@ static size_t stress_ksm_unmerge_region_size(stress_args_t *args, const uint64_t
 			int64_t max, cur;
 
 			(void)snprintf(path, sizeof(path), "/sys/fs/cgroup%s/memory.max", dir);
-			max = stress_ksm_unmerge_file_field(path, NULL);
+			max = stress_ksm_unmerge_field(path, NULL);
 			(void)snprintf(path, sizeof(path), "/sys/fs/cgroup%s/memory.current", dir);
-			cur = stress_ksm_unmerge_file_field(path, NULL);
+			cur = stress_ksm_unmerge_field(path, NULL);
 			if (max >= 0 && (uint64_t)(max > cur ? max - STRESS_MAXIMUM(cur, (int64_t)0) : 0) < avail) {
 				avail = (uint64_t)(max > cur ? max - STRESS_MAXIMUM(cur, (int64_t)0) : 0);
 				what = "the cgroup's memory.max room";
@@ -4774,36 +4607,19 @@ static size_t stress_ksm_unmerge_region_size(stress_args_t *args, const uint64_t
 	return per;
 }
 
-/* the kernel files a worker keeps open, and where */
-static const struct {
-	const char *path;
-	size_t fd;
-} stress_ksm_unmerge_files[] = {
-	{ "/proc/self/pagemap",		offsetof(stress_ksm_unmerge_ctx_t, pagemap_fd) },
-	{ "/proc/kpageflags",		offsetof(stress_ksm_unmerge_ctx_t, kpageflags_fd) },
-	{ "/proc/kpagecount",		offsetof(stress_ksm_unmerge_ctx_t, kpagecount_fd) },
-	{ "/proc/self/ksm_stat",	offsetof(stress_ksm_unmerge_ctx_t, ksm_stat_fd) },
-	{ "/proc/self/ksm_merging_pages", offsetof(stress_ksm_unmerge_ctx_t, merging_pages_fd) },
-	{ KSM_SYSFS "/full_scans",	offsetof(stress_ksm_unmerge_ctx_t, full_scans_fd) },
-	{ "/proc/vmstat",		offsetof(stress_ksm_unmerge_ctx_t, vmstat_fd) },
-	{ KSM_SYSFS "/ksm_zero_pages",	offsetof(stress_ksm_unmerge_ctx_t, zero_pages_fd) },
-	{ "/proc/sys/kernel/tainted",	offsetof(stress_ksm_unmerge_ctx_t, taint_fd) },
-};
-
 /*
  *  stress_ksm_unmerge_ctx_free()
  *	release everything the context holds
  */
 static void stress_ksm_unmerge_ctx_free(stress_ksm_unmerge_ctx_t *ctx)
 {
+	int *fds[] = { &ctx->pagemap_fd, &ctx->kpageflags_fd, &ctx->kpagecount_fd };
 	size_t i;
 
-	for (i = 0; i < SIZEOF_ARRAY(stress_ksm_unmerge_files); i++) {
-		int *fd = (int *)((char *)ctx + stress_ksm_unmerge_files[i].fd);
-
-		if (*fd >= 0)
-			(void)close(*fd);
-		*fd = -1;
+	for (i = 0; i < SIZEOF_ARRAY(fds); i++) {
+		if (*fds[i] >= 0)
+			(void)close(*fds[i]);
+		*fds[i] = -1;
 	}
 	if (ctx->region)
 		(void)munmap(ctx->region, ctx->region_size);
@@ -4817,8 +4633,7 @@ static void stress_ksm_unmerge_ctx_free(stress_ksm_unmerge_ctx_t *ctx)
 
 /*
  *  stress_ksm_unmerge_ctx_init()
- *	map and fill the region (stop checks between 64 MiB), open the
- *	kernel files; EXIT_SUCCESS or a skip code
+ *	map and fill the region, open the kernel files; EXIT_SUCCESS or a skip code
  */
 static int stress_ksm_unmerge_ctx_init(stress_ksm_unmerge_ctx_t *ctx, stress_args_t *args)
 {
@@ -4843,10 +4658,11 @@ static int stress_ksm_unmerge_ctx_init(stress_ksm_unmerge_ctx_t *ctx, stress_arg
 		ctx->run[i].rs = &ctx->st->racer[i];
 		ctx->run[i].ctx = ctx;
 	}
-	for (i = 0; i < SIZEOF_ARRAY(stress_ksm_unmerge_files); i++)
-		*(int *)((char *)ctx + stress_ksm_unmerge_files[i].fd) = open(stress_ksm_unmerge_files[i].path, O_RDONLY | O_CLOEXEC);
-	if (ctx->full_scans_fd < 0) {
-		pr_inf_skip("%s: cannot open %s/full_scans, errno=%d (%s), skipping stressor\n", args->name,
+	ctx->pagemap_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	ctx->kpageflags_fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+	ctx->kpagecount_fd = open("/proc/kpagecount", O_RDONLY | O_CLOEXEC);
+	if (access(KSM_SYSFS "/full_scans", R_OK) < 0) {
+		pr_inf_skip("%s: cannot read %s/full_scans, errno=%d (%s), skipping stressor\n", args->name,
 			KSM_SYSFS, errno, strerror(errno));
 		return EXIT_NO_RESOURCE;
 	}
@@ -4881,7 +4697,7 @@ static int stress_ksm_unmerge_ctx_init(stress_ksm_unmerge_ctx_t *ctx, stress_arg
 				"(CAP_SYS_ADMIN); skipping stressor\n", args->name);
 		return EXIT_NOT_IMPLEMENTED;
 	}
-	if (!ctx->have_pfns && ctx->ksm_stat_fd < 0 && ctx->merging_pages_fd < 0) {
+	if (!ctx->have_pfns && access(KSM_STAT, R_OK) < 0 && access("/proc/self/ksm_merging_pages", R_OK) < 0) {
 		pr_inf_skip("%s: no way to observe merging (no ksm_stat, ksm_merging_pages or pagemap PFNs), "
 			"skipping stressor\n", args->name);
 		return EXIT_NOT_IMPLEMENTED;
@@ -4897,9 +4713,7 @@ static int stress_ksm_unmerge_ctx_init(stress_ksm_unmerge_ctx_t *ctx, stress_arg
 
 /*
  *  stress_ksm_unmerge_timed_off()
- *	the measured unmerge, only the calls timed (CLOCK_MONOTONIC) into *dt:
- *	madvise in 128 MiB calls with a stop check between them, prctl (the
- *	whole mm) in one call the stop signal interrupts (EINTR)
+ *	the timed unmerge: madvise in 128 MiB calls, or one prctl call
  */
 static int stress_ksm_unmerge_timed_off(stress_ksm_unmerge_ctx_t *ctx, const uint64_t sw, double *dt)
 {
@@ -4936,8 +4750,7 @@ static int stress_ksm_unmerge_timed_off(stress_ksm_unmerge_ctx_t *ctx, const uin
 
 /*
  *  stress_ksm_unmerge_merge()
- *	merge on, wait for ksmd, verify the merge; 0 ok, 1 stopped, -1 failed;
- *	merged pages in *ksm, *kzero, *empty when nothing of the region merged
+ *	merge and verify it: 0 ok, 1 stopped, -1 failed
  */
 static int stress_ksm_unmerge_merge(stress_ksm_unmerge_ctx_t *ctx, const uint64_t sw, const double bound,
 	uint64_t *ksm, uint64_t *kzero, bool *empty)
@@ -4998,10 +4811,7 @@ static int stress_ksm_unmerge_merge(stress_ksm_unmerge_ctx_t *ctx, const uint64_
 
 /*
  *  stress_ksm_unmerge_cycle()
- *	one bogo op: merge, verify merged, racers meet the merged pages, timed
- *	unmerge, racers park, verify unmerged; every 4th cycle holds the
- *	racers off (madvise only: a figure of break_ksm() they do not
- *	disturb); 0 verified, 1 stopped by the end of the run, -1 failed
+ *	one bogo op: a verified merge and unmerge; 0 verified, 1 stopped, -1 failed
  */
 static int stress_ksm_unmerge_cycle(stress_ksm_unmerge_ctx_t *ctx, uint64_t sw, const double bound)
 {
@@ -5024,10 +4834,10 @@ static int stress_ksm_unmerge_cycle(stress_ksm_unmerge_ctx_t *ctx, uint64_t sw, 
 		return 1;
 	if (ksm + kzero && !ctx->quiet)
 		stress_ksm_unmerge_racers_meet(ctx);
-	cow0 = stress_ksm_unmerge_field(ctx->vmstat_fd, "cow_ksm");
+	cow0 = stress_ksm_unmerge_field("/proc/vmstat", "cow_ksm");
 	stress_ksm_unmerge_phase_set(ctx, KSM_PHASE_UNMERGING);
 	ret = stress_ksm_unmerge_timed_off(ctx, sw, &dt);
-	cow1 = stress_ksm_unmerge_field(ctx->vmstat_fd, "cow_ksm");
+	cow1 = stress_ksm_unmerge_field("/proc/vmstat", "cow_ksm");
 	if (ret < 0) {
 		const int err = errno;
 
@@ -5169,8 +4979,7 @@ static int stress_ksm_unmerge_outcome(stress_ksm_unmerge_ctx_t *ctx, int rc)
 
 /*
  *  stress_ksm_unmerge_worker()
- *	the worker: verified cycles until the end of the run, racers around
- *	them; returns the instance's exit code
+ *	the worker: verified cycles with the racers; the instance's exit code
  */
 static int stress_ksm_unmerge_worker(stress_args_t *args)
 {
@@ -5256,10 +5065,7 @@ static void stress_ksm_unmerge_stacks(const char *name, const pid_t pid, const c
 
 /*
  *  stress_ksm_unmerge_supervise()
- *	the instance process: pass the stop signal on, report a kernel step
- *	(unmerge or verification) stuck past the hang bound with its stacks,
- *	kill a worker that does not stop; a worker killed from outside fails
- *	the run, one the OOM killer took is a skip
+ *	the instance: pass the stop on, report a hang with stacks, judge the worker's end
  */
 static int stress_ksm_unmerge_supervise(stress_args_t *args, const pid_t pid)
 {
@@ -5313,15 +5119,14 @@ static int stress_ksm_unmerge_supervise(stress_args_t *args, const pid_t pid)
 
 /*
  *  stress_ksm_unmerge_zero_leak()
- *	global ksm_zero_pages less what every live process holds (ksm_stat):
- *	KSM zero pages counted for no live process; -1 unknown
+ *	global ksm_zero_pages less those live processes hold; -1 unknown
  */
 static int64_t stress_ksm_unmerge_zero_leak(void)
 {
 	int tries;
 
 	for (tries = 0; tries < 20; tries++) {
-		const int64_t g0 = stress_ksm_unmerge_file_field(KSM_SYSFS "/ksm_zero_pages", NULL);
+		const int64_t g0 = stress_ksm_unmerge_field(KSM_SYSFS "/ksm_zero_pages", NULL);
 		int64_t held = 0, g1;
 		struct dirent *d;
 		DIR *dir = opendir("/proc");
@@ -5337,10 +5142,10 @@ static int64_t stress_ksm_unmerge_zero_leak(void)
 			if (d->d_name[0] < '1' || d->d_name[0] > '9')
 				continue;
 			(void)snprintf(path, sizeof(path), "/proc/%.16s/ksm_stat", d->d_name);
-			held += STRESS_MAXIMUM(stress_ksm_unmerge_file_field(path, "ksm_zero_pages"), (int64_t)0);
+			held += STRESS_MAXIMUM(stress_ksm_unmerge_field(path, "ksm_zero_pages"), (int64_t)0);
 		}
 		(void)closedir(dir);
-		g1 = stress_ksm_unmerge_file_field(KSM_SYSFS "/ksm_zero_pages", NULL);
+		g1 = stress_ksm_unmerge_field(KSM_SYSFS "/ksm_zero_pages", NULL);
 		if (g0 == g1)
 			return g0 - held;
 		(void)shim_nanosleep_uint64(10000000);
@@ -5350,9 +5155,7 @@ static int64_t stress_ksm_unmerge_zero_leak(void)
 
 /*
  *  stress_ksm_unmerge_leak_judge()
- *	pure: KSM zero pages counted for no live process, now against the
- *	run's start (base, -1 unknown): the least of the readings (an exit
- *	in flight settles), 0 when there is nothing to report
+ *	pure: KSM zero pages held by no process beyond base, 0 if none
  */
 static int64_t stress_ksm_unmerge_leak_judge(const int64_t base, const int64_t *now, const size_t n)
 {
@@ -5367,8 +5170,7 @@ static int64_t stress_ksm_unmerge_leak_judge(const int64_t base, const int64_t *
 
 /*
  *  stress_ksm_unmerge_zero_leak_check()
- *	the last instance to finish: no KSM zero page counted for no live
- *	process beyond those the run found (exits settle within 2 s)
+ *	the last instance: no KSM zero page left held by no process
  */
 static int stress_ksm_unmerge_zero_leak_check(stress_args_t *args)
 {
@@ -5396,8 +5198,7 @@ static int stress_ksm_unmerge_zero_leak_check(stress_args_t *args)
 
 /*
  *  stress_ksm_unmerge()
- *	stress KSM unmerging: the instance supervises a worker that runs the
- *	verified merge/unmerge cycles with the racers
+ *	stress KSM unmerging from a supervised worker
  */
 static int stress_ksm_unmerge(stress_args_t *args)
 {
@@ -5440,8 +5241,7 @@ static int stress_ksm_unmerge(stress_args_t *args)
 
 /*
  *  stress_ksm_unmerge_report_line()
- *	pr_inf a report line, kept out of the 10 and 12 field shapes that
- *	LKP's stress-ng parser takes for metrics rows
+ *	pr_inf a line LKP's parser cannot take for a metrics row
  */
 static void FORMAT(printf, 1, 2) stress_ksm_unmerge_report_line(const char *fmt, ...)
 {
@@ -5471,8 +5271,7 @@ static int stress_ksm_unmerge_double_cmp(const void *a, const void *b)
 
 /*
  *  stress_ksm_unmerge_spread()
- *	report p50/p95/p99 (nearest rank), mean and stdev of one latency
- *	ring over every instance
+ *	p50/p95/p99, mean and stdev of one latency over every instance
  */
 static void stress_ksm_unmerge_spread(const stress_ksm_unmerge_shared_t *sh, const size_t off, const char *what)
 {
@@ -5503,9 +5302,7 @@ static void stress_ksm_unmerge_spread(const stress_ksm_unmerge_shared_t *sh, con
 
 /*
  *  stress_ksm_unmerge_report()
- *	parent, after the run: totals, one line per requested racer (reached
- *	with its evidence and counters, NOT reached, or skipped and why),
- *	the latency spreads
+ *	totals, a line per racer (reached, NOT reached, skipped), latency spreads
  */
 static void stress_ksm_unmerge_report(const stress_ksm_unmerge_shared_t *sh)
 {
@@ -5575,9 +5372,7 @@ static void stress_ksm_unmerge_report(const stress_ksm_unmerge_shared_t *sh)
 
 /*
  *  stress_ksm_unmerge_init()
- *	parent, before the instances: shared state, the run lock, the knobs
- *	saved (state file) and set, the interface self-test, the baselines
- *	of the kernel checks (taint, KSM zero pages no process holds)
+ *	shared state, run lock, knobs saved and set, self-test, baselines
  */
 static void stress_ksm_unmerge_init(const uint32_t instances)
 {
@@ -5595,7 +5390,7 @@ static void stress_ksm_unmerge_init(const uint32_t instances)
 	sh->instances = sh->running = instances;
 	(void)stress_setting_get("ksm-unmerge-pattern", &sh->pattern);
 	(void)stress_setting_get("ksm-unmerge-method", &sh->method);
-	sh->mem_avail = (uint64_t)STRESS_MAXIMUM(stress_ksm_unmerge_file_field("/proc/meminfo", "MemAvailable"),
+	sh->mem_avail = (uint64_t)STRESS_MAXIMUM(stress_ksm_unmerge_field("/proc/meminfo", "MemAvailable"),
 		(int64_t)0) * KB;
 	ret = stress_ksm_unmerge_lock();
 	if (ret < 0) {
@@ -5616,7 +5411,7 @@ static void stress_ksm_unmerge_init(const uint32_t instances)
 	}
 	sh->knobs_ok = true;
 	stress_ksm_unmerge_iface_selftest(&sh->iface);
-	sh->taint = (uint64_t)STRESS_MAXIMUM(stress_ksm_unmerge_file_field("/proc/sys/kernel/tainted", NULL), (int64_t)0);
+	sh->taint = (uint64_t)STRESS_MAXIMUM(stress_ksm_unmerge_field("/proc/sys/kernel/tainted", NULL), (int64_t)0);
 	sh->zero_leak0 = stress_ksm_unmerge_zero_leak();
 }
 
