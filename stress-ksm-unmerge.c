@@ -74,7 +74,7 @@
 static const stress_help_t help[] = {
 	{ NULL,	"ksm-unmerge N",	"start N workers merging and unmerging KSM pages" },
 	{ NULL,	"ksm-unmerge-bytes N",	"memory merged and unmerged by all workers" },
-	{ NULL,	"ksm-unmerge-method M",	"method M: all, madvise, prctl or one racer, default all" },
+	{ NULL,	"ksm-unmerge-method M",	"select method: all, madvise, prctl or one racer" },
 	{ NULL,	"ksm-unmerge-ops N",	"stop after N verified merge/unmerge cycles" },
 	{ NULL,	"ksm-unmerge-pattern P", "page contents P: same, few, zero, mixed or unique" },
 	{ NULL,	"ksm-unmerge-sparse N",	"address space of the sparse racer's range (default 16G)" },
@@ -167,13 +167,16 @@ static const stress_opt_t opts[] = {
 #define KSM_SW_BOTH		(KSM_SW_MADVISE | KSM_SW_PRCTL)
 #define KSM_RACER_BIT(i)	STRESS_BIT_ULL(2 + (i))
 
-/* cycle phases, seen by the racers */
+/* cycle phases, then the racer events their phase hooks also get */
 enum {
 	KSM_PHASE_IDLE = 0,
 	KSM_PHASE_MERGING,
 	KSM_PHASE_MERGED,
 	KSM_PHASE_UNMERGING,
 	KSM_PHASE_VERIFY,
+	KSM_PHASE_PARK,		/* racer thread, before it parks: leave the region as the cycle expects */
+	KSM_PHASE_RESTORE,	/* every racer parked (not in quiet cycles) */
+	KSM_PHASE_STOP,		/* the racer ends (also after a failed start) */
 };
 
 /* what one page is, from the self-tested signals */
@@ -327,11 +330,8 @@ typedef struct {
 	size_t priv_size;		/* its state, zeroed before start, freed after stop */
 	int (*supported)(char *reason, const size_t len);
 	int (*start)(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run);	/* -2 unsupported */
-	void (*stop)(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run);
 	bool (*op)(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run);
-	void (*park)(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run);
 	void (*phase)(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase);
-	void (*restore)(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run);
 } stress_ksm_unmerge_racer_t;
 
 /* a racer's run state inside a worker */
@@ -1829,10 +1829,9 @@ static int stress_ksm_unmerge_switch(stress_ksm_unmerge_ctx_t *ctx, const uint64
 
 /*
  *  Racers.  Each races one kernel path against the cycle on the same
- *  memory: a thread doing one op at a time (op), hooks the main thread
- *  runs at each phase (phase), a restore once every racer parked
- *  (restore).  While the cycle verifies every racer is parked, so what
- *  is checked is what the kernel left, not what a racer is writing.
+ *  memory: a thread doing one op at a time (op) and a hook for the
+ *  phases and events (phase).  While the cycle verifies, every racer is
+ *  parked: what is checked is what the kernel left, not a racer's write.
  */
 
 /*
@@ -2085,16 +2084,16 @@ static void *stress_ksm_unmerge_racer_thread(void *arg)
 		const uint64_t q = ctx->quiesce;
 
 		if (q) {
-			if (run->parked != q && run->r->park)
-				run->r->park(ctx, run);
+			if (run->parked != q && run->r->phase)
+				run->r->phase(ctx, run, KSM_PHASE_PARK);
 			run->parked = q;
 		} else if (stress_continue(ctx->args) && run->r->op(ctx, run)) {
 			continue;
 		}
 		(void)shim_nanosleep_uint64(100000);
 	}
-	if (run->r->park)
-		run->r->park(ctx, run);
+	if (run->r->phase)
+		run->r->phase(ctx, run, KSM_PHASE_PARK);
 	run->thread_done = true;
 	return NULL;
 }
@@ -2125,12 +2124,12 @@ static int stress_ksm_unmerge_keep_fd(stress_ksm_unmerge_run_t *run, const int f
 
 /*
  *  stress_ksm_unmerge_racer_end()
- *	undo a racer's start: its stop hook, then what it held released
+ *	undo a racer's start: its stop event, then what it held released
  */
 static void stress_ksm_unmerge_racer_end(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
-	if (run->r->stop && run->priv)
-		run->r->stop(ctx, run);
+	if (run->r->phase && run->priv)
+		run->r->phase(ctx, run, KSM_PHASE_STOP);
 	while (run->nfds)
 		(void)close(run->fds[--run->nfds]);
 	for (; run->nkept; run->nkept--) {
@@ -2241,7 +2240,7 @@ static void stress_ksm_unmerge_racers_meet(stress_ksm_unmerge_ctx_t *ctx)
 
 /*
  *  stress_ksm_unmerge_racers_quiesce()
- *	park every racer thread, then their restore hooks; false if one did not park
+ *	park every racer thread, then their restore events; false if one did not park
  */
 static bool stress_ksm_unmerge_racers_quiesce(stress_ksm_unmerge_ctx_t *ctx)
 {
@@ -2264,8 +2263,8 @@ static bool stress_ksm_unmerge_racers_quiesce(stress_ksm_unmerge_ctx_t *ctx)
 		}
 	}
 	for (i = 0; i < KSM_RACERS; i++)
-		if ((ctx->racers & STRESS_BIT_ULL(i)) && ctx->run[i].r->restore && !ctx->quiet)
-			ctx->run[i].r->restore(ctx, &ctx->run[i]);
+		if ((ctx->racers & STRESS_BIT_ULL(i)) && ctx->run[i].r->phase && !ctx->quiet)
+			ctx->run[i].r->phase(ctx, &ctx->run[i], KSM_PHASE_RESTORE);
 	return true;
 }
 
@@ -2403,7 +2402,6 @@ typedef struct {
 	int ring_fd;			/* io_uring for long-term pins, -1 none */
 	uint8_t *buf;			/* bounce buffer */
 	uint32_t turn;
-	bool dir_made;
 } stress_ksm_unmerge_gup_t;
 
 /*
@@ -2587,7 +2585,6 @@ static int stress_ksm_unmerge_gup_file(stress_ksm_unmerge_ctx_t *ctx, stress_ksm
 
 	if (access(stress_fs_temp_path_get(), W_OK) < 0 || stress_fs_temp_dir_make_args(ctx->args) < 0)
 		return -errno;
-	g->dir_made = true;
 	(void)stress_fs_temp_dir_args(ctx->args, path, sizeof(path));
 #if defined(O_TMPFILE)
 	fd = open(path, O_TMPFILE | O_RDWR | O_DIRECT | O_CLOEXEC, 0600);
@@ -2608,20 +2605,6 @@ static int stress_ksm_unmerge_gup_file(stress_ksm_unmerge_ctx_t *ctx, stress_ksm
 }
 
 /*
- *  stress_ksm_unmerge_gup_stop()
- *	close and unmap; remove the temp dir
- */
-static void stress_ksm_unmerge_gup_stop(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
-{
-	stress_ksm_unmerge_gup_t *g = (stress_ksm_unmerge_gup_t *)run->priv;
-
-	if (g->ring_fd >= 0)
-		(void)close(g->ring_fd);
-	if (g->dir_made)
-		(void)stress_fs_temp_dir_rm_args(ctx->args);
-}
-
-/*
  *  stress_ksm_unmerge_gup_start()
  *	bounce buffer, O_DIRECT file, io_uring; one half off is said once
  */
@@ -2630,7 +2613,7 @@ static int stress_ksm_unmerge_gup_start(stress_ksm_unmerge_ctx_t *ctx, stress_ks
 	stress_ksm_unmerge_gup_t *g = (stress_ksm_unmerge_gup_t *)run->priv;
 	int ret = -ENOMEM;
 
-	g->ring_fd = stress_ksm_unmerge_gup_ring();
+	g->ring_fd = stress_ksm_unmerge_keep_fd(run, stress_ksm_unmerge_gup_ring());
 	g->buf = stress_ksm_unmerge_keep(run, stress_ksm_unmerge_shared_map(2 * KSM_OP_PAGES * ctx->page_size),
 		2 * KSM_OP_PAGES * ctx->page_size);
 	g->fd = -1;
@@ -2655,7 +2638,6 @@ static int stress_ksm_unmerge_gup_start(stress_ksm_unmerge_ctx_t *ctx, stress_ks
 #else
 #define KSM_GUP_NOT_BUILT	"O_DIRECT missing"
 #define stress_ksm_unmerge_gup_start	NULL
-#define stress_ksm_unmerge_gup_stop	NULL
 #define stress_ksm_unmerge_gup_op	NULL
 #endif
 
@@ -2782,16 +2764,6 @@ static bool stress_ksm_unmerge_uffd_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm
 }
 
 /*
- *  stress_ksm_unmerge_uffd_park()
- *	before parking: the whole region unprotected, pending faults served
- */
-static void stress_ksm_unmerge_uffd_park(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
-{
-	stress_ksm_unmerge_uffd_wp(run, 0, ctx->npages, false);
-	stress_ksm_unmerge_uffd_events(ctx, run, 0);
-}
-
-/*
  *  stress_ksm_unmerge_uffd_phase()
  *	protect half when merged; what was KSM and protected must keep WP and unshare
  */
@@ -2802,6 +2774,11 @@ static void stress_ksm_unmerge_uffd_phase(stress_ksm_unmerge_ctx_t *ctx, stress_
 	uint64_t lost = 0, kept = 0, still = 0;
 	size_t i, first_lost = 0;
 
+	if (phase == KSM_PHASE_PARK) {
+		stress_ksm_unmerge_uffd_wp(run, 0, ctx->npages, false);
+		stress_ksm_unmerge_uffd_events(ctx, run, 0);
+		return;
+	}
 	if (phase == KSM_PHASE_MERGED)
 		stress_ksm_unmerge_uffd_wp(run, stress_mwc32modn((uint32_t)(ctx->npages / 2 + 1)), (ctx->npages + 1) / 2, true);
 	if ((phase != KSM_PHASE_UNMERGING && (phase != KSM_PHASE_VERIFY || !u->snap_valid)) || !ctx->have_pfns ||
@@ -2828,19 +2805,6 @@ static void stress_ksm_unmerge_uffd_phase(stress_ksm_unmerge_ctx_t *ctx, stress_
 	if (lost && !stress_ksm_unmerge_others_run(ctx, NULL))
 		stress_ksm_unmerge_racer_fail(run, "%" PRIu64 " KSM pages lost their uffd-wp bit across the unmerge "
 			"(first: page %zu, pagemap %#" PRIx64 ")", lost, first_lost, u->pm[first_lost]);
-}
-
-/*
- *  stress_ksm_unmerge_uffd_stop()
- *	unregister, close, free
- */
-static void stress_ksm_unmerge_uffd_stop(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
-{
-	stress_ksm_unmerge_uffd_t *u = (stress_ksm_unmerge_uffd_t *)run->priv;
-	struct uffdio_range range = { (uintptr_t)ctx->region, ctx->region_size };
-
-	if (u->uffd >= 0)
-		(void)ioctl(u->uffd, UFFDIO_UNREGISTER, &range);
 }
 
 /*
@@ -2873,9 +2837,7 @@ static int stress_ksm_unmerge_uffd_start(stress_ksm_unmerge_ctx_t *ctx, stress_k
 #else
 #define KSM_UFFD_WP_NOT_BUILT	"userfaultfd write-protect missing (HAVE_LINUX_USERFAULTFD_H)"
 #define stress_ksm_unmerge_uffd_start		NULL
-#define stress_ksm_unmerge_uffd_stop		NULL
 #define stress_ksm_unmerge_uffd_op		NULL
-#define stress_ksm_unmerge_uffd_park		NULL
 #define stress_ksm_unmerge_uffd_phase		NULL
 #endif
 
@@ -3165,7 +3127,13 @@ static void stress_ksm_unmerge_fork_phase(stress_ksm_unmerge_ctx_t *ctx, stress_
 	uint8_t want;
 	ssize_t off;
 	size_t k;
+	int status;
 
+	if (phase == KSM_PHASE_STOP && f->pid > 0) {
+		(void)shim_kill(f->pid, SIGKILL);
+		(void)stress_ksm_unmerge_reap(f->pid, 0.0, &status);
+		return;
+	}
 	if (phase == KSM_PHASE_MERGED && !f->pid) {
 		(void)shim_memset((void *)sh, 0, sizeof(*sh));
 		sh->parent[0] = stress_ksm_unmerge_field(KSM_STAT, "ksm_merging_pages");
@@ -3208,22 +3176,6 @@ static int stress_ksm_unmerge_fork_start(stress_ksm_unmerge_ctx_t *ctx, stress_k
 	f->sh = stress_ksm_unmerge_keep(run, stress_ksm_unmerge_shared_map(sizeof(*f->sh)), sizeof(*f->sh));
 	return f->sh ? 0 : stress_ksm_unmerge_racer_reason(run, "mmap of the shared state failed, errno=%d (%s)",
 		errno, strerror(errno));
-}
-
-/*
- *  stress_ksm_unmerge_fork_stop()
- *	kill and reap a child still running
- */
-static void stress_ksm_unmerge_fork_stop(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
-{
-	stress_ksm_unmerge_fork_t *f = (stress_ksm_unmerge_fork_t *)run->priv;
-	int status;
-
-	(void)ctx;
-	if (f->pid > 0) {
-		(void)shim_kill(f->pid, SIGKILL);
-		(void)stress_ksm_unmerge_reap(f->pid, 0.0, &status);
-	}
 }
 
 /* ---- mprotect: unmerge of PROT_NONE / read-only KSM pages ---- */
@@ -3295,20 +3247,6 @@ static bool stress_ksm_unmerge_mprotect_op(stress_ksm_unmerge_ctx_t *ctx, stress
 }
 
 /*
- *  stress_ksm_unmerge_mprotect_park()
- *	before parking: everything RW again
- */
-static void stress_ksm_unmerge_mprotect_park(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
-{
-	stress_ksm_unmerge_mprotect_t *mp = (stress_ksm_unmerge_mprotect_t *)run->priv;
-
-	(void)ctx;
-	(void)pthread_mutex_lock(&mp->lock);
-	stress_ksm_unmerge_mprotect_rw(run, mp);
-	(void)pthread_mutex_unlock(&mp->lock);
-}
-
-/*
  *  stress_ksm_unmerge_mprotect_phase()
  *	what was KSM and protected at the unmerge must be unshared by it
  */
@@ -3319,6 +3257,11 @@ static void stress_ksm_unmerge_mprotect_phase(stress_ksm_unmerge_ctx_t *ctx, str
 	const bool read = (phase == KSM_PHASE_UNMERGING && mp->nprot) || phase == KSM_PHASE_VERIFY;
 	size_t i;
 
+	if (phase == KSM_PHASE_STOP) {
+		if (mp->lock_made)
+			(void)pthread_mutex_destroy(&mp->lock);
+		return;
+	}
 	(void)pthread_mutex_lock(&mp->lock);
 	if (phase == KSM_PHASE_MERGING || phase == KSM_PHASE_VERIFY || phase == KSM_PHASE_IDLE)
 		mp->frozen = (phase != KSM_PHASE_MERGING);
@@ -3344,24 +3287,11 @@ static void stress_ksm_unmerge_mprotect_phase(stress_ksm_unmerge_ctx_t *ctx, str
 					"PROT_READ", (uint64_t)(mp->pm[i] & PM_PFN_MASK), ctx->cycle, ctx->racers_str);
 		}
 	}
-	if (phase == KSM_PHASE_VERIFY || phase == KSM_PHASE_IDLE) {
+	if (phase == KSM_PHASE_VERIFY || phase == KSM_PHASE_IDLE || phase == KSM_PHASE_PARK) {
 		(void)shim_memset(mp->snap, 0, mp->n * sizeof(*mp->snap));
 		stress_ksm_unmerge_mprotect_rw(run, mp);
 	}
 	(void)pthread_mutex_unlock(&mp->lock);
-}
-
-/*
- *  stress_ksm_unmerge_mprotect_stop()
- *	the lock destroyed
- */
-static void stress_ksm_unmerge_mprotect_stop(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
-{
-	stress_ksm_unmerge_mprotect_t *mp = (stress_ksm_unmerge_mprotect_t *)run->priv;
-
-	(void)ctx;
-	if (mp->lock_made)
-		(void)pthread_mutex_destroy(&mp->lock);
 }
 
 /*
@@ -3425,15 +3355,15 @@ static bool stress_ksm_unmerge_dontneed_op(stress_ksm_unmerge_ctx_t *ctx, stress
 }
 
 /*
- *  stress_ksm_unmerge_dontneed_restore()
+ *  stress_ksm_unmerge_dontneed_phase()
  *	every racer parked (the window is RW again): refill the holes
  */
-static void stress_ksm_unmerge_dontneed_restore(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+static void stress_ksm_unmerge_dontneed_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
 {
 	stress_ksm_unmerge_dontneed_t *d = (stress_ksm_unmerge_dontneed_t *)run->priv;
 	size_t i;
 
-	for (i = 0; i < ctx->npages; i++) {
+	for (i = 0; i < ctx->npages && phase == KSM_PHASE_RESTORE; i++) {
 		if (d->holes[i])
 			stress_ksm_unmerge_page_fill(ctx, i, ctx->region + i * ctx->page_size);
 		d->holes[i] = 0;
@@ -3500,6 +3430,8 @@ static void stress_ksm_unmerge_sparse_phase(stress_ksm_unmerge_ctx_t *ctx, stres
 	size_t k;
 	int ret, err;
 
+	if (phase == KSM_PHASE_STOP && s->base)
+		(void)munmap(s->base, s->size);
 	if (!s->base || (phase != KSM_PHASE_MERGING && phase != KSM_PHASE_UNMERGING) ||
 	    s->mergeable == (phase == KSM_PHASE_MERGING))
 		return;
@@ -3536,7 +3468,7 @@ static void stress_ksm_unmerge_sparse_phase(stress_ksm_unmerge_ctx_t *ctx, stres
 	s->mergeable = false;
 	s->last_ns = (double)spent / (double)pages;
 	run->rs->evidence += ksm;
-	run->rs->ops += pages;
+	run->rs->ops++;
 	run->rs->detail[0] += pages;
 	run->rs->detail[1] += s->populated;
 	run->rs->op_ns += spent;
@@ -3548,19 +3480,6 @@ static void stress_ksm_unmerge_sparse_phase(stress_ksm_unmerge_ctx_t *ctx, stres
 			break;
 		}
 	}
-}
-
-/*
- *  stress_ksm_unmerge_sparse_stop()
- *	unmap the range
- */
-static void stress_ksm_unmerge_sparse_stop(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
-{
-	stress_ksm_unmerge_sparse_t *s = (stress_ksm_unmerge_sparse_t *)run->priv;
-
-	(void)ctx;
-	if (s->base)
-		(void)munmap(s->base, s->size);
 }
 
 /*
@@ -3668,6 +3587,28 @@ static int64_t stress_ksm_unmerge_thp_ksm(const stress_ksm_unmerge_ctx_t *ctx, s
 }
 
 /*
+ *  stress_ksm_unmerge_thp_park()
+ *	before parking: the THP region unmerged, intact and free of KSM pages
+ */
+static void stress_ksm_unmerge_thp_park(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run,
+	stress_ksm_unmerge_thp_t *t)
+{
+	const ssize_t bad = stress_ksm_unmerge_same_check(ctx, t->thp, t->npages);
+	size_t c;
+
+	if (t->unmerged != ctx->cycle && madvise(t->thp, t->size, MADV_UNMERGEABLE) < 0 && stress_continue(ctx->args))
+		stress_ksm_unmerge_racer_fail(run, "MADV_UNMERGEABLE on the THP region failed, errno=%d (%s)", errno, strerror(errno));
+	t->unmerged = ctx->cycle;
+	if (bad >= 0)
+		stress_ksm_unmerge_racer_fail(run, "THP region page %zd lost its data after unmerge", bad);
+	for (c = 0; c < t->chunks && bad < 0; c++)
+		if (stress_ksm_unmerge_thp_ksm(ctx, t, c) > 0) {
+			stress_ksm_unmerge_racer_fail(run, "THP region chunk %zu still has KSM pages after unmerge", c);
+			break;
+		}
+}
+
+/*
  *  stress_ksm_unmerge_thp_phase()
  *	fresh THPs each cycle, merged (KSM splits them), no compaction while verifying
  */
@@ -3677,6 +3618,12 @@ static void stress_ksm_unmerge_thp_phase(stress_ksm_unmerge_ctx_t *ctx, stress_k
 	const size_t per = t->pmd / ctx->page_size;
 	size_t c;
 
+	if (phase == KSM_PHASE_PARK)
+		stress_ksm_unmerge_thp_park(ctx, run, t);
+	if (phase == KSM_PHASE_STOP && !t->thps && !run->rs->reason[0])
+		(void)stress_ksm_unmerge_racer_reason(run, "no THP could be faulted (KPF_THP never set)");
+	if (phase > KSM_PHASE_VERIFY)
+		return;
 	for (c = 0; c < t->chunks && phase == KSM_PHASE_MERGING; c++) {
 		int kind = 0;
 
@@ -3725,41 +3672,6 @@ static bool stress_ksm_unmerge_thp_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_
 }
 
 /*
- *  stress_ksm_unmerge_thp_park()
- *	before parking: the THP region unmerged, intact and free of KSM pages
- */
-static void stress_ksm_unmerge_thp_park(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
-{
-	stress_ksm_unmerge_thp_t *t = (stress_ksm_unmerge_thp_t *)run->priv;
-	const ssize_t bad = stress_ksm_unmerge_same_check(ctx, t->thp, t->npages);
-	size_t c;
-
-	if (t->unmerged != ctx->cycle && madvise(t->thp, t->size, MADV_UNMERGEABLE) < 0 && stress_continue(ctx->args))
-		stress_ksm_unmerge_racer_fail(run, "MADV_UNMERGEABLE on the THP region failed, errno=%d (%s)", errno, strerror(errno));
-	t->unmerged = ctx->cycle;
-	if (bad >= 0)
-		stress_ksm_unmerge_racer_fail(run, "THP region page %zd lost its data after unmerge", bad);
-	for (c = 0; c < t->chunks && bad < 0; c++)
-		if (stress_ksm_unmerge_thp_ksm(ctx, t, c) > 0) {
-			stress_ksm_unmerge_racer_fail(run, "THP region chunk %zu still has KSM pages after unmerge", c);
-			break;
-		}
-}
-
-/*
- *  stress_ksm_unmerge_thp_stop()
- *	why it was not reached, if no THP ever was
- */
-static void stress_ksm_unmerge_thp_stop(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
-{
-	stress_ksm_unmerge_thp_t *t = (stress_ksm_unmerge_thp_t *)run->priv;
-
-	(void)ctx;
-	if (!t->thps && !run->rs->reason[0])
-		(void)stress_ksm_unmerge_racer_reason(run, "no THP could be faulted (KPF_THP never set)");
-}
-
-/*
  *  stress_ksm_unmerge_thp_start()
  *	up to 4 PMD-aligned THP chunks; THP must not be [never]
  */
@@ -3801,9 +3713,7 @@ static int stress_ksm_unmerge_thp_start(stress_ksm_unmerge_ctx_t *ctx, stress_ks
 #else
 #define KSM_THP_NOT_BUILT	"MADV_HUGEPAGE missing"
 #define stress_ksm_unmerge_thp_start		NULL
-#define stress_ksm_unmerge_thp_stop		NULL
 #define stress_ksm_unmerge_thp_op		NULL
-#define stress_ksm_unmerge_thp_park		NULL
 #define stress_ksm_unmerge_thp_phase		NULL
 #endif
 
@@ -3883,13 +3793,15 @@ static int stress_ksm_unmerge_signal_start(stress_ksm_unmerge_ctx_t *ctx, stress
 }
 
 /*
- *  stress_ksm_unmerge_signal_stop()
- *	the old handler back
+ *  stress_ksm_unmerge_signal_phase()
+ *	at the racer's end: the old handler back
  */
-static void stress_ksm_unmerge_signal_stop(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+static void stress_ksm_unmerge_signal_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
 {
 	stress_ksm_unmerge_signal_t *s = (stress_ksm_unmerge_signal_t *)run->priv;
 
+	if (phase != KSM_PHASE_STOP)
+		return;
 	(void)stress_signal_restore(ctx->args->name, SIGRTMIN + 3, &s->old);
 	if (s->lock_made)
 		(void)pthread_mutex_destroy(&s->lock);
@@ -4088,20 +4000,8 @@ static void stress_ksm_unmerge_minor_phase(stress_ksm_unmerge_ctx_t *ctx, stress
 			run->rs->evidence += ksm0;
 		run->rs->ops++;
 	}
-	if (phase == KSM_PHASE_UNMERGING || phase == KSM_PHASE_IDLE)
+	if (phase == KSM_PHASE_UNMERGING || phase == KSM_PHASE_IDLE || phase == KSM_PHASE_STOP)
 		stress_ksm_unmerge_minor_unregister(run, m);
-}
-
-/*
- *  stress_ksm_unmerge_minor_stop()
- *	never left registered
- */
-static void stress_ksm_unmerge_minor_stop(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
-{
-	stress_ksm_unmerge_minor_t *m = (stress_ksm_unmerge_minor_t *)run->priv;
-
-	(void)ctx;
-	stress_ksm_unmerge_minor_unregister(run, m);
 }
 
 /*
@@ -4131,7 +4031,6 @@ static int stress_ksm_unmerge_minor_start(stress_ksm_unmerge_ctx_t *ctx, stress_
 #else
 #define KSM_UFFD_MINOR_NOT_BUILT	"userfaultfd minor mode or memfd_create missing (HAVE_LINUX_USERFAULTFD_H)"
 #define stress_ksm_unmerge_minor_start		NULL
-#define stress_ksm_unmerge_minor_stop		NULL
 #define stress_ksm_unmerge_minor_phase		NULL
 #endif
 
@@ -4466,13 +4365,12 @@ static const stress_ksm_unmerge_racer_t stress_ksm_unmerge_racers[KSM_RACERS] = 
 	  .desc = "O_DIRECT GUP-fast pins and io_uring long-term pins of KSM pages (COW breaks)",
 	  .details = { "odirect-pins", "odirect-ksm-pages", "longterm-pins", "longterm-ksm-pages" },
 	  .flags = KSM_RF_WAIT | KSM_RF_PARTIAL, KSM_PRIV(stress_ksm_unmerge_gup_t), .start = stress_ksm_unmerge_gup_start,
-	  .stop = stress_ksm_unmerge_gup_stop, .op = stress_ksm_unmerge_gup_op },
+	  .op = stress_ksm_unmerge_gup_op },
 	{ .name = "uffd-wp", .evidence = "wp-pages-unshared", .not_built = KSM_UFFD_WP_NOT_BUILT,
 	  .desc = "FAULT_FLAG_UNSHARE of userfaultfd-wp protected KSM pages",
 	  .details = { "wp-ksm-pages-at-unmerge", "wp-bits-kept", "wp-kept-still-ksm" },
 	  .page_bytes = 1 + sizeof(uint32_t) + sizeof(uint64_t), KSM_PRIV(stress_ksm_unmerge_uffd_t),
-	  .start = stress_ksm_unmerge_uffd_start, .stop = stress_ksm_unmerge_uffd_stop, .op = stress_ksm_unmerge_uffd_op,
-	  .park = stress_ksm_unmerge_uffd_park, .phase = stress_ksm_unmerge_uffd_phase },
+	  .start = stress_ksm_unmerge_uffd_start, .op = stress_ksm_unmerge_uffd_op, .phase = stress_ksm_unmerge_uffd_phase },
 	{ .name = "mrelease", .evidence = "ksm-victims-killed",
 	  .desc = "process_mrelease against exit_mmap of SIGKILLed children sharing KSM pages",
 	  .details = { "mrelease-reaps", "mrelease-esrch", "victim-ksm-pages" },
@@ -4481,29 +4379,27 @@ static const stress_ksm_unmerge_racer_t stress_ksm_unmerge_racers[KSM_RACERS] = 
 	{ .name = "fork", .evidence = "ksm-cow-writes",
 	  .desc = "COW of KSM pages in forked children, and their KSM counters at fork",
 	  .flags = KSM_RF_PFNS, KSM_PRIV(stress_ksm_unmerge_fork_t), .start = stress_ksm_unmerge_fork_start,
-	  .stop = stress_ksm_unmerge_fork_stop, .phase = stress_ksm_unmerge_fork_phase },
+	  .phase = stress_ksm_unmerge_fork_phase },
 	{ .name = "mprotect", .evidence = "ksm-pages-protected",
 	  .desc = "unmerge of PROT_NONE and read-only KSM pages (VMAs split and merge)",
 	  .flags = KSM_RF_PFNS | KSM_RF_LAYOUT | KSM_RF_PARTIAL, .page_bytes = 5, KSM_PRIV(stress_ksm_unmerge_mprotect_t),
-	  .start = stress_ksm_unmerge_mprotect_start, .stop = stress_ksm_unmerge_mprotect_stop,
-	  .op = stress_ksm_unmerge_mprotect_op, .park = stress_ksm_unmerge_mprotect_park,
+	  .start = stress_ksm_unmerge_mprotect_start, .op = stress_ksm_unmerge_mprotect_op,
 	  .phase = stress_ksm_unmerge_mprotect_phase },
 	{ .name = "dontneed", .evidence = "ksm-pages-discarded", .desc = "unmerge over MADV_DONTNEED holes made before and during it",
 	  .flags = KSM_RF_LAYOUT | KSM_RF_PARTIAL, .page_bytes = 1, KSM_PRIV(stress_ksm_unmerge_dontneed_t),
 	  .start = stress_ksm_unmerge_dontneed_start,
-	  .op = stress_ksm_unmerge_dontneed_op, .restore = stress_ksm_unmerge_dontneed_restore },
+	  .op = stress_ksm_unmerge_dontneed_op, .phase = stress_ksm_unmerge_dontneed_phase },
 	{ .name = "sparse", .evidence = "sparse-ksm-pages", .desc = "the per-page unmerge walk over a huge, mostly unpopulated range",
 	  .details = { "sparse-pages-walked", "populated-pages-checked" }, .flags = KSM_RF_PFNS | KSM_RF_PARTIAL,
 	  KSM_PRIV(stress_ksm_unmerge_sparse_t), .start = stress_ksm_unmerge_sparse_start,
-	  .stop = stress_ksm_unmerge_sparse_stop, .phase = stress_ksm_unmerge_sparse_phase },
+	  .phase = stress_ksm_unmerge_sparse_phase },
 	{ .name = "thp", .evidence = "thps-split", .not_built = KSM_THP_NOT_BUILT,
 	  .desc = "KSM split of THPs, and unmerge racing memory compaction (migration entries)",
 	  .details = { "pmd-thps", "mthps" }, .flags = KSM_RF_PARTIAL, KSM_PRIV(stress_ksm_unmerge_thp_t),
-	  .start = stress_ksm_unmerge_thp_start, .stop = stress_ksm_unmerge_thp_stop, .op = stress_ksm_unmerge_thp_op,
-	  .park = stress_ksm_unmerge_thp_park, .phase = stress_ksm_unmerge_thp_phase },
+	  .start = stress_ksm_unmerge_thp_start, .op = stress_ksm_unmerge_thp_op, .phase = stress_ksm_unmerge_thp_phase },
 	{ .name = "signal", .evidence = "unmerges-interrupted", .desc = "signals interrupting the unmerge walk (EINTR, retried)",
 	  KSM_PRIV(stress_ksm_unmerge_signal_t), .start = stress_ksm_unmerge_signal_start,
-	  .stop = stress_ksm_unmerge_signal_stop, .op = stress_ksm_unmerge_signal_op },
+	  .op = stress_ksm_unmerge_signal_op, .phase = stress_ksm_unmerge_signal_phase },
 	{ .name = "mremap", .evidence = "ksm-pages-moved", .desc = "mremap moves of merged ranges while merged and unmerging",
 	  .details = { "moves-cut-at-vma-end" }, .flags = KSM_RF_WAIT | KSM_RF_PARTIAL, KSM_PRIV(stress_ksm_unmerge_mremap_t),
 	  .start = stress_ksm_unmerge_mremap_start,
@@ -4511,7 +4407,7 @@ static const stress_ksm_unmerge_racer_t stress_ksm_unmerge_racers[KSM_RACERS] = 
 	{ .name = "uffd-minor", .evidence = "ksm-pages-unmerged", .not_built = KSM_UFFD_MINOR_NOT_BUILT,
 	  .desc = "MADV_UNMERGEABLE of a userfaultfd-minor VMA (vm_flags above bit 31 kept)",
 	  .flags = KSM_RF_PFNS | KSM_RF_PARTIAL, KSM_PRIV(stress_ksm_unmerge_minor_t), .start = stress_ksm_unmerge_minor_start,
-	  .stop = stress_ksm_unmerge_minor_stop, .phase = stress_ksm_unmerge_minor_phase },
+	  .phase = stress_ksm_unmerge_minor_phase },
 	{ .name = "prctl-exec", .evidence = "execs-mergeable", .not_built = KSM_PRCTL_EXEC_NOT_BUILT,
 	  .desc = "PR_SET_MEMORY_MERGE kept across fork and exec, the exec's VMAs mergeable",
 	  .supported = stress_ksm_unmerge_exec_supported, .op = stress_ksm_unmerge_exec_op },
@@ -4888,20 +4784,16 @@ static int stress_ksm_unmerge_cycle(stress_ksm_unmerge_ctx_t *ctx, uint64_t sw, 
  *  stress_ksm_unmerge_metrics()
  *	this instance's metrics; none whose value is legitimately 0
  */
-static void stress_ksm_unmerge_metrics(stress_ksm_unmerge_ctx_t *ctx, const double secs)
+static void stress_ksm_unmerge_metrics(stress_ksm_unmerge_ctx_t *ctx)
 {
 	stress_args_t *args = ctx->args;
 	const stress_ksm_unmerge_instance_t *st = ctx->st;
 	const double mib = (double)ctx->page_size / (double)MB;
-	char desc[64];
 	size_t i;
 
-	if (st->pages_unmerged && st->unmerge_secs > 0.0) {
+	if (st->pages_unmerged && st->unmerge_secs > 0.0)
 		stress_metrics_set(args, "MB per sec unmerge rate", (double)st->pages_unmerged * mib / st->unmerge_secs,
 			STRESS_METRIC_HARMONIC_MEAN);
-		stress_metrics_set(args, "pages unmerged per sec", (double)st->pages_unmerged / st->unmerge_secs,
-			STRESS_METRIC_HARMONIC_MEAN);
-	}
 	if (st->quiet_pages && st->quiet_secs > 0.0)
 		stress_metrics_set(args, "MB per sec quiet unmerge rate", (double)st->quiet_pages * mib / st->quiet_secs,
 			STRESS_METRIC_HARMONIC_MEAN);
@@ -4915,17 +4807,10 @@ static void stress_ksm_unmerge_metrics(stress_ksm_unmerge_ctx_t *ctx, const doub
 			stress_metrics_set(args, "pages merged per cycle", (double)st->pages_merged / (double)st->cycles,
 				STRESS_METRIC_GEOMETRIC_MEAN);
 	}
-	for (i = 0; i < KSM_RACERS; i++) {
-		const stress_ksm_unmerge_racer_stats_t *rs = &st->racer[i];
-
-		if (!rs->active || !rs->ops || secs <= 0.0)
-			continue;
-		if (rs->op_ns)
-			stress_metrics_set(args, "nanosecs per sparse page", (double)rs->op_ns / (double)rs->ops,
-				STRESS_METRIC_HARMONIC_MEAN);
-		(void)snprintf(desc, sizeof(desc), "%s ops per sec", stress_ksm_unmerge_racers[i].name);
-		stress_metrics_set(args, desc, (double)rs->ops / secs, STRESS_METRIC_HARMONIC_MEAN);
-	}
+	for (i = 0; i < KSM_RACERS; i++)	/* racers' counts are in the report, not rates to compare */
+		if (st->racer[i].op_ns && st->racer[i].detail[0])
+			stress_metrics_set(args, "nanosecs per sparse page", (double)st->racer[i].op_ns /
+				(double)st->racer[i].detail[0], STRESS_METRIC_HARMONIC_MEAN);
 }
 
 /*
@@ -4985,7 +4870,7 @@ static int stress_ksm_unmerge_worker(stress_args_t *args)
 {
 	stress_ksm_unmerge_ctx_t ctx;
 	uint64_t sw;
-	double bound, t0;
+	double bound;
 	int rc;
 
 	(void)shim_memset(&ctx, 0, sizeof(ctx));
@@ -5005,7 +4890,6 @@ static int stress_ksm_unmerge_worker(stress_args_t *args)
 	/* merging needs two ksmd passes over every instance's pages */
 	bound = 10.0 + (double)(ctx.region_size * args->instances) / (32.0 * MB);
 	stress_ksm_unmerge_racers_start(&ctx);
-	t0 = stress_time_now();
 	while (!stress_ksm_unmerge_ending(&ctx)) {
 		const int ret = stress_ksm_unmerge_cycle(&ctx, sw == KSM_SW_BOTH ?
 			((ctx.cycle & 1) ? KSM_SW_PRCTL : KSM_SW_MADVISE) : sw, bound);
@@ -5024,7 +4908,7 @@ static int stress_ksm_unmerge_worker(stress_args_t *args)
 	stress_ksm_unmerge_phase_set(&ctx, KSM_PHASE_IDLE);
 	if (stress_ksm_unmerge_zero_check(&ctx, "after the racers' children exited") < 0)
 		rc = EXIT_FAILURE;
-	stress_ksm_unmerge_metrics(&ctx, stress_time_now() - t0);
+	stress_ksm_unmerge_metrics(&ctx);
 	rc = stress_ksm_unmerge_outcome(&ctx, rc);
 	stress_ksm_unmerge_ctx_free(&ctx);
 	/* a big region was freed ahead of the timeout: end with the run, not before */
