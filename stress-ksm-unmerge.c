@@ -93,10 +93,7 @@ enum {
 	KSM_PATTERN_UNIQUE,
 };
 
-/*
- *  stress_ksm_unmerge_pattern()
- *	name of page pattern i, NULL past the end
- */
+/* name of page pattern i, NULL past the end */
 static const char *stress_ksm_unmerge_pattern(const size_t i)
 {
 	return (i < SIZEOF_ARRAY(stress_ksm_unmerge_patterns)) ? stress_ksm_unmerge_patterns[i] : NULL;
@@ -393,10 +390,7 @@ struct stress_ksm_unmerge_ctx {
 
 static const stress_ksm_unmerge_racer_t stress_ksm_unmerge_racers[KSM_RACERS];
 
-/*
- *  stress_ksm_unmerge_now_ns()
- *	CLOCK_MONOTONIC in nanoseconds
- */
+/* CLOCK_MONOTONIC in nanoseconds */
 static uint64_t stress_ksm_unmerge_now_ns(void)
 {
 	struct timespec ts;
@@ -453,10 +447,7 @@ static int stress_ksm_unmerge_counter(const char *buf, const char *name, int64_t
 	return (errno == ERANGE || v >= (1ULL << 63)) ? KSM_COUNTER_WRAPPED : KSM_COUNTER_OK;
 }
 
-/*
- *  stress_ksm_unmerge_field()
- *	counter name of the file at path (NULL: the file is the number), -1 if missing or bad
- */
+/* counter name of the file at path (NULL: the file is the number), -1 if missing or bad */
 static int64_t stress_ksm_unmerge_field(const char *path, const char *name)
 {
 	char buf[16384];
@@ -468,10 +459,7 @@ static int64_t stress_ksm_unmerge_field(const char *path, const char *name)
 	return v;
 }
 
-/*
- *  stress_ksm_unmerge_pagemap_read()
- *	pagemap entries of n pages from addr into out
- */
+/* pagemap entries of n pages from addr into out */
 static int stress_ksm_unmerge_pagemap_read(const int fd, const void *addr, const size_t n,
 	const size_t page_size, uint64_t *out)
 {
@@ -489,10 +477,7 @@ static int stress_ksm_unmerge_pagemap_read(const int fd, const void *addr, const
 	return 0;
 }
 
-/*
- *  stress_ksm_unmerge_kpf()
- *	/proc/kpageflags (or kpagecount) word of pfn, 0 on error
- */
+/* /proc/kpageflags (or kpagecount) word of pfn, 0 on error */
 static uint64_t stress_ksm_unmerge_kpf(const int fd, const uint64_t pfn)
 {
 	uint64_t v = 0;
@@ -502,10 +487,7 @@ static uint64_t stress_ksm_unmerge_kpf(const int fd, const uint64_t pfn)
 	return v;
 }
 
-/*
- *  stress_ksm_unmerge_pm_pfn()
- *	pure: pfn of a present pagemap entry, 0 if not present
- */
+/* pure: pfn of a present pagemap entry, 0 if not present */
 static inline uint64_t stress_ksm_unmerge_pm_pfn(const uint64_t e)
 {
 	return (e & PM_PRESENT) ? (e & PM_PFN_MASK) : 0;
@@ -550,10 +532,7 @@ static int stress_ksm_unmerge_vmflags(const void *addr, char *out, const size_t 
 	return -1;
 }
 
-/*
- *  stress_ksm_unmerge_has_flag()
- *	pure: does a VmFlags list hold flag (a two-letter word)
- */
+/* pure: does a VmFlags list hold flag (a two-letter word) */
 static bool stress_ksm_unmerge_has_flag(const char *flags, const char *flag)
 {
 	const char *p;
@@ -564,10 +543,7 @@ static bool stress_ksm_unmerge_has_flag(const char *flags, const char *flag)
 	return false;
 }
 
-/*
- *  stress_ksm_unmerge_knob_read()
- *	read a KSM sysfs file into buf (newline stripped, "[a] b" as "a"), -1 on error
- */
+/* read a KSM sysfs file into buf (newline stripped, "[a] b" as "a"), -1 on error */
 static int stress_ksm_unmerge_knob_read(const char *knob, char *buf, const size_t len)
 {
 	char path[PATH_MAX];
@@ -590,21 +566,7 @@ static int stress_ksm_unmerge_knob_read(const char *knob, char *buf, const size_
 	return 0;
 }
 
-/*
- *  stress_ksm_unmerge_knob_u64()
- *	a numeric KSM knob or counter, 0 on error
- */
-static uint64_t stress_ksm_unmerge_knob_u64(const char *knob)
-{
-	char buf[64];
-
-	return (stress_ksm_unmerge_knob_read(knob, buf, sizeof(buf)) < 0) ? 0 : strtoull(buf, NULL, 10);
-}
-
-/*
- *  stress_ksm_unmerge_knob_write()
- *	write a KSM knob, 0 or -errno
- */
+/* write a KSM knob, 0 or -errno */
 static int stress_ksm_unmerge_knob_write(const char *knob, const char *value)
 {
 	char path[PATH_MAX];
@@ -620,10 +582,7 @@ static int stress_ksm_unmerge_knob_write(const char *knob, const char *value)
 	return err;
 }
 
-/*
- *  stress_ksm_unmerge_knobs_save()
- *	snapshot every KSM knob the stressor may change
- */
+/* snapshot every KSM knob the stressor may change */
 static void stress_ksm_unmerge_knobs_save(stress_ksm_unmerge_knobs_t *knobs)
 {
 	size_t i;
@@ -634,10 +593,7 @@ static void stress_ksm_unmerge_knobs_save(stress_ksm_unmerge_knobs_t *knobs)
 			knobs->value[i][0] = '\0';
 }
 
-/*
- *  stress_ksm_unmerge_knobs_restore()
- *	write the saved knobs back where they differ; failures returned
- */
+/* write the saved knobs back where they differ; failures returned */
 static int stress_ksm_unmerge_knobs_restore(const stress_ksm_unmerge_knobs_t *knobs)
 {
 	int failures = 0;
@@ -661,10 +617,7 @@ static int stress_ksm_unmerge_knobs_restore(const stress_ksm_unmerge_knobs_t *kn
 	return failures;
 }
 
-/*
- *  stress_ksm_unmerge_state_write()
- *	record the saved knobs so the next run can repair a SIGKILLed one
- */
+/* record the saved knobs so the next run can repair a SIGKILLed one */
 static int stress_ksm_unmerge_state_write(const stress_ksm_unmerge_knobs_t *knobs)
 {
 	char buf[1024];
@@ -689,10 +642,7 @@ static int stress_ksm_unmerge_state_write(const stress_ksm_unmerge_knobs_t *knob
 	return err;
 }
 
-/*
- *  stress_ksm_unmerge_state_read()
- *	pure but for the file: parse a state file; -1 if absent or corrupt
- */
+/* pure but for the file: parse a state file; -1 if absent or corrupt */
 static int stress_ksm_unmerge_state_read(const char *path, stress_ksm_unmerge_knobs_t *knobs, int *pid)
 {
 	char line[128], name[64], value[32];
@@ -715,10 +665,7 @@ static int stress_ksm_unmerge_state_read(const char *path, stress_ksm_unmerge_kn
 	return (*pid > 0 && found > 0) ? 0 : -1;
 }
 
-/*
- *  stress_ksm_unmerge_state_repair()
- *	restore knobs a run left when it was killed before its deinit
- */
+/* restore knobs a run left when it was killed before its deinit */
 static void stress_ksm_unmerge_state_repair(void)
 {
 	stress_ksm_unmerge_knobs_t knobs;
@@ -736,10 +683,7 @@ static void stress_ksm_unmerge_state_repair(void)
 		(void)shim_unlink(KSM_STATE_FILE);
 }
 
-/*
- *  stress_ksm_unmerge_lock()
- *	the run lock: two runs never fight over the global knobs
- */
+/* the run lock: two runs never fight over the global knobs */
 static int stress_ksm_unmerge_lock(void)
 {
 	const int fd = open(KSM_STATE_FILE ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
@@ -756,10 +700,7 @@ static int stress_ksm_unmerge_lock(void)
 	return 0;
 }
 
-/*
- *  stress_ksm_unmerge_knobs_set()
- *	ksmd on, fast scans, KSM zero pages on; -errno with err set
- */
+/* ksmd on, fast scans, KSM zero pages on; -errno with err set */
 static int stress_ksm_unmerge_knobs_set(char *err, const size_t len)
 {
 	static const struct {
@@ -787,18 +728,15 @@ static int stress_ksm_unmerge_knobs_set(char *err, const size_t len)
 	return 0;
 }
 
-/*
- *  stress_ksm_unmerge_ksmd_drain()
- *	let ksmd end one more full scan (bounded): it frees the rmap_items of dead mms
- */
+/* let ksmd end one more full scan (bounded): it frees the rmap_items of dead mms */
 static void stress_ksm_unmerge_ksmd_drain(const stress_ksm_unmerge_knobs_t *saved)
 {
 	const double deadline = stress_time_now() + KSM_DRAIN_SECS;
-	const uint64_t scans = stress_ksm_unmerge_knob_u64("full_scans");
+	const int64_t scans = stress_ksm_unmerge_field(KSM_SYSFS "/full_scans", NULL);
 
 	if (!strcmp(saved->value[0], "1"))
 		return;		/* ksmd stays on: it frees them itself */
-	while (stress_time_now() < deadline && stress_ksm_unmerge_knob_u64("full_scans") == scans)
+	while (stress_time_now() < deadline && stress_ksm_unmerge_field(KSM_SYSFS "/full_scans", NULL) == scans)
 		(void)shim_nanosleep_uint64(2000000);
 }
 
@@ -821,10 +759,7 @@ static int stress_ksm_unmerge_supported(const char *name)
 	return 0;
 }
 
-/*
- *  stress_ksm_unmerge_page_kind()
- *	content class of page i under pattern
- */
+/* content class of page i under pattern */
 static int stress_ksm_unmerge_page_kind(const int pattern, const size_t i)
 {
 	static const int kinds[] = { KSM_KIND_SAME, KSM_KIND_FEW, KSM_KIND_ZERO, -1, KSM_KIND_UNIQUE };
@@ -832,20 +767,14 @@ static int stress_ksm_unmerge_page_kind(const int pattern, const size_t i)
 	return (pattern == KSM_PATTERN_MIXED) ? (int)(i & 3) : kinds[pattern];
 }
 
-/*
- *  stress_ksm_unmerge_template()
- *	the page a same (t = 0) or few (t = 1..8) page holds
- */
+/* the page a same (t = 0) or few (t = 1..8) page holds */
 static const uint8_t *stress_ksm_unmerge_template(const stress_ksm_unmerge_ctx_t *ctx,
 	const int kind, const size_t i)
 {
 	return ctx->templates + ((kind == KSM_KIND_SAME) ? 0 : 1 + (i % KSM_FEW_TEMPLATES)) * ctx->page_size;
 }
 
-/*
- *  stress_ksm_unmerge_templates_fill()
- *	the same words in every instance, so pages merge across instances
- */
+/* the same words in every instance, so pages merge across instances */
 static void stress_ksm_unmerge_templates_fill(stress_ksm_unmerge_ctx_t *ctx)
 {
 	const size_t words = ctx->page_size / sizeof(uint64_t);
@@ -857,20 +786,14 @@ static void stress_ksm_unmerge_templates_fill(stress_ksm_unmerge_ctx_t *ctx)
 				0x6b736d756e6d7267ULL ^ ((t + 1) * 0x9e3779b97f4a7c15ULL) ^ w;
 }
 
-/*
- *  stress_ksm_unmerge_unique_word()
- *	word w of unique page i: distinct per instance, page and word
- */
+/* word w of unique page i: distinct per instance, page and word */
 static inline uint64_t stress_ksm_unmerge_unique_word(const stress_ksm_unmerge_ctx_t *ctx,
 	const size_t i, const size_t w)
 {
 	return ctx->seed ^ ((uint64_t)i << 24) ^ (uint64_t)w ^ 0x8000000000000000ULL;
 }
 
-/*
- *  stress_ksm_unmerge_page_fill()
- *	write the pattern's bytes of page i into page
- */
+/* write the pattern's bytes of page i into page */
 static void stress_ksm_unmerge_page_fill(const stress_ksm_unmerge_ctx_t *ctx, const size_t i, uint8_t *page)
 {
 	const int kind = stress_ksm_unmerge_page_kind(ctx->pattern, i);
@@ -920,19 +843,13 @@ static ssize_t stress_ksm_unmerge_page_check(const stress_ksm_unmerge_ctx_t *ctx
 	return -1;
 }
 
-/*
- *  stress_ksm_unmerge_all_zero()
- *	pure: are len bytes at buf all zero
- */
+/* pure: are len bytes at buf all zero */
 static bool stress_ksm_unmerge_all_zero(const uint8_t *buf, const size_t len)
 {
 	return len == 0 || (buf[0] == 0 && !shim_memcmp(buf, buf + 1, len - 1));
 }
 
-/*
- *  stress_ksm_unmerge_expect()
- *	predict the KSM pages and KSM zero pages ksmd must make of the region
- */
+/* predict the KSM pages and KSM zero pages ksmd must make of the region */
 static void stress_ksm_unmerge_expect(stress_ksm_unmerge_ctx_t *ctx)
 {
 	size_t i;
@@ -946,10 +863,7 @@ static void stress_ksm_unmerge_expect(stress_ksm_unmerge_ctx_t *ctx)
 	}
 }
 
-/*
- *  stress_ksm_unmerge_kver()
- *	pure: "6.18.44-..." -> 618, 0 if unparsable
- */
+/* pure: "6.18.44-..." -> 618, 0 if unparsable */
 static int stress_ksm_unmerge_kver(const char *release)
 {
 	int major = 0, minor = 0;
@@ -957,10 +871,7 @@ static int stress_ksm_unmerge_kver(const char *release)
 	return (sscanf(release, "%d.%d", &major, &minor) == 2) ? major * 100 + minor : 0;
 }
 
-/*
- *  stress_ksm_unmerge_iface_set()
- *	record one interface's verdict: trusted or not (why), and what is used
- */
+/* record one interface's verdict: trusted or not (why), and what is used */
 static void FORMAT(printf, 4, 5) stress_ksm_unmerge_iface_set(stress_ksm_unmerge_iface_t *ifc,
 	const int i, const char *why, const char *fmt, ...)
 {
@@ -1126,10 +1037,7 @@ static int stress_ksm_unmerge_page_what(const stress_ksm_unmerge_iface_t *ifc, c
 	return KSM_PAGE_PRIVATE;
 }
 
-/*
- *  stress_ksm_unmerge_page_state()
- *	page_what() of pagemap entry e, kpageflags and kpagecount read now
- */
+/* page_what() of pagemap entry e, kpageflags and kpagecount read now */
 static int stress_ksm_unmerge_page_state(const stress_ksm_unmerge_ctx_t *ctx, const uint64_t e,
 	const size_t sharers, const int kind)
 {
@@ -1141,19 +1049,13 @@ static int stress_ksm_unmerge_page_state(const stress_ksm_unmerge_ctx_t *ctx, co
 	return stress_ksm_unmerge_page_what(ctx->iface, e, flags, sharers, count, kind);
 }
 
-/*
- *  stress_ksm_unmerge_is_ksm()
- *	pure: a KSM page or a KSM zero page
- */
+/* pure: a KSM page or a KSM zero page */
 static inline bool stress_ksm_unmerge_is_ksm(const int what)
 {
 	return what == KSM_PAGE_KSM || what == KSM_PAGE_KZERO;
 }
 
-/*
- *  stress_ksm_unmerge_pages_state()
- *	states of n pages at addr of pattern kind (-1: the same page) into st[]; -1 without PFNs
- */
+/* states of n pages at addr of pattern kind (-1: the same page) into st[]; -1 without PFNs */
 static int stress_ksm_unmerge_pages_state(const stress_ksm_unmerge_ctx_t *ctx, const void *addr,
 	const size_t n, const int kind, uint8_t *st)
 {
@@ -1170,10 +1072,7 @@ static int stress_ksm_unmerge_pages_state(const stress_ksm_unmerge_ctx_t *ctx, c
 	return 0;
 }
 
-/*
- *  stress_ksm_unmerge_ksm_count()
- *	KSM pages among n pages at addr holding the same page (racer ranges)
- */
+/* KSM pages among n pages at addr holding the same page (racer ranges) */
 static uint64_t stress_ksm_unmerge_ksm_count(const stress_ksm_unmerge_ctx_t *ctx, const uint8_t *addr,
 	const size_t n)
 {
@@ -1191,10 +1090,7 @@ static uint64_t stress_ksm_unmerge_ksm_count(const stress_ksm_unmerge_ctx_t *ctx
 	return count;
 }
 
-/*
- *  stress_ksm_unmerge_iface_entry()
- *	self-test: pagemap entry and kpageflags of the page at addr (0s on error)
- */
+/* self-test: pagemap entry and kpageflags of the page at addr (0s on error) */
 static void stress_ksm_unmerge_iface_entry(const int pm_fd, const int kpf_fd, const void *addr,
 	const size_t ps, uint64_t *e, uint64_t *flags)
 {
@@ -1290,10 +1186,7 @@ static void stress_ksm_unmerge_iface_probe(stress_ksm_unmerge_obs_t *o)
 		(void)close(kpf_fd);
 }
 
-/*
- *  stress_ksm_unmerge_iface_line()
- *	pure: the report line of interface i (tests grep the unreliable form)
- */
+/* pure: the report line of interface i (tests grep the unreliable form) */
 static void stress_ksm_unmerge_iface_line(const stress_ksm_unmerge_iface_t *ifc, const int i,
 	char *buf, const size_t len)
 {
@@ -1330,20 +1223,14 @@ static void stress_ksm_unmerge_iface_selftest(stress_ksm_unmerge_iface_t *ifc)
 			"not checked\n");
 }
 
-/*
- *  stress_ksm_unmerge_ending()
- *	stopped, or too close to the timeout to free the region before it
- */
+/* stopped, or too close to the timeout to free the region before it */
 static bool stress_ksm_unmerge_ending(const stress_ksm_unmerge_ctx_t *ctx)
 {
 	return !stress_continue(ctx->args) || (ctx->teardown_secs > 0.0 &&
 		stress_time_now() + ctx->teardown_secs >= ctx->args->time_end);
 }
 
-/*
- *  stress_ksm_unmerge_stop_seen()
- *	the run is ending: note the step that gave up (its cycle is not counted)
- */
+/* the run is ending: note the step that gave up (its cycle is not counted) */
 static bool stress_ksm_unmerge_stop_seen(stress_ksm_unmerge_ctx_t *ctx, const char *step)
 {
 	if (!stress_ksm_unmerge_ending(ctx))
@@ -1355,10 +1242,7 @@ static bool stress_ksm_unmerge_stop_seen(stress_ksm_unmerge_ctx_t *ctx, const ch
 	return true;
 }
 
-/*
- *  stress_ksm_unmerge_counters()
- *	this process's merging pages and KSM zero pages, -1 when unknown
- */
+/* this process's merging pages and KSM zero pages, -1 when unknown */
 static void stress_ksm_unmerge_counters(int64_t *merging, int64_t *zero)
 {
 	*merging = stress_ksm_unmerge_field(KSM_STAT, "ksm_merging_pages");
@@ -1370,10 +1254,7 @@ static void stress_ksm_unmerge_counters(int64_t *merging, int64_t *zero)
 typedef void (*stress_ksm_unmerge_page_fn)(stress_ksm_unmerge_ctx_t *ctx, void *arg, const size_t i,
 	const uint64_t e, const int what, const size_t sharers, const uint64_t flags);
 
-/*
- *  stress_ksm_unmerge_key_cmp()
- *	qsort: order (pfn << 12 | chunk index) keys
- */
+/* qsort: order (pfn << 12 | chunk index) keys */
 static int stress_ksm_unmerge_key_cmp(const void *a, const void *b)
 {
 	const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -1444,10 +1325,7 @@ static int stress_ksm_unmerge_scan(stress_ksm_unmerge_ctx_t *ctx, const bool sam
 	return 0;
 }
 
-/*
- *  stress_ksm_unmerge_count_page()
- *	scan consumer: count KSM pages, KSM zero pages, present and swapped
- */
+/* scan consumer: count KSM pages, KSM zero pages, present and swapped */
 static void stress_ksm_unmerge_count_page(stress_ksm_unmerge_ctx_t *ctx, void *arg, const size_t i,
 	const uint64_t e, const int what, const size_t sharers, const uint64_t flags)
 {
@@ -1462,10 +1340,7 @@ static void stress_ksm_unmerge_count_page(stress_ksm_unmerge_ctx_t *ctx, void *a
 	ctx->last.swapped += (what == KSM_PAGE_SWAPPED);
 }
 
-/*
- *  stress_ksm_unmerge_region_count()
- *	count the region's KSM pages and KSM zero pages into ctx->last
- */
+/* count the region's KSM pages and KSM zero pages into ctx->last */
 static int stress_ksm_unmerge_region_count(stress_ksm_unmerge_ctx_t *ctx)
 {
 	(void)shim_memset(&ctx->last, 0, sizeof(ctx->last));
@@ -1477,10 +1352,7 @@ static int stress_ksm_unmerge_region_count(stress_ksm_unmerge_ctx_t *ctx)
 	return 0;
 }
 
-/*
- *  stress_ksm_unmerge_merged_now()
- *	pages merged now: the process counters, or the region's pages where they fall short
- */
+/* pages merged now: the process counters, or the region's pages where they fall short */
 static uint64_t stress_ksm_unmerge_merged_now(stress_ksm_unmerge_ctx_t *ctx, int64_t *merging, int64_t *zero)
 {
 	if (ctx->by_pages) {
@@ -1597,10 +1469,7 @@ typedef struct {
 	uint64_t zero, total, kpf_pages;
 } stress_ksm_unmerge_pfns_t;
 
-/*
- *  stress_ksm_unmerge_pfns_page()
- *	scan consumer after the unmerge: KSM zero pages left, and suspect KSM pages
- */
+/* scan consumer after the unmerge: KSM zero pages left, and suspect KSM pages */
 static void stress_ksm_unmerge_pfns_page(stress_ksm_unmerge_ctx_t *ctx, void *arg, const size_t i,
 	const uint64_t e, const int what, const size_t sharers, const uint64_t flags)
 {
@@ -1619,10 +1488,7 @@ static void stress_ksm_unmerge_pfns_page(stress_ksm_unmerge_ctx_t *ctx, void *ar
 	}
 }
 
-/*
- *  stress_ksm_unmerge_cow_probe()
- *	signal C: does a data-preserving write move page i to a new frame
- */
+/* signal C: does a data-preserving write move page i to a new frame */
 static bool stress_ksm_unmerge_cow_probe(stress_ksm_unmerge_ctx_t *ctx, const size_t i)
 {
 	uint8_t *page = ctx->region + i * ctx->page_size;
@@ -1637,10 +1503,7 @@ static bool stress_ksm_unmerge_cow_probe(stress_ksm_unmerge_ctx_t *ctx, const si
 	return stress_ksm_unmerge_pm_pfn(e1) && stress_ksm_unmerge_pm_pfn(e1) != (e0 & PM_PFN_MASK);
 }
 
-/*
- *  stress_ksm_unmerge_disagree()
- *	the kernel's signals disagree: said once per run with the numbers, not a failure
- */
+/* the kernel's signals disagree: said once per run with the numbers, not a failure */
 static void FORMAT(printf, 2, 3) stress_ksm_unmerge_disagree(stress_ksm_unmerge_ctx_t *ctx, const char *fmt, ...)
 {
 	char buf[384];
@@ -1786,19 +1649,14 @@ static int stress_ksm_unmerge_zero_check(stress_ksm_unmerge_ctx_t *ctx, const ch
 		verdict = stress_ksm_unmerge_counter(buf, i ? "ksm_zero_pages" : NULL, &v);
 		if (verdict != KSM_COUNTER_NEGATIVE && verdict != KSM_COUNTER_WRAPPED)
 			continue;
-		pr_fail("%s: %s ksm_zero_pages reads %" PRId64 " %s: %s; the kernel lost count of KSM zero "
-			"pages (decremented more than incremented; upstream fix c2dc78b86e08 \"mm/ksm: fix "
-			"ksm_zero_pages accounting\")\n", ctx->args->name, which[i], v, where,
-			stress_ksm_unmerge_counter_verdicts[verdict]);
+		pr_fail("%s: %s ksm_zero_pages reads %" PRId64 " %s: %s; the kernel lost count of KSM zero pages "
+			"(fixed by c2dc78b86e08)\n", ctx->args->name, which[i], v, where, stress_ksm_unmerge_counter_verdicts[verdict]);
 		rc = -1;
 	}
 	return rc;
 }
 
-/*
- *  stress_ksm_unmerge_taint_check()
- *	no new B, D, W or L taint since the run began
- */
+/* no new B, D, W or L taint since the run began */
 static int stress_ksm_unmerge_taint_check(stress_ksm_unmerge_ctx_t *ctx)
 {
 	static const uint64_t bad = STRESS_BIT_ULL(5) | STRESS_BIT_ULL(7) | STRESS_BIT_ULL(9) | STRESS_BIT_ULL(14);
@@ -1815,10 +1673,7 @@ static int stress_ksm_unmerge_taint_check(stress_ksm_unmerge_ctx_t *ctx)
 	return -1;
 }
 
-/*
- *  stress_ksm_unmerge_switch()
- *	merging on or off: madvise of [off, off + len), or prctl of the whole mm
- */
+/* merging on or off: madvise of [off, off + len), or prctl of the whole mm */
 static int stress_ksm_unmerge_switch(stress_ksm_unmerge_ctx_t *ctx, const uint64_t sw, const size_t off,
 	const size_t len, const bool on)
 {
@@ -1834,10 +1689,7 @@ static int stress_ksm_unmerge_switch(stress_ksm_unmerge_ctx_t *ctx, const uint64
  *  parked: what is checked is what the kernel left, not a racer's write.
  */
 
-/*
- *  stress_ksm_unmerge_racer_fail()
- *	count a failure of a racer and say what the kernel did wrong
- */
+/* count a failure of a racer and say what the kernel did wrong */
 static void FORMAT(printf, 2, 3) stress_ksm_unmerge_racer_fail(stress_ksm_unmerge_run_t *run, const char *fmt, ...)
 {
 	char buf[512];
@@ -1853,10 +1705,7 @@ static void FORMAT(printf, 2, 3) stress_ksm_unmerge_racer_fail(stress_ksm_unmerg
 		pr_dbg("%s: %s racer: again: %s\n", run->ctx->args->name, run->r->name, buf);
 }
 
-/*
- *  stress_ksm_unmerge_racer_reason()
- *	set why a racer is skipped or not reached; -1 for start()'s return
- */
+/* set why a racer is skipped or not reached; -1 for start()'s return */
 static int FORMAT(printf, 2, 3) stress_ksm_unmerge_racer_reason(stress_ksm_unmerge_run_t *run, const char *fmt, ...)
 {
 	va_list ap;
@@ -1867,10 +1716,7 @@ static int FORMAT(printf, 2, 3) stress_ksm_unmerge_racer_reason(stress_ksm_unmer
 	return -1;
 }
 
-/*
- *  stress_ksm_unmerge_others_run()
- *	does a racer other than self discard or protect region pages
- */
+/* does a racer other than self discard or protect region pages */
 static bool stress_ksm_unmerge_others_run(const stress_ksm_unmerge_ctx_t *ctx, const stress_ksm_unmerge_racer_t *self)
 {
 	size_t i;
@@ -1882,30 +1728,21 @@ static bool stress_ksm_unmerge_others_run(const stress_ksm_unmerge_ctx_t *ctx, c
 	return false;
 }
 
-/*
- *  stress_ksm_unmerge_active()
- *	racer thread: act now (merged or unmerging, not parking, run going)
- */
+/* racer thread: act now (merged or unmerging, not parking, run going) */
 static inline bool stress_ksm_unmerge_active(const stress_ksm_unmerge_ctx_t *ctx)
 {
 	return !ctx->quiesce && stress_continue(ctx->args) &&
 		(ctx->phase == KSM_PHASE_MERGED || ctx->phase == KSM_PHASE_UNMERGING);
 }
 
-/*
- *  stress_ksm_unmerge_met()
- *	racer thread: note an op begun on this cycle's merged pages
- */
+/* racer thread: note an op begun on this cycle's merged pages */
 static inline void stress_ksm_unmerge_met(stress_ksm_unmerge_run_t *run)
 {
 	if (run->ctx->phase == KSM_PHASE_MERGED)
 		run->met = run->ctx->cycle;
 }
 
-/*
- *  stress_ksm_unmerge_hold()
- *	keep a splice or pin up to 1 ms or until the phase moves on
- */
+/* keep a splice or pin up to 1 ms or until the phase moves on */
 static void stress_ksm_unmerge_hold(const stress_ksm_unmerge_ctx_t *ctx)
 {
 	const int phase = ctx->phase;
@@ -1916,10 +1753,7 @@ static void stress_ksm_unmerge_hold(const stress_ksm_unmerge_ctx_t *ctx)
 		(void)shim_nanosleep_uint64(50000);
 }
 
-/*
- *  stress_ksm_unmerge_random_range()
- *	1..max random pages inside the part of the region racers may touch
- */
+/* 1..max random pages inside the part of the region racers may touch */
 static size_t stress_ksm_unmerge_random_range(const stress_ksm_unmerge_ctx_t *ctx, const size_t max, size_t *first)
 {
 	const size_t npages = ctx->touch_npages;
@@ -1929,10 +1763,7 @@ static size_t stress_ksm_unmerge_random_range(const stress_ksm_unmerge_ctx_t *ct
 	return n;
 }
 
-/*
- *  stress_ksm_unmerge_present()
- *	leading pages of first..first+n holding their pattern's bytes; states into st[]
- */
+/* leading pages of first..first+n holding their pattern's bytes; states into st[] */
 static size_t stress_ksm_unmerge_present(const stress_ksm_unmerge_ctx_t *ctx, const size_t first,
 	const size_t n, uint8_t *st)
 {
@@ -1948,10 +1779,7 @@ static size_t stress_ksm_unmerge_present(const stress_ksm_unmerge_ctx_t *ctx, co
 	return j;
 }
 
-/*
- *  stress_ksm_unmerge_copy_check()
- *	a copy of region pages first.. holds the pattern, else a fail line and -1
- */
+/* a copy of region pages first.. holds the pattern, else a fail line and -1 */
 static int stress_ksm_unmerge_copy_check(stress_ksm_unmerge_run_t *run, const size_t first,
 	const uint8_t *buf, const size_t len, const char *what)
 {
@@ -1974,10 +1802,7 @@ static int stress_ksm_unmerge_copy_check(stress_ksm_unmerge_run_t *run, const si
 	return 0;
 }
 
-/*
- *  stress_ksm_unmerge_same_check()
- *	first of n pages at p not holding the same page, -1 if all do
- */
+/* first of n pages at p not holding the same page, -1 if all do */
 static ssize_t stress_ksm_unmerge_same_check(const stress_ksm_unmerge_ctx_t *ctx, const uint8_t *p, const size_t n)
 {
 	size_t k;
@@ -1988,10 +1813,7 @@ static ssize_t stress_ksm_unmerge_same_check(const stress_ksm_unmerge_ctx_t *ctx
 	return -1;
 }
 
-/*
- *  stress_ksm_unmerge_child_init()
- *	racer child: die with the forking thread, be the OOM killer's first pick
- */
+/* racer child: die with the forking thread, be the OOM killer's first pick */
 static int stress_ksm_unmerge_child_init(stress_ksm_unmerge_ctx_t *ctx, const pid_t parent)
 {
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
@@ -2004,10 +1826,7 @@ static int stress_ksm_unmerge_child_init(stress_ksm_unmerge_ctx_t *ctx, const pi
 	return 0;
 }
 
-/*
- *  stress_ksm_unmerge_reap()
- *	reap child pid, SIGKILLed after secs (0: no bound); 1 killed, 0 reaped, -1 error
- */
+/* reap child pid, SIGKILLed after secs (0: no bound); 1 killed, 0 reaped, -1 error */
 static int stress_ksm_unmerge_reap(const pid_t pid, const double secs, int *status)
 {
 	const double deadline = stress_time_now() + secs;
@@ -2027,10 +1846,7 @@ static int stress_ksm_unmerge_reap(const pid_t pid, const double secs, int *stat
 	return (shim_waitpid(pid, status, 0) == pid) ? (secs > 0.0) : -1;
 }
 
-/*
- *  stress_ksm_unmerge_map()
- *	private anonymous, NOHUGEPAGE, named mapping (dontfork: MADV_DONTFORK); NULL on failure
- */
+/* private anonymous, NOHUGEPAGE, named mapping (dontfork: MADV_DONTFORK); NULL on failure */
 static uint8_t *stress_ksm_unmerge_map(const size_t size, const int flags, const char *name, const bool dontfork)
 {
 	uint8_t *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | flags, -1, 0);
@@ -2048,10 +1864,7 @@ static uint8_t *stress_ksm_unmerge_map(const size_t size, const int flags, const
 	return p;
 }
 
-/*
- *  stress_ksm_unmerge_shared_map()
- *	shared anonymous memory, which KSM never merges; NULL on failure
- */
+/* shared anonymous memory, which KSM never merges; NULL on failure */
 static void *stress_ksm_unmerge_shared_map(const size_t size)
 {
 	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -2059,10 +1872,7 @@ static void *stress_ksm_unmerge_shared_map(const size_t size)
 	return (p == MAP_FAILED) ? NULL : p;
 }
 
-/*
- *  stress_ksm_unmerge_same_fill()
- *	fill n pages at p with the same page (racer ranges merge with the region)
- */
+/* fill n pages at p with the same page (racer ranges merge with the region) */
 static void stress_ksm_unmerge_same_fill(const stress_ksm_unmerge_ctx_t *ctx, uint8_t *p, const size_t n)
 {
 	size_t k;
@@ -2098,10 +1908,7 @@ static void *stress_ksm_unmerge_racer_thread(void *arg)
 	return NULL;
 }
 
-/*
- *  stress_ksm_unmerge_keep()
- *	hold a racer's mapping (len bytes) or heap block (len 0) until its end; p or NULL
- */
+/* hold a racer's mapping (len bytes) or heap block (len 0) until its end; p or NULL */
 static void *stress_ksm_unmerge_keep(stress_ksm_unmerge_run_t *run, void *p, const size_t len)
 {
 	if (p == MAP_FAILED || !p || run->nkept >= SIZEOF_ARRAY(run->kept))
@@ -2111,10 +1918,7 @@ static void *stress_ksm_unmerge_keep(stress_ksm_unmerge_run_t *run, void *p, con
 	return p;
 }
 
-/*
- *  stress_ksm_unmerge_keep_fd()
- *	hold an fd for a racer (the framework closes it); fd, or -1
- */
+/* hold an fd for a racer (the framework closes it); fd, or -1 */
 static int stress_ksm_unmerge_keep_fd(stress_ksm_unmerge_run_t *run, const int fd)
 {
 	if (fd >= 0 && run->nfds < SIZEOF_ARRAY(run->fds))
@@ -2122,10 +1926,7 @@ static int stress_ksm_unmerge_keep_fd(stress_ksm_unmerge_run_t *run, const int f
 	return fd;
 }
 
-/*
- *  stress_ksm_unmerge_racer_end()
- *	undo a racer's start: its stop event, then what it held released
- */
+/* undo a racer's start: its stop event, then what it held released */
 static void stress_ksm_unmerge_racer_end(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	if (run->r->phase && run->priv)
@@ -2193,10 +1994,7 @@ static void stress_ksm_unmerge_racers_start(stress_ksm_unmerge_ctx_t *ctx)
 	}
 }
 
-/*
- *  stress_ksm_unmerge_racers_stop()
- *	stop every running racer: join its thread, end it
- */
+/* stop every running racer: join its thread, end it */
 static void stress_ksm_unmerge_racers_stop(stress_ksm_unmerge_ctx_t *ctx)
 {
 	size_t i;
@@ -2214,10 +2012,7 @@ static void stress_ksm_unmerge_racers_stop(stress_ksm_unmerge_ctx_t *ctx)
 	ctx->racers = 0;
 }
 
-/*
- *  stress_ksm_unmerge_racers_meet()
- *	wait up to 50 ms for every racer that needs merged pages to begin an op on them
- */
+/* wait up to 50 ms for every racer that needs merged pages to begin an op on them */
 static void stress_ksm_unmerge_racers_meet(stress_ksm_unmerge_ctx_t *ctx)
 {
 	const double deadline = stress_time_now() + 0.05;
@@ -2268,10 +2063,7 @@ static bool stress_ksm_unmerge_racers_quiesce(stress_ksm_unmerge_ctx_t *ctx)
 	return true;
 }
 
-/*
- *  stress_ksm_unmerge_phase_set()
- *	enter a cycle phase: the racers' phase hooks run (not in quiet cycles)
- */
+/* enter a cycle phase: the racers' phase hooks run (not in quiet cycles) */
 static void stress_ksm_unmerge_phase_set(stress_ksm_unmerge_ctx_t *ctx, const int phase)
 {
 	size_t i;
@@ -2287,10 +2079,7 @@ static void stress_ksm_unmerge_phase_set(stress_ksm_unmerge_ctx_t *ctx, const in
 		ctx->quiesce = 0;
 }
 
-/*
- *  stress_ksm_unmerge_lat_add()
- *	keep one latency sample (a ring of the latest)
- */
+/* keep one latency sample (a ring of the latest) */
 static void stress_ksm_unmerge_lat_add(stress_ksm_unmerge_lat_t *lat, const double ms)
 {
 	lat->ms[lat->total % KSM_LAT_SAMPLES] = ms;
@@ -2368,10 +2157,7 @@ static bool stress_ksm_unmerge_vmsplice_op(stress_ksm_unmerge_ctx_t *ctx, stress
 	return true;
 }
 
-/*
- *  stress_ksm_unmerge_vmsplice_start()
- *	the pipe (a vmsplice into it proves the syscall) and the buffer
- */
+/* the pipe (a vmsplice into it proves the syscall) and the buffer */
 static int stress_ksm_unmerge_vmsplice_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_vmsplice_t *v = (stress_ksm_unmerge_vmsplice_t *)run->priv;
@@ -2404,10 +2190,7 @@ typedef struct {
 	uint32_t turn;
 } stress_ksm_unmerge_gup_t;
 
-/*
- *  stress_ksm_unmerge_gup_broken()
- *	pure: pages KSM before a write pin and private after it; KSM folios in *folios
- */
+/* pure: pages KSM before a write pin and private after it; KSM folios in *folios */
 static uint64_t stress_ksm_unmerge_gup_broken(const uint8_t *before, const uint8_t *after, const size_t n,
 	uint64_t *folios)
 {
@@ -2424,10 +2207,7 @@ static uint64_t stress_ksm_unmerge_gup_broken(const uint8_t *before, const uint8
 	return broken;
 }
 
-/*
- *  stress_ksm_unmerge_gup_io_ok()
- *	an O_DIRECT transfer moved all len bytes, else a failure (not EINTR)
- */
+/* an O_DIRECT transfer moved all len bytes, else a failure (not EINTR) */
 static bool stress_ksm_unmerge_gup_io_ok(stress_ksm_unmerge_run_t *run, const char *what, const ssize_t ret,
 	const size_t len)
 {
@@ -2536,10 +2316,7 @@ static void stress_ksm_unmerge_gup_longterm(stress_ksm_unmerge_ctx_t *ctx, stres
 	run->rs->ops++;
 }
 
-/*
- *  stress_ksm_unmerge_gup_ring()
- *	an io_uring used only to register fixed buffers, -1 without one
- */
+/* an io_uring used only to register fixed buffers, -1 without one */
 static int stress_ksm_unmerge_gup_ring(void)
 {
 	struct io_uring_params p;
@@ -2552,10 +2329,7 @@ static int stress_ksm_unmerge_gup_ring(void)
 #define stress_ksm_unmerge_gup_ring()			(-1)
 #endif
 
-/*
- *  stress_ksm_unmerge_gup_op()
- *	a write pin first in a merged phase, then O_DIRECT and long-term pins in turn
- */
+/* a write pin first in a merged phase, then O_DIRECT and long-term pins in turn */
 static bool stress_ksm_unmerge_gup_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_gup_t *g = (stress_ksm_unmerge_gup_t *)run->priv;
@@ -2604,10 +2378,7 @@ static int stress_ksm_unmerge_gup_file(stress_ksm_unmerge_ctx_t *ctx, stress_ksm
 	return (pwrite(fd, g->buf, ctx->page_size, 0) == (ssize_t)ctx->page_size) ? 0 : -(errno ? errno : EIO);
 }
 
-/*
- *  stress_ksm_unmerge_gup_start()
- *	bounce buffer, O_DIRECT file, io_uring; one half off is said once
- */
+/* bounce buffer, O_DIRECT file, io_uring; one half off is said once */
 static int stress_ksm_unmerge_gup_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_gup_t *g = (stress_ksm_unmerge_gup_t *)run->priv;
@@ -2662,10 +2433,7 @@ typedef struct {
 	uint64_t *pm;
 } stress_ksm_unmerge_uffd_t;
 
-/*
- *  stress_ksm_unmerge_uffd_open()
- *	a userfaultfd with feature (thread ids where offered); -1 with the reason
- */
+/* a userfaultfd with feature (thread ids where offered); -1 with the reason */
 static int stress_ksm_unmerge_uffd_open(const uint64_t feature, char *reason, const size_t len, bool *tid)
 {
 	const uint64_t want[] = { feature | UFFD_FEATURE_THREAD_ID, feature };
@@ -2692,10 +2460,7 @@ static int stress_ksm_unmerge_uffd_open(const uint64_t feature, char *reason, co
 	return -1;
 }
 
-/*
- *  stress_ksm_unmerge_uffd_wp()
- *	write-protect (on) or unprotect and wake n pages from first; a fail line if refused
- */
+/* write-protect (on) or unprotect and wake n pages from first; a fail line if refused */
 static void stress_ksm_unmerge_uffd_wp(stress_ksm_unmerge_run_t *run, const size_t first, const size_t n, const bool on)
 {
 	const stress_ksm_unmerge_uffd_t *u = (const stress_ksm_unmerge_uffd_t *)run->priv;
@@ -2709,10 +2474,7 @@ static void stress_ksm_unmerge_uffd_wp(stress_ksm_unmerge_run_t *run, const size
 			on ? "on" : "off", first, first + n - 1, errno, strerror(errno));
 }
 
-/*
- *  stress_ksm_unmerge_uffd_events()
- *	resolve pending WP faults; the unmerge itself must never raise one
- */
+/* resolve pending WP faults; the unmerge itself must never raise one */
 static void stress_ksm_unmerge_uffd_events(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int ms)
 {
 	stress_ksm_unmerge_uffd_t *u = (stress_ksm_unmerge_uffd_t *)run->priv;
@@ -2739,10 +2501,7 @@ static void stress_ksm_unmerge_uffd_events(stress_ksm_unmerge_ctx_t *ctx, stress
 	}
 }
 
-/*
- *  stress_ksm_unmerge_uffd_op()
- *	serve WP faults, protect a random range, while unmerging unprotect one
- */
+/* serve WP faults, protect a random range, while unmerging unprotect one */
 static bool stress_ksm_unmerge_uffd_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_uffd_t *u = (stress_ksm_unmerge_uffd_t *)run->priv;
@@ -2807,10 +2566,7 @@ static void stress_ksm_unmerge_uffd_phase(stress_ksm_unmerge_ctx_t *ctx, stress_
 			"(first: page %zu, pagemap %#" PRIx64 ")", lost, first_lost, u->pm[first_lost]);
 }
 
-/*
- *  stress_ksm_unmerge_uffd_start()
- *	the region registered in WP mode (its VmFlags gain "uw": new baseline)
- */
+/* the region registered in WP mode (its VmFlags gain "uw": new baseline) */
 static int stress_ksm_unmerge_uffd_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_uffd_t *u = (stress_ksm_unmerge_uffd_t *)run->priv;
@@ -2849,10 +2605,7 @@ typedef struct {
 	uint64_t victims;		/* picks each victim's mode */
 } stress_ksm_unmerge_mrelease_t;
 
-/*
- *  stress_ksm_unmerge_mrelease_victim()
- *	child: unmerge its copy, COW it or keep it (mode), then wait to be killed
- */
+/* child: unmerge its copy, COW it or keep it (mode), then wait to be killed */
 static void NORETURN stress_ksm_unmerge_mrelease_victim(stress_ksm_unmerge_ctx_t *ctx, const pid_t parent, const int mode)
 {
 	size_t i;
@@ -2937,10 +2690,7 @@ static bool stress_ksm_unmerge_mrelease_op(stress_ksm_unmerge_ctx_t *ctx, stress
 	return true;
 }
 
-/*
- *  stress_ksm_unmerge_mrelease_supported()
- *	pidfd_open (5.3) and process_mrelease (5.15) must exist
- */
+/* pidfd_open (5.3) and process_mrelease (5.15) must exist */
 static int stress_ksm_unmerge_mrelease_supported(char *reason, const size_t len)
 {
 	const int fd = shim_pidfd_open(getpid(), 0);
@@ -2983,10 +2733,7 @@ static const char * const stress_ksm_unmerge_fork_fails[] = {
 	"a neighbouring KSM page changed by the child's write",
 };
 
-/*
- *  stress_ksm_unmerge_fork_counters_verdict()
- *	pure: did the child start with its parent's KSM counters: 1 yes, 0 no, 2 cannot tell
- */
+/* pure: did the child start with its parent's KSM counters: 1 yes, 0 no, 2 cannot tell */
 static int stress_ksm_unmerge_fork_counters_verdict(const stress_ksm_unmerge_fork_sh_t *sh)
 {
 	if (!sh->read_ns || ((sh->verdict[0] != KSM_COUNTER_OK || sh->child[0] <= 0) &&
@@ -3060,7 +2807,7 @@ static void NORETURN stress_ksm_unmerge_fork_child(stress_ksm_unmerge_ctx_t *ctx
 	int pm_fd, tries;
 
 	if (stress_fs_file_read(KSM_STAT, buf, sizeof(buf)) > 0) {
-		sh->scanned[1] = (int64_t)stress_ksm_unmerge_knob_u64("pages_scanned");
+		sh->scanned[1] = stress_ksm_unmerge_field(KSM_SYSFS "/pages_scanned", NULL);
 		sh->read_ns = stress_ksm_unmerge_now_ns();
 		sh->verdict[0] = stress_ksm_unmerge_counter(buf, "ksm_merging_pages", (int64_t *)&sh->child[0]);
 		sh->verdict[1] = stress_ksm_unmerge_counter(buf, "ksm_rmap_items", (int64_t *)&sh->child[1]);
@@ -3084,10 +2831,7 @@ static void NORETURN stress_ksm_unmerge_fork_child(stress_ksm_unmerge_ctx_t *ctx
 	_exit(sh->fail ? EXIT_FAILURE : EXIT_SUCCESS);
 }
 
-/*
- *  stress_ksm_unmerge_fork_reap()
- *	reap the child (3 s at most), count its COWs, report what it recorded
- */
+/* reap the child (3 s at most), count its COWs, report what it recorded */
 static void stress_ksm_unmerge_fork_reap(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run,
 	stress_ksm_unmerge_fork_t *f)
 {
@@ -3099,11 +2843,10 @@ static void stress_ksm_unmerge_fork_reap(stress_ksm_unmerge_ctx_t *ctx, stress_k
 	run->rs->ops++;
 	run->rs->evidence += sh->n;
 	if (stress_ksm_unmerge_fork_counters_verdict(sh) == 1)
-		stress_ksm_unmerge_racer_fail(run, "the child's ksm_stat read ksm_merging_pages %" PRId64 ", ksm_rmap_items "
-			"%" PRId64 " %.3f ms after fork() (the parent's: %" PRId64 ", %" PRId64 "; ksmd scanned %" PRId64
-			" pages meanwhile): the parent's KSM counters were copied into the child (expected 0; "
-			"fixed by 4d6fc29f3634)", sh->child[0], sh->child[1], (double)(sh->read_ns - sh->fork_ns) / 1.0E6,
-			sh->parent[0], sh->parent[1], sh->scanned[1] - sh->scanned[0]);
+		stress_ksm_unmerge_racer_fail(run, "the parent's KSM counters were copied into the child (fixed by "
+			"4d6fc29f3634): its ksm_merging_pages %" PRId64 ", ksm_rmap_items %" PRId64 " %.3f ms after fork() "
+			"(parent %" PRId64 ", %" PRId64 "; %" PRId64 " pages scanned meanwhile)", sh->child[0], sh->child[1],
+			(double)(sh->read_ns - sh->fork_ns) / 1.0E6, sh->parent[0], sh->parent[1], sh->scanned[1] - sh->scanned[0]);
 	if (sh->fail > 0 && (size_t)sh->fail < SIZEOF_ARRAY(stress_ksm_unmerge_fork_fails))
 		stress_ksm_unmerge_racer_fail(run, "%s: page %" PRIu64 ", byte %" PRId64 ", pfn %#" PRIx64 " -> %#" PRIx64
 			", errno=%d (%s)", stress_ksm_unmerge_fork_fails[sh->fail], sh->page, sh->off, sh->pfn[0],
@@ -3164,10 +2907,7 @@ static void stress_ksm_unmerge_fork_phase(stress_ksm_unmerge_ctx_t *ctx, stress_
 	sh->n = 0;
 }
 
-/*
- *  stress_ksm_unmerge_fork_start()
- *	the state shared with the children
- */
+/* the state shared with the children */
 static int stress_ksm_unmerge_fork_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_fork_t *f = (stress_ksm_unmerge_fork_t *)run->priv;
@@ -3191,10 +2931,7 @@ typedef struct {
 	uint32_t toggles;		/* this cycle */
 } stress_ksm_unmerge_mprotect_t;
 
-/*
- *  stress_ksm_unmerge_mprotect_rw()
- *	(lock held) the window back to PROT_READ | PROT_WRITE; a fail line if refused
- */
+/* (lock held) the window back to PROT_READ | PROT_WRITE; a fail line if refused */
 static void stress_ksm_unmerge_mprotect_rw(stress_ksm_unmerge_run_t *run, stress_ksm_unmerge_mprotect_t *mp)
 {
 	if (!mp->nprot)
@@ -3294,10 +3031,7 @@ static void stress_ksm_unmerge_mprotect_phase(stress_ksm_unmerge_ctx_t *ctx, str
 	(void)pthread_mutex_unlock(&mp->lock);
 }
 
-/*
- *  stress_ksm_unmerge_mprotect_start()
- *	the window (racers that touch pages stay below it) and its maps
- */
+/* the window (racers that touch pages stay below it) and its maps */
 static int stress_ksm_unmerge_mprotect_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_mprotect_t *mp = (stress_ksm_unmerge_mprotect_t *)run->priv;
@@ -3323,10 +3057,7 @@ typedef struct {
 	uint32_t ranges;		/* ranges discarded this cycle, 64 at most */
 } stress_ksm_unmerge_dontneed_t;
 
-/*
- *  stress_ksm_unmerge_dontneed_op()
- *	discard 1-16 random pages while merged or unmerging; count the KSM pages
- */
+/* discard 1-16 random pages while merged or unmerging; count the KSM pages */
 static bool stress_ksm_unmerge_dontneed_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_dontneed_t *d = (stress_ksm_unmerge_dontneed_t *)run->priv;
@@ -3354,10 +3085,7 @@ static bool stress_ksm_unmerge_dontneed_op(stress_ksm_unmerge_ctx_t *ctx, stress
 	return true;
 }
 
-/*
- *  stress_ksm_unmerge_dontneed_phase()
- *	every racer parked (the window is RW again): refill the holes
- */
+/* every racer parked (the window is RW again): refill the holes */
 static void stress_ksm_unmerge_dontneed_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
 {
 	stress_ksm_unmerge_dontneed_t *d = (stress_ksm_unmerge_dontneed_t *)run->priv;
@@ -3370,10 +3098,7 @@ static void stress_ksm_unmerge_dontneed_phase(stress_ksm_unmerge_ctx_t *ctx, str
 	}
 }
 
-/*
- *  stress_ksm_unmerge_dontneed_start()
- *	the hole map
- */
+/* the hole map */
 static int stress_ksm_unmerge_dontneed_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_dontneed_t *d = (stress_ksm_unmerge_dontneed_t *)run->priv;
@@ -3388,13 +3113,10 @@ typedef struct {
 	uint8_t *base;			/* NULL once unmapped */
 	size_t size, stride, populated;
 	bool mergeable;
-	double probe_ns, last_ns;	/* walk ns per page: a 1 GiB probe, the last walk */
+	double last_ns;			/* the last walk's ns per page */
 } stress_ksm_unmerge_sparse_t;
 
-/*
- *  stress_ksm_unmerge_sparse_layout()
- *	pure: bytes between the populated pages of a range, their count in *n
- */
+/* pure: bytes between the populated pages of a range, their count in *n */
 static size_t stress_ksm_unmerge_sparse_layout(const size_t size, const size_t page_size, size_t *n)
 {
 	size_t stride = 64 * MB;
@@ -3407,10 +3129,7 @@ static size_t stress_ksm_unmerge_sparse_layout(const size_t size, const size_t p
 	return stride;
 }
 
-/*
- *  stress_ksm_unmerge_sparse_allow()
- *	pure: secs a walk of pages is excused from the hang bound
- */
+/* pure: secs a walk of pages is excused from the hang bound */
 static double stress_ksm_unmerge_sparse_allow(const size_t pages, const double probe_ns, const double last_ns)
 {
 	const double ns = STRESS_MAXIMUM(probe_ns, last_ns);
@@ -3444,7 +3163,7 @@ static void stress_ksm_unmerge_sparse_phase(stress_ksm_unmerge_ctx_t *ctx, stres
 	}
 	for (k = 0; k < s->populated; k++)
 		ksm += stress_ksm_unmerge_ksm_count(ctx, s->base + k * s->stride, 1);
-	ctx->st->hang_allow = stress_ksm_unmerge_sparse_allow(pages, s->probe_ns, s->last_ns);
+	ctx->st->hang_allow = stress_ksm_unmerge_sparse_allow(pages, 0.0, s->last_ns);
 	do {
 		t0 = stress_ksm_unmerge_now_ns();
 		ret = madvise(s->base, s->size, MADV_UNMERGEABLE);
@@ -3492,19 +3211,8 @@ static int stress_ksm_unmerge_sparse_start(stress_ksm_unmerge_ctx_t *ctx, stress
 	const size_t ps = ctx->page_size;
 	const int64_t hung = stress_ksm_unmerge_field("/proc/sys/kernel/hung_task_timeout_secs", NULL);
 	size_t want = DEFAULT_KSM_UNMERGE_SPARSE, k;
-	uint8_t *p = stress_ksm_unmerge_map(GB, MAP_NORESERVE, "ksm-unmerge-probe", false);
 	double walk;
 
-	if (p) {
-		(void)shim_memset(p + GB / 2, 0x5a, ps);
-		if (madvise(p, GB, MADV_MERGEABLE) == 0) {
-			const uint64_t t0 = stress_ksm_unmerge_now_ns();
-
-			if (madvise(p, GB, MADV_UNMERGEABLE) == 0)
-				s->probe_ns = (double)(stress_ksm_unmerge_now_ns() - t0) / (double)(GB / ps);
-		}
-		(void)munmap(p, GB);
-	}
 	(void)stress_setting_get("ksm-unmerge-sparse", &want);
 	s->size = want & ~(ps - 1);
 	if (stress_ksm_unmerge_field("/proc/sys/vm/overcommit_memory", NULL) == 2) {
@@ -3524,13 +3232,11 @@ static int stress_ksm_unmerge_sparse_start(stress_ksm_unmerge_ctx_t *ctx, stress
 	s->stride = stress_ksm_unmerge_sparse_layout(s->size, ps, &s->populated);
 	for (k = 0; k < s->populated; k++)
 		stress_ksm_unmerge_same_fill(ctx, s->base + k * s->stride, 1);
-	walk = (double)(s->size / ps) * (s->probe_ns > 0.0 ? s->probe_ns : 250.0) / 1.0E9;
+	walk = stress_ksm_unmerge_sparse_allow(s->size / ps, 0.0, 0.0) / 4.0;	/* at a slow kernel's pace */
 	if (stress_instance_zero(ctx->args) && (s->size < want || walk >= 1.0))
-		pr_inf("%s: sparse racer: %zu bytes (%zu asked: the commit room, RLIMIT_AS or the address space cut "
-			"it), %zu populated pages; one unmerge is predicted to take %.1f s (%.1f ns per page)%s\n",
-			ctx->args->name, s->size, want, s->populated, walk, s->probe_ns, (hung > 0 && walk > (double)hung) ?
-			"; it holds the mmap lock past kernel.hung_task_timeout_secs: ksmd, blocked on it, will be "
-			"reported as a hung task (a kernel warning)" : "");
+		pr_inf("%s: sparse racer: %zu bytes (%zu asked), %zu populated pages; one unmerge may take up to "
+			"%.1f s%s\n", ctx->args->name, s->size, want, s->populated, walk, (hung > 0 && walk > (double)hung) ?
+			", past kernel.hung_task_timeout_secs: ksmd, blocked on the mmap lock, may be reported hung" : "");
 	return 0;
 }
 
@@ -3550,10 +3256,7 @@ typedef struct {
 	uint64_t thps;
 } stress_ksm_unmerge_thp_t;
 
-/*
- *  stress_ksm_unmerge_thp_kind()
- *	pure: a chunk is small pages (0), one PMD-sized THP (1) or mTHPs (2)
- */
+/* pure: a chunk is small pages (0), one PMD-sized THP (1) or mTHPs (2) */
 static int stress_ksm_unmerge_thp_kind(const uint64_t *pm, const uint64_t *flags, const size_t per)
 {
 	size_t i;
@@ -3566,10 +3269,7 @@ static int stress_ksm_unmerge_thp_kind(const uint64_t *pm, const uint64_t *flags
 	return (flags[0] & KPF_HEAD) && i == per ? 1 : 2;
 }
 
-/*
- *  stress_ksm_unmerge_thp_ksm()
- *	KSM pages (what, per page) in chunk c of the THP region, -1 unread
- */
+/* KSM pages (what, per page) in chunk c of the THP region, -1 unread */
 static int64_t stress_ksm_unmerge_thp_ksm(const stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_thp_t *t, const size_t c)
 {
 	const size_t per = t->pmd / ctx->page_size;
@@ -3586,10 +3286,7 @@ static int64_t stress_ksm_unmerge_thp_ksm(const stress_ksm_unmerge_ctx_t *ctx, s
 	return ksm;
 }
 
-/*
- *  stress_ksm_unmerge_thp_park()
- *	before parking: the THP region unmerged, intact and free of KSM pages
- */
+/* before parking: the THP region unmerged, intact and free of KSM pages */
 static void stress_ksm_unmerge_thp_park(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run,
 	stress_ksm_unmerge_thp_t *t)
 {
@@ -3645,10 +3342,7 @@ static void stress_ksm_unmerge_thp_phase(stress_ksm_unmerge_ctx_t *ctx, stress_k
 		;
 }
 
-/*
- *  stress_ksm_unmerge_thp_op()
- *	during the main unmerge: compact memory, then unmerge the THP region
- */
+/* during the main unmerge: compact memory, then unmerge the THP region */
 static bool stress_ksm_unmerge_thp_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_thp_t *t = (stress_ksm_unmerge_thp_t *)run->priv;
@@ -3727,19 +3421,13 @@ typedef struct {
 	struct sigaction old;
 } stress_ksm_unmerge_signal_t;
 
-/*
- *  stress_ksm_unmerge_signal_handler()
- *	returning interrupts the unmerge (installed without SA_RESTART)
- */
+/* returning interrupts the unmerge (installed without SA_RESTART) */
 static void stress_ksm_unmerge_signal_handler(int sig)
 {
 	(void)sig;
 }
 
-/*
- *  stress_ksm_unmerge_signal_op()
- *	signal the main thread every 10-110 us while it is in the unmerge
- */
+/* signal the main thread every 10-110 us while it is in the unmerge */
 static bool stress_ksm_unmerge_signal_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_signal_t *s = (stress_ksm_unmerge_signal_t *)run->priv;
@@ -3754,10 +3442,7 @@ static bool stress_ksm_unmerge_signal_op(stress_ksm_unmerge_ctx_t *ctx, stress_k
 	return true;
 }
 
-/*
- *  stress_ksm_unmerge_signal_call()
- *	one timed unmerge call under signals, retried on EINTR (the evidence)
- */
+/* one timed unmerge call under signals, retried on EINTR (the evidence) */
 static int stress_ksm_unmerge_signal_call(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run,
 	const uint64_t sw, const size_t off, const size_t len)
 {
@@ -3778,10 +3463,7 @@ static int stress_ksm_unmerge_signal_call(stress_ksm_unmerge_ctx_t *ctx, stress_
 	return ret;
 }
 
-/*
- *  stress_ksm_unmerge_signal_start()
- *	a handler without SA_RESTART (stress-ng's)
- */
+/* a handler without SA_RESTART (stress-ng's) */
 static int stress_ksm_unmerge_signal_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_signal_t *s = (stress_ksm_unmerge_signal_t *)run->priv;
@@ -3792,10 +3474,7 @@ static int stress_ksm_unmerge_signal_start(stress_ksm_unmerge_ctx_t *ctx, stress
 	return 0;
 }
 
-/*
- *  stress_ksm_unmerge_signal_phase()
- *	at the racer's end: the old handler back
- */
+/* at the racer's end: the old handler back */
 static void stress_ksm_unmerge_signal_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
 {
 	stress_ksm_unmerge_signal_t *s = (stress_ksm_unmerge_signal_t *)run->priv;
@@ -3825,10 +3504,7 @@ typedef struct {
 	bool broken;			/* a move back failed: no more moves */
 } stress_ksm_unmerge_mremap_t;
 
-/*
- *  stress_ksm_unmerge_mremap_move()
- *	move len bytes from src to dst, src kept mapped (empty); 0 or -1
- */
+/* move len bytes from src to dst, src kept mapped (empty); 0 or -1 */
 static int stress_ksm_unmerge_mremap_move(uint8_t *src, uint8_t *dst, const size_t len)
 {
 	void *p = mremap(src, len, len, MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP, dst);
@@ -3884,10 +3560,7 @@ static bool stress_ksm_unmerge_mremap_op(stress_ksm_unmerge_ctx_t *ctx, stress_k
 	return true;
 }
 
-/*
- *  stress_ksm_unmerge_mremap_phase()
- *	the range merged, unmerged under moves, then no KSM page and data intact
- */
+/* the range merged, unmerged under moves, then no KSM page and data intact */
 static void stress_ksm_unmerge_mremap_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
 {
 	stress_ksm_unmerge_mremap_t *m = (stress_ksm_unmerge_mremap_t *)run->priv;
@@ -3909,10 +3582,7 @@ static void stress_ksm_unmerge_mremap_phase(stress_ksm_unmerge_ctx_t *ctx, stres
 		stress_ksm_unmerge_racer_fail(run, "the range lost data after the moves and the unmerge");
 }
 
-/*
- *  stress_ksm_unmerge_mremap_start()
- *	the range (merges with the region) and its target; MREMAP_DONTUNMAP proved
- */
+/* the range (merges with the region) and its target; MREMAP_DONTUNMAP proved */
 static int stress_ksm_unmerge_mremap_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_mremap_t *m = (stress_ksm_unmerge_mremap_t *)run->priv;
@@ -3948,10 +3618,7 @@ typedef struct {
 	bool registered;
 } stress_ksm_unmerge_minor_t;
 
-/*
- *  stress_ksm_unmerge_minor_unregister()
- *	drop the minor registration (where the broken kernel warned)
- */
+/* drop the minor registration (where the broken kernel warned) */
 static void stress_ksm_unmerge_minor_unregister(stress_ksm_unmerge_run_t *run, stress_ksm_unmerge_minor_t *m)
 {
 	struct uffdio_range r = { (uintptr_t)m->range, m->size };
@@ -4004,10 +3671,7 @@ static void stress_ksm_unmerge_minor_phase(stress_ksm_unmerge_ctx_t *ctx, stress
 		stress_ksm_unmerge_minor_unregister(run, m);
 }
 
-/*
- *  stress_ksm_unmerge_minor_start()
- *	a uffd with minor faults on shmem and a private mapping of a memfd
- */
+/* a uffd with minor faults on shmem and a private mapping of a memfd */
 static int stress_ksm_unmerge_minor_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_minor_t *m = (stress_ksm_unmerge_minor_t *)run->priv;
@@ -4037,10 +3701,7 @@ static int stress_ksm_unmerge_minor_start(stress_ksm_unmerge_ctx_t *ctx, stress_
 /* ---- prctl-exec: PR_SET_MEMORY_MERGE across fork and exec ---- */
 #if defined(HAVE_PTRACE)
 
-/*
- *  stress_ksm_unmerge_exec_vmas()
- *	an exec'd child's private writable VMAs and how many are "mg"; -1 if unreadable
- */
+/* an exec'd child's private writable VMAs and how many are "mg"; -1 if unreadable */
 static int stress_ksm_unmerge_exec_vmas(const pid_t pid, size_t *vmas, size_t *mg, char *first, const size_t len)
 {
 	char path[64], line[512], range[64] = "", word[64], perms[8];
@@ -4118,10 +3779,7 @@ static bool stress_ksm_unmerge_exec_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm
 	return true;
 }
 
-/*
- *  stress_ksm_unmerge_exec_supported()
- *	PR_GET_MEMORY_MERGE (6.4)
- */
+/* PR_GET_MEMORY_MERGE (6.4) */
 static int stress_ksm_unmerge_exec_supported(char *reason, const size_t len)
 {
 	if (prctl(PR_GET_MEMORY_MERGE, 0UL, 0UL, 0UL, 0UL) >= 0)
@@ -4154,10 +3812,7 @@ typedef struct {
 	volatile uint64_t unmerge_ns[2];	/* the zero range's unmerge: start, end */
 } stress_ksm_unmerge_fz_t;
 
-/*
- *  stress_ksm_unmerge_fz_judge()
- *	pure: KSM zero pages charged beyond those mapped, split by cause
- */
+/* pure: KSM zero pages charged beyond those mapped, split by cause */
 static int64_t stress_ksm_unmerge_fz_judge(const int64_t charged, const int64_t mapped, const int64_t uncopied,
 	int64_t *uncopied_part, int64_t *unmerging_part)
 {
@@ -4168,10 +3823,7 @@ static int64_t stress_ksm_unmerge_fz_judge(const int64_t charged, const int64_t 
 	return excess;
 }
 
-/*
- *  stress_ksm_unmerge_fz_count()
- *	KSM zero pages in n pages at addr, read through pm_fd; -1 unreadable
- */
+/* KSM zero pages in n pages at addr, read through pm_fd; -1 unreadable */
 static int64_t stress_ksm_unmerge_fz_count(const stress_ksm_unmerge_ctx_t *ctx, const int pm_fd, uintptr_t a, size_t n)
 {
 	uint64_t pm[256];
@@ -4190,10 +3842,7 @@ static int64_t stress_ksm_unmerge_fz_count(const stress_ksm_unmerge_ctx_t *ctx, 
 	return count;
 }
 
-/*
- *  stress_ksm_unmerge_fz_child()
- *	child: the KSM zero pages charged to it, then those it maps
- */
+/* child: the KSM zero pages charged to it, then those it maps */
 static void NORETURN stress_ksm_unmerge_fz_child(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_fz_sh_t *sh,
 	const pid_t parent)
 {
@@ -4262,19 +3911,14 @@ static bool stress_ksm_unmerge_fz_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_u
 		stress_ksm_unmerge_racer_fail(run, "the child could not read its ksm_stat or pagemap, errno=%d (%s)",
 			sh->err, strerror(sh->err));
 	else if (excess)
-		stress_ksm_unmerge_racer_fail(run, "KSM zero pages charged at fork: a child forked with %" PRId64 " in "
-			"its parent's ksm_stat was charged %" PRId64 " while it maps %" PRId64 "; %" PRId64 " of the excess "
-			"sat in VMAs fork() does not copy (MADV_DONTFORK/WIPEONFORK), %" PRId64 " were unmerged while "
-			"fork() ran (%s): dup_mm() copies the parent's count before dup_mmap() copies the page "
-			"tables, and the global ksm_zero_pages keeps the excess after the child exits", before,
-			sh->charged, sh->mapped, uncopied, unmerging, overlap ? "it overlapped our unmerge" : "no overlap");
+		stress_ksm_unmerge_racer_fail(run, "KSM zero pages charged at fork: a child was charged %" PRId64 " but maps %"
+			PRId64 " (parent %" PRId64 "; excess %" PRId64 " in DONTFORK/WIPEONFORK VMAs, %" PRId64 " unmerged during "
+			"fork()%s): dup_mm() copies a stale count, and it outlives the child", sh->charged, sh->mapped,
+			before, uncopied, unmerging, overlap ? ", which overlapped our unmerge" : "");
 	return true;
 }
 
-/*
- *  stress_ksm_unmerge_fz_ranges()
- *	madvise the zero ranges (the main one too if asked)
- */
+/* madvise the zero ranges (the main one too if asked) */
 static void stress_ksm_unmerge_fz_ranges(stress_ksm_unmerge_run_t *run, const int advice, const bool main_range)
 {
 	const stress_ksm_unmerge_fz_t *z = (const stress_ksm_unmerge_fz_t *)run->priv;
@@ -4286,10 +3930,7 @@ static void stress_ksm_unmerge_fz_ranges(stress_ksm_unmerge_run_t *run, const in
 			strerror(errno));
 }
 
-/*
- *  stress_ksm_unmerge_fz_phase()
- *	zero ranges merged, the main one unmerged while the thread forks
- */
+/* zero ranges merged, the main one unmerged while the thread forks */
 static void stress_ksm_unmerge_fz_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
 {
 	stress_ksm_unmerge_fz_t *z = (stress_ksm_unmerge_fz_t *)run->priv;
@@ -4418,10 +4059,7 @@ static const stress_ksm_unmerge_racer_t stress_ksm_unmerge_racers[KSM_RACERS] = 
 	  .op = stress_ksm_unmerge_fz_op, .phase = stress_ksm_unmerge_fz_phase },
 };
 
-/*
- *  stress_ksm_unmerge_method()
- *	--ksm-unmerge-method names: all, madvise, prctl, then the racers
- */
+/* --ksm-unmerge-method names: all, madvise, prctl, then the racers */
 static const char *stress_ksm_unmerge_method(const size_t i)
 {
 	static const char * const fixed[] = { "all", "madvise", "prctl" };
@@ -4431,10 +4069,7 @@ static const char *stress_ksm_unmerge_method(const size_t i)
 	return (i - SIZEOF_ARRAY(fixed) < KSM_RACERS) ? stress_ksm_unmerge_racers[i - SIZEOF_ARRAY(fixed)].name : NULL;
 }
 
-/*
- *  stress_ksm_unmerge_use()
- *	pure: the switches and racers method m runs
- */
+/* pure: the switches and racers method m runs */
 static uint64_t stress_ksm_unmerge_use(const size_t m)
 {
 	if (m == 0)
@@ -4503,10 +4138,7 @@ static size_t stress_ksm_unmerge_region_size(stress_args_t *args, const uint64_t
 	return per;
 }
 
-/*
- *  stress_ksm_unmerge_ctx_free()
- *	release everything the context holds
- */
+/* release everything the context holds */
 static void stress_ksm_unmerge_ctx_free(stress_ksm_unmerge_ctx_t *ctx)
 {
 	int *fds[] = { &ctx->pagemap_fd, &ctx->kpageflags_fd, &ctx->kpagecount_fd };
@@ -4843,9 +4475,9 @@ static int stress_ksm_unmerge_outcome(stress_ksm_unmerge_ctx_t *ctx, int rc)
 	if (rc != EXIT_SUCCESS)
 		return rc;
 	if (want && !st->pages_merged && (st->merge_timeouts || st->partial_merges)) {
-		pr_fail("%s: nothing merged in %" PRIu64 " merge waits (ksmd run=%" PRIu64 ", %zu pages per instance): "
+		pr_fail("%s: nothing merged in %" PRIu64 " merge waits (ksmd run=%" PRId64 ", %zu pages per instance): "
 			"no throughput reported\n", name, st->merge_timeouts + st->partial_merges,
-			stress_ksm_unmerge_knob_u64("run"), ctx->npages);
+			stress_ksm_unmerge_field(KSM_SYSFS "/run", NULL), ctx->npages);
 		return EXIT_FAILURE;
 	}
 	if (!st->cycles && want) {
@@ -4917,10 +4549,7 @@ static int stress_ksm_unmerge_worker(stress_args_t *args)
 	return rc;
 }
 
-/*
- *  stress_ksm_unmerge_stacks()
- *	a worker stuck in the kernel: its wchan and every thread's kernel stack
- */
+/* a worker stuck in the kernel: its wchan and every thread's kernel stack */
 static void stress_ksm_unmerge_stacks(const char *name, const pid_t pid, const char *why)
 {
 	char path[64], wchan[128], stack[2048], *p;
@@ -5037,10 +4666,7 @@ static int64_t stress_ksm_unmerge_zero_leak(void)
 	return -1;
 }
 
-/*
- *  stress_ksm_unmerge_leak_judge()
- *	pure: KSM zero pages held by no process beyond base, 0 if none
- */
+/* pure: KSM zero pages held by no process beyond base, 0 if none */
 static int64_t stress_ksm_unmerge_leak_judge(const int64_t base, const int64_t *now, const size_t n)
 {
 	int64_t leak = INT64_MAX;
@@ -5072,11 +4698,9 @@ static int stress_ksm_unmerge_zero_leak_check(stress_args_t *args)
 			return EXIT_SUCCESS;
 		(void)shim_nanosleep_uint64(200000000);
 	} while (stress_time_now() < deadline && n < SIZEOF_ARRAY(now));
-	pr_fail("%s: KSM zero pages charged at fork: the global ksm_zero_pages counts %" PRId64 " more KSM zero "
-		"pages for no live process than when the run began (%" PRId64 " then): children forked while "
-		"their parent unmerged KSM zero pages, or held them in MADV_DONTFORK/WIPEONFORK VMAs, were "
-		"charged pages they never mapped, and the count stayed when they exited (ksm_zero_pages and "
-		"general_profit only grow)\n", args->name, leak, sh->zero_leak0);
+	pr_fail("%s: KSM zero pages charged at fork: the global ksm_zero_pages holds %" PRId64 " more pages that no "
+		"live process has than at the start (%" PRId64 " then): forked children were charged KSM zero pages "
+		"they never mapped, and the charge outlived them\n", args->name, leak, sh->zero_leak0);
 	return EXIT_FAILURE;
 }
 
@@ -5123,10 +4747,7 @@ static int stress_ksm_unmerge(stress_args_t *args)
 	return rc;
 }
 
-/*
- *  stress_ksm_unmerge_report_line()
- *	pr_inf a line LKP's parser cannot take for a metrics row
- */
+/* pr_inf a line LKP's parser cannot take for a metrics row */
 static void FORMAT(printf, 1, 2) stress_ksm_unmerge_report_line(const char *fmt, ...)
 {
 	char buf[512];
@@ -5142,10 +4763,7 @@ static void FORMAT(printf, 1, 2) stress_ksm_unmerge_report_line(const char *fmt,
 	pr_inf("ksm-unmerge: %s%s\n", buf, (fields == 10 || fields == 12) ? " -" : "");
 }
 
-/*
- *  stress_ksm_unmerge_double_cmp()
- *	qsort: order doubles
- */
+/* qsort: order doubles */
 static int stress_ksm_unmerge_double_cmp(const void *a, const void *b)
 {
 	const double x = *(const double *)a, y = *(const double *)b;
@@ -5353,10 +4971,7 @@ const stressor_info_t stress_ksm_unmerge_info = {
 
 #else
 
-/*
- *  stress_ksm_unmerge_method()
- *	no methods in a build without KSM
- */
+/* no methods in a build without KSM */
 static const char *stress_ksm_unmerge_method(const size_t i)
 {
 	(void)i;
