@@ -68,8 +68,12 @@
 #define MAX_KSM_UNMERGE_BYTES		(MAX_MEM_LIMIT)
 #define DEFAULT_KSM_UNMERGE_BYTES	(64 * MB)
 #define MIN_KSM_UNMERGE_SPARSE		(1 * MB)
-#define MAX_KSM_UNMERGE_SPARSE		(MAX_48)
+#define MAX_KSM_UNMERGE_SPARSE		(MAX_MEM_LIMIT)
+#if UINTPTR_MAX == MAX_32
+#define DEFAULT_KSM_UNMERGE_SPARSE	(1ULL * GB)
+#else
 #define DEFAULT_KSM_UNMERGE_SPARSE	(16ULL * GB)
+#endif
 
 static const stress_help_t help[] = {
 	{ NULL,	"ksm-unmerge N",	"start N workers merging and unmerging KSM pages" },
@@ -115,7 +119,10 @@ static const stress_opt_t opts[] = {
     defined(HAVE_LIB_PTHREAD) &&	\
     defined(MADV_MERGEABLE) &&		\
     defined(MADV_UNMERGEABLE) &&	\
-    defined(MADV_DONTFORK)
+    defined(MADV_DONTFORK) &&		\
+    defined(HAVE_ATOMIC_FETCH_OR) &&	\
+    defined(HAVE_ATOMIC_SUB_FETCH) &&	\
+    defined(HAVE_LOCKF)
 
 #if !defined(PR_SET_MEMORY_MERGE)
 #define PR_SET_MEMORY_MERGE	(67)
@@ -125,6 +132,9 @@ static const stress_opt_t opts[] = {
 #endif
 #if !defined(MAP_NORESERVE)
 #define MAP_NORESERVE		(0)
+#endif
+#if !defined(TMPFS_MAGIC)
+#define TMPFS_MAGIC		(0x01021994)
 #endif
 
 #define KSM_SYSFS		"/sys/kernel/mm/ksm"
@@ -395,7 +405,7 @@ static uint64_t stress_ksm_unmerge_now_ns(void)
 {
 	struct timespec ts;
 
-	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
+	(void)shim_clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
@@ -412,10 +422,7 @@ static const char * const stress_ksm_unmerge_counter_verdicts[] = {
 	"ok", "missing", "negative", "wrapped below 0 (2^63 or more)", "not a number",
 };
 
-/*
- *  stress_ksm_unmerge_counter()
- *	pure: "name N" of a proc text buffer (name NULL: a bare number) into *val; a KSM_COUNTER_* verdict
- */
+/* pure: "name N" of a proc text buffer (name NULL: a bare number) into *val; a KSM_COUNTER_* verdict */
 static int stress_ksm_unmerge_counter(const char *buf, const char *name, int64_t *val)
 {
 	const char *p = buf;
@@ -439,12 +446,11 @@ static int stress_ksm_unmerge_counter(const char *buf, const char *name, int64_t
 		*val = (int64_t)strtoll(p, &end, 10);
 		return (end == p + 1) ? KSM_COUNTER_GARBLED : KSM_COUNTER_NEGATIVE;
 	}
-	errno = 0;
-	v = strtoull(p, &end, 10);
+	v = strtoull(p, &end, 10);	/* ULLONG_MAX on overflow: wrapped too */
 	if (end == p)
 		return KSM_COUNTER_GARBLED;
 	*val = (int64_t)v;
-	return (errno == ERANGE || v >= (1ULL << 63)) ? KSM_COUNTER_WRAPPED : KSM_COUNTER_OK;
+	return (v >= (1ULL << 63)) ? KSM_COUNTER_WRAPPED : KSM_COUNTER_OK;
 }
 
 /* counter name of the file at path (NULL: the file is the number), -1 if missing or bad */
@@ -493,10 +499,7 @@ static inline uint64_t stress_ksm_unmerge_pm_pfn(const uint64_t e)
 	return (e & PM_PRESENT) ? (e & PM_PFN_MASK) : 0;
 }
 
-/*
- *  stress_ksm_unmerge_vmflags()
- *	range and VmFlags of the VMA holding addr (no_mg: VmFlags alone, "mg" left out); -1 if none
- */
+/* range and VmFlags of the VMA holding addr (no_mg: VmFlags alone, "mg" left out); -1 if none */
 static int stress_ksm_unmerge_vmflags(const void *addr, char *out, const size_t len, const bool no_mg)
 {
 	const unsigned long a = (unsigned long)(uintptr_t)addr;
@@ -570,16 +573,11 @@ static int stress_ksm_unmerge_knob_read(const char *knob, char *buf, const size_
 static int stress_ksm_unmerge_knob_write(const char *knob, const char *value)
 {
 	char path[PATH_MAX];
-	int fd, err = 0;
+	ssize_t ret;
 
 	(void)snprintf(path, sizeof(path), "%s/%s", KSM_SYSFS, knob);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, value, strlen(value)) < 0)
-		err = -errno;
-	(void)close(fd);
-	return err;
+	ret = stress_fs_file_write(path, value, strlen(value));
+	return (ret < 0) ? (int)ret : 0;
 }
 
 /* snapshot every KSM knob the stressor may change */
@@ -782,7 +780,7 @@ static void stress_ksm_unmerge_templates_fill(stress_ksm_unmerge_ctx_t *ctx)
 
 	for (t = 0; t <= KSM_FEW_TEMPLATES; t++)
 		for (w = 0; w < words; w++)
-			((uint64_t *)(ctx->templates + t * ctx->page_size))[w] =
+			((uint64_t *)(void *)(ctx->templates + t * ctx->page_size))[w] =
 				0x6b736d756e6d7267ULL ^ ((t + 1) * 0x9e3779b97f4a7c15ULL) ^ w;
 }
 
@@ -803,16 +801,13 @@ static void stress_ksm_unmerge_page_fill(const stress_ksm_unmerge_ctx_t *ctx, co
 		(void)shim_memset(page, 0, ctx->page_size);
 	} else if (kind == KSM_KIND_UNIQUE) {
 		for (w = 0; w < ctx->page_size / sizeof(uint64_t); w++)
-			((uint64_t *)page)[w] = stress_ksm_unmerge_unique_word(ctx, i, w);
+			((uint64_t *)(void *)page)[w] = stress_ksm_unmerge_unique_word(ctx, i, w);
 	} else {
 		(void)shim_memcpy(page, stress_ksm_unmerge_template(ctx, kind, i), ctx->page_size);
 	}
 }
 
-/*
- *  stress_ksm_unmerge_page_check()
- *	offset of page i's first wrong byte at page (the right one in *want), -1 if intact
- */
+/* offset of page i's first wrong byte at page (the right one in *want), -1 if intact */
 static ssize_t stress_ksm_unmerge_page_check(const stress_ksm_unmerge_ctx_t *ctx, const size_t i,
 	const uint8_t *page, uint8_t *want)
 {
@@ -884,10 +879,7 @@ static void FORMAT(printf, 4, 5) stress_ksm_unmerge_iface_set(stress_ksm_unmerge
 	va_end(ap);
 }
 
-/*
- *  stress_ksm_unmerge_iface_zero()
- *	pure: the zero page, from two read faults (one shared pfn) and KPF_ZERO_PAGE
- */
+/* pure: the zero page, from two read faults (one shared pfn) and KPF_ZERO_PAGE */
 static void stress_ksm_unmerge_iface_zero(const stress_ksm_unmerge_obs_t *o, stress_ksm_unmerge_iface_t *ifc)
 {
 	const uint64_t rf = stress_ksm_unmerge_pm_pfn(o->rf[0]);
@@ -921,10 +913,7 @@ static void stress_ksm_unmerge_iface_zero(const stress_ksm_unmerge_obs_t *o, str
 			"the probed shared zero page pfn", ifc->zero_pfn);
 }
 
-/*
- *  stress_ksm_unmerge_iface_kpf_ksm()
- *	pure: KPF_KSM clear on a page KSM never saw, set on one it merged
- */
+/* pure: KPF_KSM clear on a page KSM never saw, set on one it merged */
 static void stress_ksm_unmerge_iface_kpf_ksm(const stress_ksm_unmerge_obs_t *o, stress_ksm_unmerge_iface_t *ifc)
 {
 	const char *instead = ifc->excl ?
@@ -955,10 +944,7 @@ static void stress_ksm_unmerge_iface_kpf_ksm(const stress_ksm_unmerge_obs_t *o, 
 	}
 }
 
-/*
- *  stress_ksm_unmerge_iface_counters()
- *	pure: ksm_stat fields (fallback field by field) and cow_ksm
- */
+/* pure: ksm_stat fields (fallback field by field) and cow_ksm */
 static void stress_ksm_unmerge_iface_counters(const stress_ksm_unmerge_obs_t *o, stress_ksm_unmerge_iface_t *ifc)
 {
 	const int64_t delta = (o->cow_before >= 0 && o->cow_after >= 0) ? o->cow_after - o->cow_before : -1;
@@ -1101,10 +1087,7 @@ static void stress_ksm_unmerge_iface_entry(const int pm_fd, const int kpf_fd, co
 		*flags = stress_ksm_unmerge_kpf(kpf_fd, stress_ksm_unmerge_pm_pfn(*e));
 }
 
-/*
- *  stress_ksm_unmerge_iface_merge()
- *	the probe merge of two identical pages and a zero page, then unmerged (cow_ksm)
- */
+/* the probe merge of two identical pages and a zero page, then unmerged (cow_ksm) */
 static void stress_ksm_unmerge_iface_merge(const int pm_fd, const int kpf_fd, const size_t ps,
 	 stress_ksm_unmerge_obs_t *o)
 {
@@ -1117,9 +1100,9 @@ static void stress_ksm_unmerge_iface_merge(const int pm_fd, const int kpf_fd, co
 	if (p == MAP_FAILED)
 		return;
 	for (w = 0; w < ps / sizeof(uint64_t); w++)
-		((uint64_t *)p)[w] = ((uint64_t *)(p + ps))[w] = salt * (w + 1);
+		((uint64_t *)(void *)p)[w] = ((uint64_t *)(void *)(p + ps))[w] = salt * (w + 1);
 	(void)shim_memset(p + 2 * ps, 0, ps);
-	if (madvise(p, 3 * ps, MADV_MERGEABLE) == 0) {
+	if (shim_madvise(p, 3 * ps, MADV_MERGEABLE) == 0) {
 		o->merged = 0;
 		while (stress_time_now() - t0 < 3.0) {
 			stress_ksm_unmerge_iface_entry(pm_fd, kpf_fd, p, ps, &o->mg[0], &o->mg_flags[0]);
@@ -1134,22 +1117,19 @@ static void stress_ksm_unmerge_iface_merge(const int pm_fd, const int kpf_fd, co
 		}
 		o->ksm_pages = o->merged ? 2 : 0;
 		o->cow_before = stress_ksm_unmerge_field("/proc/vmstat", "cow_ksm");
-		(void)madvise(p, 3 * ps, MADV_UNMERGEABLE);
+		(void)shim_madvise(p, 3 * ps, MADV_UNMERGEABLE);
 		o->cow_after = stress_ksm_unmerge_field("/proc/vmstat", "cow_ksm");
 	}
 	(void)munmap(p, 3 * ps);
 }
 
-/*
- *  stress_ksm_unmerge_iface_probe()
- *	gather the self-test's observations on memory mapped for it
- */
+/* gather the self-test's observations on memory mapped for it */
 static void stress_ksm_unmerge_iface_probe(stress_ksm_unmerge_obs_t *o)
 {
 	const size_t ps = (size_t)sysconf(_SC_PAGESIZE);
 	const int pm_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	const int kpf_fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
-	volatile uint8_t *rf = mmap(NULL, 2 * ps, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t *rf = mmap(NULL, 2 * ps, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	uint8_t *fresh = mmap(NULL, ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	char buf[1024];
 	int64_t v;
@@ -1168,11 +1148,11 @@ static void stress_ksm_unmerge_iface_probe(stress_ksm_unmerge_obs_t *o)
 	}
 	o->merging_pages = access("/proc/self/ksm_merging_pages", R_OK) == 0;
 	if (rf != MAP_FAILED) {
-		(void)rf[0];
-		(void)rf[ps];
-		stress_ksm_unmerge_iface_entry(pm_fd, kpf_fd, (void *)rf, ps, &o->rf[0], &o->rf_flags[0]);
-		stress_ksm_unmerge_iface_entry(pm_fd, kpf_fd, (void *)(rf + ps), ps, &o->rf[1], &o->rf_flags[1]);
-		(void)munmap((void *)rf, 2 * ps);
+		(void)*(volatile uint8_t *)rf;
+		(void)*(volatile uint8_t *)(rf + ps);
+		stress_ksm_unmerge_iface_entry(pm_fd, kpf_fd, rf, ps, &o->rf[0], &o->rf_flags[0]);
+		stress_ksm_unmerge_iface_entry(pm_fd, kpf_fd, rf + ps, ps, &o->rf[1], &o->rf_flags[1]);
+		(void)munmap(rf, 2 * ps);
 	}
 	if (fresh != MAP_FAILED) {
 		fresh[0] = 1;
@@ -1497,7 +1477,7 @@ static bool stress_ksm_unmerge_cow_probe(stress_ksm_unmerge_ctx_t *ctx, const si
 	if (stress_ksm_unmerge_pagemap_read(ctx->pagemap_fd, page, 1, ctx->page_size, &e0) < 0 ||
 	    !(e0 & PM_PRESENT) || (e0 & PM_UFFD_WP))
 		return false;
-	(void)__atomic_fetch_or((uint64_t *)page, 0, __ATOMIC_SEQ_CST);
+	(void)__atomic_fetch_or((uint64_t *)(void *)page, 0, __ATOMIC_SEQ_CST);
 	if (stress_ksm_unmerge_pagemap_read(ctx->pagemap_fd, page, 1, ctx->page_size, &e1) < 0)
 		return false;
 	return stress_ksm_unmerge_pm_pfn(e1) && stress_ksm_unmerge_pm_pfn(e1) != (e0 & PM_PFN_MASK);
@@ -1631,10 +1611,7 @@ static int stress_ksm_unmerge_verify_unmerge(stress_ksm_unmerge_ctx_t *ctx, cons
 	return 0;
 }
 
-/*
- *  stress_ksm_unmerge_zero_check()
- *	global and per-process ksm_zero_pages never below 0 (c2dc78b86e08)
- */
+/* global and per-process ksm_zero_pages never below 0 (c2dc78b86e08) */
 static int stress_ksm_unmerge_zero_check(stress_ksm_unmerge_ctx_t *ctx, const char *where)
 {
 	static const char * const which[] = { "global (sysfs)", "per-process (ksm_stat)" };
@@ -1679,7 +1656,7 @@ static int stress_ksm_unmerge_switch(stress_ksm_unmerge_ctx_t *ctx, const uint64
 {
 	if (sw == KSM_SW_PRCTL)
 		return prctl(PR_SET_MEMORY_MERGE, on ? 1UL : 0UL, 0UL, 0UL, 0UL);
-	return madvise(ctx->region + off, len, on ? MADV_MERGEABLE : MADV_UNMERGEABLE);
+	return shim_madvise(ctx->region + off, len, on ? MADV_MERGEABLE : MADV_UNMERGEABLE);
 }
 
 /*
@@ -1834,7 +1811,7 @@ static int stress_ksm_unmerge_reap(const pid_t pid, const double secs, int *stat
 
 	*status = 0;
 	while (secs > 0.0) {
-		ret = waitpid(pid, status, WNOHANG);
+		ret = shim_waitpid(pid, status, WNOHANG);
 		if (ret == pid)
 			return 0;
 		if ((ret < 0 && errno != EINTR) || stress_time_now() > deadline)
@@ -1852,13 +1829,13 @@ static uint8_t *stress_ksm_unmerge_map(const size_t size, const int flags, const
 	uint8_t *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | flags, -1, 0);
 
 	/* a child's mergeable copy would let ksmd make a page still shared with it a KSM page */
-	if (p == MAP_FAILED || (dontfork && madvise(p, size, MADV_DONTFORK) < 0)) {
+	if (p == MAP_FAILED || (dontfork && shim_madvise(p, size, MADV_DONTFORK) < 0)) {
 		if (p != MAP_FAILED)
 			(void)munmap(p, size);
 		return NULL;
 	}
 #if defined(MADV_NOHUGEPAGE)
-	(void)madvise(p, size, MADV_NOHUGEPAGE);
+	(void)shim_madvise(p, size, MADV_NOHUGEPAGE);
 #endif
 	stress_memory_anon_name_set(p, size, name);
 	return p;
@@ -2089,7 +2066,7 @@ static void stress_ksm_unmerge_lat_add(stress_ksm_unmerge_lat_t *lat, const doub
 }
 
 /* ---- vmsplice: GUP references on KSM pages held in a pipe ---- */
-#if defined(HAVE_VMSPLICE) && defined(SPLICE_F_NONBLOCK) && defined(HAVE_SYS_UIO_H)
+#if defined(HAVE_VMSPLICE) && defined(SPLICE_F_NONBLOCK) && defined(HAVE_SYS_UIO_H) && defined(HAVE_PIPE2)
 
 typedef struct {
 	int fds[2];			/* non-blocking pipe */
@@ -2175,7 +2152,7 @@ static int stress_ksm_unmerge_vmsplice_start(stress_ksm_unmerge_ctx_t *ctx, stre
 }
 #define KSM_VMSPLICE_NOT_BUILT	NULL
 #else
-#define KSM_VMSPLICE_NOT_BUILT	"vmsplice() or SPLICE_F_NONBLOCK missing (HAVE_VMSPLICE)"
+#define KSM_VMSPLICE_NOT_BUILT	"vmsplice(), pipe2() or SPLICE_F_NONBLOCK missing (HAVE_VMSPLICE, HAVE_PIPE2)"
 #define stress_ksm_unmerge_vmsplice_start	NULL
 #define stress_ksm_unmerge_vmsplice_op		NULL
 #endif
@@ -2219,10 +2196,7 @@ static bool stress_ksm_unmerge_gup_io_ok(stress_ksm_unmerge_run_t *run, const ch
 	return false;
 }
 
-/*
- *  stress_ksm_unmerge_gup_odirect()
- *	O_DIRECT write from merged pages (read pins) or read into them (write pins)
- */
+/* O_DIRECT write from merged pages (read pins) or read into them (write pins) */
 static void stress_ksm_unmerge_gup_odirect(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run,
 	stress_ksm_unmerge_gup_t *g, const bool in)
 {
@@ -2237,10 +2211,11 @@ static void stress_ksm_unmerge_gup_odirect(stress_ksm_unmerge_ctx_t *ctx, stress
 		stress_ksm_unmerge_page_fill(ctx, first + j, g->buf + j * ps);
 	if (in && !stress_ksm_unmerge_gup_io_ok(run, "write of the pattern", pwrite(g->fd, g->buf, n * ps, slot), n * ps))
 		return;
+	/* cow_ksm first: a break by the unmerge after the snapshot is in the delta */
+	cow0 = stress_ksm_unmerge_field("/proc/vmstat", "cow_ksm");
 	n = stress_ksm_unmerge_present(ctx, first, n, before);
 	if (!n)
 		return;
-	cow0 = stress_ksm_unmerge_field("/proc/vmstat", "cow_ksm");
 	stress_ksm_unmerge_met(run);
 	if (!stress_ksm_unmerge_gup_io_ok(run, in ? "read into the region" : "write from the region", in ?
 			pread(g->fd, ctx->region + first * ps, n * ps, slot) :
@@ -2259,7 +2234,8 @@ static void stress_ksm_unmerge_gup_odirect(stress_ksm_unmerge_ctx_t *ctx, stress
 	}
 	run->rs->evidence += broken;
 	run->rs->detail[1] += broken;
-	if (cow0 >= 0 && cow1 >= 0 && (uint64_t)(cow1 - cow0) < folios)
+	/* a page another racer discarded refaults private without a COW */
+	if (cow0 >= 0 && cow1 >= 0 && (uint64_t)(cow1 - cow0) < folios && !stress_ksm_unmerge_others_run(ctx, run->r))
 		stress_ksm_unmerge_racer_fail(run, "O_DIRECT read broke %" PRIu64 " KSM pages (%zu..%zu) but cow_ksm "
 			"grew by only %" PRId64, folios, first, first + n - 1, cow1 - cow0);
 	(void)stress_ksm_unmerge_copy_check(run, first, ctx->region + first * ps, n * ps,
@@ -2267,10 +2243,7 @@ static void stress_ksm_unmerge_gup_odirect(stress_ksm_unmerge_ctx_t *ctx, stress
 }
 
 #if defined(HAVE_LINUX_IO_URING_H) && defined(__NR_io_uring_setup) && defined(__NR_io_uring_register)
-/*
- *  stress_ksm_unmerge_gup_longterm()
- *	merged pages as an io_uring fixed buffer: unshared when pinned, held a while
- */
+/* merged pages as an io_uring fixed buffer: unshared when pinned, held a while */
 static void stress_ksm_unmerge_gup_longterm(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run,
 	stress_ksm_unmerge_gup_t *g)
 {
@@ -2345,10 +2318,7 @@ static bool stress_ksm_unmerge_gup_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_
 	return g->fd >= 0 || g->ring_fd >= 0;
 }
 
-/*
- *  stress_ksm_unmerge_gup_file()
- *	an O_DIRECT file in the temp path, unnamed where it can be; 0 or -errno
- */
+/* an O_DIRECT file in the temp path, unnamed where it can be; 0 or -errno */
 static int stress_ksm_unmerge_gup_file(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_gup_t *g)
 {
 	char path[PATH_MAX];
@@ -2372,7 +2342,7 @@ static int stress_ksm_unmerge_gup_file(stress_ksm_unmerge_ctx_t *ctx, stress_ksm
 	if (fd < 0)
 		return -errno;
 #if defined(HAVE_SYS_VFS_H)
-	if (fstatfs(fd, &sfs) == 0 && sfs.f_type == 0x01021994)	/* TMPFS_MAGIC */
+	if (fstatfs(fd, &sfs) == 0 && sfs.f_type == TMPFS_MAGIC)
 		return -EXDEV;
 #endif
 	return (pwrite(fd, g->buf, ctx->page_size, 0) == (ssize_t)ctx->page_size) ? 0 : -(errno ? errno : EIO);
@@ -2611,12 +2581,12 @@ static void NORETURN stress_ksm_unmerge_mrelease_victim(stress_ksm_unmerge_ctx_t
 	size_t i;
 
 	if (stress_ksm_unmerge_child_init(ctx, parent) < 0 ||
-	    (mode == 0 && madvise(ctx->region, ctx->region_size, MADV_UNMERGEABLE) < 0) ||
+	    (mode == 0 && shim_madvise(ctx->region, ctx->region_size, MADV_UNMERGEABLE) < 0) ||
 	    (mode == 1 && mprotect(ctx->region, ctx->region_size, PROT_READ | PROT_WRITE) < 0))
 		_exit(errno ? errno : 1);
 	for (i = 0; mode == 1 && i < ctx->npages; i++)
 		ctx->region[i * ctx->page_size] = *(volatile uint8_t *)(ctx->region + i * ctx->page_size);
-	(void)sleep(10);
+	(void)pause();	/* until the SIGKILL (or the parent's death) */
 	_exit(0);
 }
 
@@ -2716,7 +2686,7 @@ typedef struct {
 	volatile int64_t off;
 	volatile uint64_t pages[KSM_FORK_PAGES];
 	volatile int64_t parent[2];	/* the parent's ksm_merging_pages, ksm_rmap_items before fork() */
-	volatile int64_t child[2];	/* the child's, first thing after fork() */
+	int64_t child[2];		/* the child's, first thing after fork() (read once it is reaped) */
 	volatile int verdict[2];	/* KSM_COUNTER_* of the child's */
 	volatile int64_t scanned[2];	/* pages_scanned before fork(), after the child's read */
 	volatile uint64_t fork_ns, read_ns;
@@ -2746,15 +2716,12 @@ static int stress_ksm_unmerge_fork_counters_verdict(const stress_ksm_unmerge_for
 	return 1;
 }
 
-/*
- *  stress_ksm_unmerge_fork_cow()
- *	child: COW page i if it is a KSM page, check copy and neighbours; 0 or a failure
- */
+/* child: COW page i if it is a KSM page, check copy and neighbours; 0 or a failure */
 static int stress_ksm_unmerge_fork_cow(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_fork_sh_t *sh,
 	const int pm_fd, const size_t i)
 {
 	uint8_t *page = ctx->region + i * ctx->page_size;
-	uint64_t e0, e1, *w = (uint64_t *)page;
+	uint64_t e0, e1, *w = (uint64_t *)(void *)page;
 	uint8_t want;
 	size_t k;
 
@@ -2796,10 +2763,7 @@ static int stress_ksm_unmerge_fork_cow(stress_ksm_unmerge_ctx_t *ctx, stress_ksm
 	return 0;
 }
 
-/*
- *  stress_ksm_unmerge_fork_child()
- *	child: read its KSM counters, then COW up to 64 KSM pages during the unmerge
- */
+/* child: read its KSM counters, then COW up to 64 KSM pages during the unmerge */
 static void NORETURN stress_ksm_unmerge_fork_child(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_fork_sh_t *sh,
 	const pid_t parent)
 {
@@ -2809,8 +2773,8 @@ static void NORETURN stress_ksm_unmerge_fork_child(stress_ksm_unmerge_ctx_t *ctx
 	if (stress_fs_file_read(KSM_STAT, buf, sizeof(buf)) > 0) {
 		sh->scanned[1] = stress_ksm_unmerge_field(KSM_SYSFS "/pages_scanned", NULL);
 		sh->read_ns = stress_ksm_unmerge_now_ns();
-		sh->verdict[0] = stress_ksm_unmerge_counter(buf, "ksm_merging_pages", (int64_t *)&sh->child[0]);
-		sh->verdict[1] = stress_ksm_unmerge_counter(buf, "ksm_rmap_items", (int64_t *)&sh->child[1]);
+		sh->verdict[0] = stress_ksm_unmerge_counter(buf, "ksm_merging_pages", &sh->child[0]);
+		sh->verdict[1] = stress_ksm_unmerge_counter(buf, "ksm_rmap_items", &sh->child[1]);
 	}
 	if (stress_ksm_unmerge_child_init(ctx, parent) < 0 || mprotect(ctx->region, ctx->region_size,
 			PROT_READ | PROT_WRITE) < 0 || (pm_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC)) < 0) {
@@ -3071,7 +3035,7 @@ static bool stress_ksm_unmerge_dontneed_op(stress_ksm_unmerge_ctx_t *ctx, stress
 	n = stress_ksm_unmerge_random_range(ctx, KSM_OP_PAGES, &first);
 	(void)stress_ksm_unmerge_pages_state(ctx, ctx->region + first * ctx->page_size, n,
 		stress_ksm_unmerge_page_kind(ctx->pattern, first), st);
-	if (madvise(ctx->region + first * ctx->page_size, n * ctx->page_size, MADV_DONTNEED) < 0) {
+	if (shim_madvise(ctx->region + first * ctx->page_size, n * ctx->page_size, MADV_DONTNEED) < 0) {
 		stress_ksm_unmerge_racer_fail(run, "MADV_DONTNEED of pages %zu..%zu failed, errno=%d (%s)",
 			first, first + n - 1, errno, strerror(errno));
 		return true;
@@ -3156,7 +3120,7 @@ static void stress_ksm_unmerge_sparse_phase(stress_ksm_unmerge_ctx_t *ctx, stres
 		return;
 	if (phase == KSM_PHASE_MERGING) {
 		s->mergeable = true;
-		if (madvise(s->base, s->size, MADV_MERGEABLE) < 0)
+		if (shim_madvise(s->base, s->size, MADV_MERGEABLE) < 0)
 			stress_ksm_unmerge_racer_fail(run, "MADV_MERGEABLE of %zu bytes failed, errno=%d (%s)", s->size,
 				errno, strerror(errno));
 		return;
@@ -3166,7 +3130,7 @@ static void stress_ksm_unmerge_sparse_phase(stress_ksm_unmerge_ctx_t *ctx, stres
 	ctx->st->hang_allow = stress_ksm_unmerge_sparse_allow(pages, 0.0, s->last_ns);
 	do {
 		t0 = stress_ksm_unmerge_now_ns();
-		ret = madvise(s->base, s->size, MADV_UNMERGEABLE);
+		ret = shim_madvise(s->base, s->size, MADV_UNMERGEABLE);
 		err = errno;
 		spent += stress_ksm_unmerge_now_ns() - t0;
 		ctx->st->hang_allow += (double)spent / 1.0E9;
@@ -3201,10 +3165,7 @@ static void stress_ksm_unmerge_sparse_phase(stress_ksm_unmerge_ctx_t *ctx, stres
 	}
 }
 
-/*
- *  stress_ksm_unmerge_sparse_start()
- *	probe the walk, reserve the range, populate one page per stride
- */
+/* probe the walk, reserve the range, populate one page per stride */
 static int stress_ksm_unmerge_sparse_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_sparse_t *s = (stress_ksm_unmerge_sparse_t *)run->priv;
@@ -3293,7 +3254,7 @@ static void stress_ksm_unmerge_thp_park(stress_ksm_unmerge_ctx_t *ctx, stress_ks
 	const ssize_t bad = stress_ksm_unmerge_same_check(ctx, t->thp, t->npages);
 	size_t c;
 
-	if (t->unmerged != ctx->cycle && madvise(t->thp, t->size, MADV_UNMERGEABLE) < 0 && stress_continue(ctx->args))
+	if (t->unmerged != ctx->cycle && shim_madvise(t->thp, t->size, MADV_UNMERGEABLE) < 0 && stress_continue(ctx->args))
 		stress_ksm_unmerge_racer_fail(run, "MADV_UNMERGEABLE on the THP region failed, errno=%d (%s)", errno, strerror(errno));
 	t->unmerged = ctx->cycle;
 	if (bad >= 0)
@@ -3324,7 +3285,7 @@ static void stress_ksm_unmerge_thp_phase(stress_ksm_unmerge_ctx_t *ctx, stress_k
 	for (c = 0; c < t->chunks && phase == KSM_PHASE_MERGING; c++) {
 		int kind = 0;
 
-		(void)madvise(t->thp + c * t->pmd, t->pmd, MADV_DONTNEED);
+		(void)shim_madvise(t->thp + c * t->pmd, t->pmd, MADV_DONTNEED);
 		stress_ksm_unmerge_same_fill(ctx, t->thp + c * t->pmd, per);
 		if (stress_ksm_unmerge_thp_ksm(ctx, t, c) >= 0)
 			kind = stress_ksm_unmerge_thp_kind(t->pm, t->flags, per);
@@ -3333,7 +3294,7 @@ static void stress_ksm_unmerge_thp_phase(stress_ksm_unmerge_ctx_t *ctx, stress_k
 		run->rs->detail[0] += (kind == 1);
 		run->rs->detail[1] += (kind == 2);
 	}
-	if (phase == KSM_PHASE_MERGING && madvise(t->thp, t->size, MADV_MERGEABLE) < 0)
+	if (phase == KSM_PHASE_MERGING && shim_madvise(t->thp, t->size, MADV_MERGEABLE) < 0)
 		stress_ksm_unmerge_racer_fail(run, "MADV_MERGEABLE on the THP region failed, errno=%d (%s)", errno, strerror(errno));
 	for (c = 0; c < t->chunks && phase == KSM_PHASE_MERGED; c++)
 		run->rs->evidence += (t->was_thp[c] && stress_ksm_unmerge_thp_ksm(ctx, t, c) > 0);
@@ -3358,17 +3319,14 @@ static bool stress_ksm_unmerge_thp_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_
 		t->compacted = cycle;
 	}
 	t->unmerged = cycle;
-	if (madvise(t->thp, t->size, MADV_UNMERGEABLE) < 0)
+	if (shim_madvise(t->thp, t->size, MADV_UNMERGEABLE) < 0)
 		stress_ksm_unmerge_racer_fail(run, "MADV_UNMERGEABLE on the THP region failed, errno=%d (%s)",
 			errno, strerror(errno));
 	run->rs->ops++;
 	return true;
 }
 
-/*
- *  stress_ksm_unmerge_thp_start()
- *	up to 4 PMD-aligned THP chunks; THP must not be [never]
- */
+/* up to 4 PMD-aligned THP chunks; THP must not be [never] */
 static int stress_ksm_unmerge_thp_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_thp_t *t = (stress_ksm_unmerge_thp_t *)run->priv;
@@ -3392,8 +3350,8 @@ static int stress_ksm_unmerge_thp_start(stress_ksm_unmerge_ctx_t *ctx, stress_ks
 	t->thp = t->map ? (uint8_t *)(((uintptr_t)t->map + t->pmd - 1) & ~((uintptr_t)t->pmd - 1)) : NULL;
 	t->pm = stress_ksm_unmerge_keep(run, calloc(t->pmd / ctx->page_size, sizeof(uint64_t)), 0);
 	t->flags = stress_ksm_unmerge_keep(run, calloc(t->pmd / ctx->page_size, sizeof(uint64_t)), 0);
-	if (!t->map || !t->pm || !t->flags || madvise(t->thp, t->size, MADV_HUGEPAGE) < 0 ||
-	    madvise(t->map, t->map_size, MADV_DONTFORK) < 0)	/* see stress_ksm_unmerge_map() */
+	if (!t->map || !t->pm || !t->flags || shim_madvise(t->thp, t->size, MADV_HUGEPAGE) < 0 ||
+	    shim_madvise(t->map, t->map_size, MADV_DONTFORK) < 0)	/* see stress_ksm_unmerge_map() */
 		return stress_ksm_unmerge_racer_reason(run, "mmap, MADV_HUGEPAGE or memory for %zu bytes failed, "
 			"errno=%d (%s)", t->map_size, errno, strerror(errno));
 	stress_memory_anon_name_set(t->thp, t->size, "ksm-unmerge-thp");
@@ -3569,7 +3527,7 @@ static void stress_ksm_unmerge_mremap_phase(stress_ksm_unmerge_ctx_t *ctx, stres
 
 	if (m->broken || (phase != KSM_PHASE_MERGING && phase != KSM_PHASE_UNMERGING && !final))
 		return;
-	if (madvise(m->range, m->size, phase == KSM_PHASE_MERGING ? MADV_MERGEABLE : MADV_UNMERGEABLE) < 0) {
+	if (shim_madvise(m->range, m->size, phase == KSM_PHASE_MERGING ? MADV_MERGEABLE : MADV_UNMERGEABLE) < 0) {
 		if (errno != EINTR || stress_continue(ctx->args))
 			stress_ksm_unmerge_racer_fail(run, "madvise of the range failed, errno=%d (%s)", errno, strerror(errno));
 		return;
@@ -3640,7 +3598,7 @@ static void stress_ksm_unmerge_minor_phase(stress_ksm_unmerge_ctx_t *ctx, stress
 	uint64_t ksm0, ksm1;
 
 	if (phase == KSM_PHASE_MERGING) {
-		if (madvise(m->range, m->size, MADV_MERGEABLE) < 0 || ioctl(m->uffd, UFFDIO_REGISTER, &reg) < 0)
+		if (shim_madvise(m->range, m->size, MADV_MERGEABLE) < 0 || ioctl(m->uffd, UFFDIO_REGISTER, &reg) < 0)
 			stress_ksm_unmerge_racer_fail(run, "MADV_MERGEABLE or UFFDIO_REGISTER (minor) failed, errno=%d (%s)",
 				errno, strerror(errno));
 		else
@@ -3652,7 +3610,7 @@ static void stress_ksm_unmerge_minor_phase(stress_ksm_unmerge_ctx_t *ctx, stress
 		if (stress_ksm_unmerge_vmflags(m->range, before, sizeof(before), true) < 0 ||
 		    !stress_ksm_unmerge_has_flag(before, "ui"))
 			stress_ksm_unmerge_racer_fail(run, "the registered range has no \"ui\" in its VmFlags ('%s')", before);
-		else if (madvise(m->range, m->size, MADV_UNMERGEABLE) < 0)
+		else if (shim_madvise(m->range, m->size, MADV_UNMERGEABLE) < 0)
 			stress_ksm_unmerge_racer_fail(run, "MADV_UNMERGEABLE of the minor-registered range failed, "
 				"errno=%d (%s)", errno, strerror(errno));
 		else if (stress_ksm_unmerge_vmflags(m->range, after, sizeof(after), true) == 0 && strcmp(before, after))
@@ -3685,7 +3643,7 @@ static int stress_ksm_unmerge_minor_start(stress_ksm_unmerge_ctx_t *ctx, stress_
 		return -2;
 	if (m->memfd < 0 || ftruncate(m->memfd, (off_t)m->size) < 0 || !(m->range = stress_ksm_unmerge_keep(run,
 			mmap(NULL, m->size, PROT_READ | PROT_WRITE, MAP_PRIVATE, m->memfd, 0), m->size)) ||
-	    madvise(m->range, m->size, MADV_DONTFORK) < 0)	/* see stress_ksm_unmerge_map() */
+	    shim_madvise(m->range, m->size, MADV_DONTFORK) < 0)	/* see stress_ksm_unmerge_map() */
 		return stress_ksm_unmerge_racer_reason(run, "memfd of %zu bytes or its private mmap failed, errno=%d (%s)",
 			m->size, errno, strerror(errno));
 	stress_ksm_unmerge_same_fill(ctx, m->range, KSM_MINOR_PAGES);
@@ -3924,8 +3882,8 @@ static void stress_ksm_unmerge_fz_ranges(stress_ksm_unmerge_run_t *run, const in
 	const stress_ksm_unmerge_fz_t *z = (const stress_ksm_unmerge_fz_t *)run->priv;
 	const size_t ps = run->ctx->page_size;
 
-	if (((main_range && madvise(z->zero, z->nzero * ps, advice) < 0) || madvise(z->dontfork, z->nother * ps, advice) < 0 ||
-	     (z->wipe && madvise(z->wipe, z->nother * ps, advice) < 0)) && stress_continue(run->ctx->args))
+	if (((main_range && shim_madvise(z->zero, z->nzero * ps, advice) < 0) || shim_madvise(z->dontfork, z->nother * ps, advice) < 0 ||
+	     (z->wipe && shim_madvise(z->wipe, z->nother * ps, advice) < 0)) && stress_continue(run->ctx->args))
 		stress_ksm_unmerge_racer_fail(run, "madvise %d of a zero range failed, errno=%d (%s)", advice, errno,
 			strerror(errno));
 }
@@ -3942,7 +3900,7 @@ static void stress_ksm_unmerge_fz_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ks
 		z->unmerge_ns[0] = stress_ksm_unmerge_now_ns();
 		z->unmerge_ns[1] = 0;
 		z->go = ctx->cycle;
-		if (madvise(z->zero, z->nzero * ctx->page_size, MADV_UNMERGEABLE) < 0 && stress_continue(ctx->args))
+		if (shim_madvise(z->zero, z->nzero * ctx->page_size, MADV_UNMERGEABLE) < 0 && stress_continue(ctx->args))
 			stress_ksm_unmerge_racer_fail(run, "MADV_UNMERGEABLE of the zero range failed, errno=%d (%s)",
 				errno, strerror(errno));
 		z->unmerge_ns[1] = stress_ksm_unmerge_now_ns();
@@ -3953,10 +3911,7 @@ static void stress_ksm_unmerge_fz_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ks
 	}
 }
 
-/*
- *  stress_ksm_unmerge_fz_start()
- *	three zero-filled ranges: plain, MADV_DONTFORK and MADV_WIPEONFORK
- */
+/* three zero-filled ranges: plain, MADV_DONTFORK and MADV_WIPEONFORK */
 static int stress_ksm_unmerge_fz_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_fz_t *z = (stress_ksm_unmerge_fz_t *)run->priv;
@@ -3976,7 +3931,7 @@ static int stress_ksm_unmerge_fz_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm
 #if defined(MADV_WIPEONFORK)
 	z->wipe = stress_ksm_unmerge_keep(run, stress_ksm_unmerge_map(z->nother * ps, 0, "ksm-unmerge-zero-wipeonfork", false),
 		z->nother * ps);
-	if (z->wipe && madvise(z->wipe, z->nother * ps, MADV_WIPEONFORK) < 0)
+	if (z->wipe && shim_madvise(z->wipe, z->nother * ps, MADV_WIPEONFORK) < 0)
 		z->wipe = NULL;		/* unmapped with the others */
 #endif
 	if (!z->zero || !z->dontfork || !z->sh)
@@ -4348,7 +4303,7 @@ static int stress_ksm_unmerge_cycle(stress_ksm_unmerge_ctx_t *ctx, uint64_t sw, 
 	int64_t cow0, cow1;
 	double dt = 0.0;
 	bool empty = false;
-	int rc, ret;
+	int rc, ret, err;
 
 	ctx->cycle++;
 	ctx->quiet = ctx->racers && !(ctx->cycle % KSM_QUIET_EVERY);
@@ -4365,10 +4320,9 @@ static int stress_ksm_unmerge_cycle(stress_ksm_unmerge_ctx_t *ctx, uint64_t sw, 
 	cow0 = stress_ksm_unmerge_field("/proc/vmstat", "cow_ksm");
 	stress_ksm_unmerge_phase_set(ctx, KSM_PHASE_UNMERGING);
 	ret = stress_ksm_unmerge_timed_off(ctx, sw, &dt);
+	err = errno;	/* before the cow_ksm read: its parse sets errno = 0 */
 	cow1 = stress_ksm_unmerge_field("/proc/vmstat", "cow_ksm");
 	if (ret < 0) {
-		const int err = errno;
-
 		stress_ksm_unmerge_phase_set(ctx, KSM_PHASE_IDLE);
 		if (err == EINTR && stress_ksm_unmerge_stop_seen(ctx, "unmerge"))
 			return 1;
@@ -4400,10 +4354,8 @@ static int stress_ksm_unmerge_cycle(stress_ksm_unmerge_ctx_t *ctx, uint64_t sw, 
 		st->quiet_pages += ksm + kzero;
 		st->quiet_secs += dt;
 	}
-	if (rc < 0) {
-		st->failures++;
+	if (rc < 0)
 		return -1;
-	}
 	if (ctx->stopped || empty)
 		return ctx->stopped ? 1 : 0;	/* cut short, or nothing unmerged: not a bogo op */
 	st->cycles++;
@@ -4530,7 +4482,7 @@ static int stress_ksm_unmerge_worker(stress_args_t *args)
 			break;
 		if (ret < 0) {
 			rc = EXIT_FAILURE;
-			if (ctx.st->failures >= KSM_MAX_FAILURES) {
+			if (++ctx.st->failures >= KSM_MAX_FAILURES) {
 				pr_inf("%s: %d failures reached, aborting stress process\n", args->name, KSM_MAX_FAILURES);
 				break;
 			}
@@ -4584,11 +4536,11 @@ static int stress_ksm_unmerge_supervise(stress_args_t *args, const pid_t pid)
 {
 	const stress_ksm_unmerge_instance_t *st = &stress_ksm_unmerge_shared->inst[args->instance];
 	double stop_at = 0.0;
-	bool hung = false, killed = false;
+	bool hung = false, killed = false, stopping = false;
 	int status = 0;
 
 	for (;;) {
-		const pid_t ret = waitpid(pid, &status, WNOHANG);
+		const pid_t ret = shim_waitpid(pid, &status, WNOHANG);
 		const double now = stress_time_now();
 
 		if (ret == pid)
@@ -4598,7 +4550,8 @@ static int stress_ksm_unmerge_supervise(stress_args_t *args, const pid_t pid)
 			(void)stress_kill_pid(pid);
 			return EXIT_FAILURE;
 		}
-		if (!stress_continue(args) && stop_at == 0.0) {
+		if (!stress_continue(args) && !stopping) {
+			stopping = true;
 			stop_at = now;
 			(void)shim_kill(pid, SIGALRM);
 		}
@@ -4609,7 +4562,7 @@ static int stress_ksm_unmerge_supervise(stress_args_t *args, const pid_t pid)
 				"stuck in the unmerge for longer than the hang bound" :
 				"stuck in the verification (racers parking) for longer than the hang bound");
 		}
-		if (stop_at > 0.0 && !killed && now - stop_at > KSM_STOP_SECS + st->hang_allow) {
+		if (stopping && !killed && now - stop_at > KSM_STOP_SECS + st->hang_allow) {
 			stress_ksm_unmerge_stacks(args->name, pid, "did not stop within 10 secs of the stop request "
 				"and is killed");
 			(void)stress_kill_pid(pid);
@@ -4630,10 +4583,7 @@ static int stress_ksm_unmerge_supervise(stress_args_t *args, const pid_t pid)
 	return WEXITSTATUS(status);
 }
 
-/*
- *  stress_ksm_unmerge_zero_leak()
- *	global ksm_zero_pages less those live processes hold; -1 unknown
- */
+/* global ksm_zero_pages less those live processes hold; -1 unknown */
 static int64_t stress_ksm_unmerge_zero_leak(void)
 {
 	int tries;
@@ -4738,7 +4688,7 @@ static int stress_ksm_unmerge(stress_args_t *args)
 	}
 	/* a killed worker's O_DIRECT temp dir */
 	if (stress_fs_temp_dir_args(args, path, sizeof(path)) >= 0)
-		(void)rmdir(path);
+		(void)shim_rmdir(path);
 	if (__atomic_sub_fetch(&sh->running, 1, __ATOMIC_SEQ_CST) == 0) {
 		leak = stress_ksm_unmerge_zero_leak_check(args);
 		rc = (leak != EXIT_SUCCESS && rc != EXIT_FAILURE) ? leak : rc;
@@ -4771,21 +4721,18 @@ static int stress_ksm_unmerge_double_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/*
- *  stress_ksm_unmerge_spread()
- *	p50/p95/p99, mean and stdev of one latency over every instance
- */
+/* p50/p95/p99, mean and stdev of one latency over every instance */
 static void stress_ksm_unmerge_spread(const stress_ksm_unmerge_shared_t *sh, const size_t off, const char *what)
 {
 	double *v, sum = 0.0, sq = 0.0, mean;
 	size_t n = 0, i;
 
 	for (i = 0; i < sh->instances; i++)
-		n += ((const stress_ksm_unmerge_lat_t *)((const char *)&sh->inst[i] + off))->count;
+		n += ((const stress_ksm_unmerge_lat_t *)(const void *)((const char *)&sh->inst[i] + off))->count;
 	if (!n || !(v = calloc(n, sizeof(*v))))
 		return;
 	for (n = 0, i = 0; i < sh->instances; i++) {
-		const stress_ksm_unmerge_lat_t *lat = (const stress_ksm_unmerge_lat_t *)((const char *)&sh->inst[i] + off);
+		const stress_ksm_unmerge_lat_t *lat = (const stress_ksm_unmerge_lat_t *)(const void *)((const char *)&sh->inst[i] + off);
 
 		(void)shim_memcpy(v + n, lat->ms, lat->count * sizeof(*v));
 		n += lat->count;
@@ -4966,7 +4913,6 @@ const stressor_info_t stress_ksm_unmerge_info = {
 	.exercises = exercises,
 	.classifier = CLASS_VM | CLASS_OS,
 	.verify = VERIFY_ALWAYS,
-	.max_metrics_items = 32,
 };
 
 #else

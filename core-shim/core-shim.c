@@ -232,3 +232,30 @@ int shim_memfd_create(const char *name, unsigned int flags)
 {
 	return (int)syscall(__NR_memfd_create, name, flags);
 }
+
+/*
+ *  shim_madvise()
+ *	madvise(2); stress-ng's also maps POSIX_MADV_* (the same values on Linux)
+ */
+int shim_madvise(void *addr, size_t length, int advice)
+{
+	return madvise(addr, length, advice);
+}
+
+/*
+ *  shim_rmdir()
+ *	rmdir(2)
+ */
+int shim_rmdir(const char *pathname)
+{
+	return rmdir(pathname);
+}
+
+/*
+ *  shim_clock_gettime()
+ *	clock_gettime(2)
+ */
+int shim_clock_gettime(clockid_t clk_id, struct timespec *tp)
+{
+	return clock_gettime(clk_id, tp);
+}

@@ -24,5 +24,8 @@ extern ssize_t shim_strscpy(char *dst, const char *src, size_t len);
 extern size_t shim_strlcat(char *dst, const char *src, size_t len);
 extern int shim_memfd_create(const char *name, unsigned int flags);
 extern char *shim_strtok_r(char *str, const char *delim, char **saveptr);
+extern int shim_madvise(void *addr, size_t length, int advice);
+extern int shim_rmdir(const char *pathname);
+extern int shim_clock_gettime(clockid_t clk_id, struct timespec *tp);
 
 #endif

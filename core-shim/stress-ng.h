@@ -113,6 +113,16 @@
 #if !defined(STRESS_NO_HAVE_SYS_VFS_H)
 #define HAVE_SYS_VFS_H		(1)
 #endif
+#if !defined(STRESS_NO_HAVE_ATOMIC)
+#define HAVE_ATOMIC_FETCH_OR	(1)
+#define HAVE_ATOMIC_SUB_FETCH	(1)
+#endif
+#if !defined(STRESS_NO_HAVE_PIPE2)
+#define HAVE_PIPE2		(1)
+#endif
+#if !defined(STRESS_NO_HAVE_LOCKF)
+#define HAVE_LOCKF		(1)
+#endif
 
 /* core-attribute.h */
 #define WARN_UNUSED	__attribute__((warn_unused_result))
