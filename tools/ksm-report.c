@@ -602,6 +602,9 @@ bool kr_number(const char *s, double *value)
 	return true;
 }
 
+/* what a kernel-log line of the text output gives (kr_klog_key()) */
+enum { KR_KLOG_NONE, KR_KLOG_KEY, KR_KLOG_DERIVED };
+
 /*
  *  kr_log_msg()
  *	the message of a stress-ng log line (after "stress-ng: <type>: [pid] ",
@@ -732,14 +735,16 @@ void kr_lkp_error_id(const char *msg, char *id, size_t len)
 
 /*
  *  kr_klog_key()
- *	the LKP key a kernel-log line of the stressor's output names, false
- *	for other lines.  The one place to adapt to the core's -K format:
- *	- stress-ng's "klog-check: <kind>: [<secs>] '<message>'": dmesg.<id>
- *	  of a splat line, kmsg.<id> of another error (levels 0-3) line;
- *	- the standalone watcher's "<name>: kernel <kind>: <key>" and
- *	  "<name>: kernel-log key: <key> (count N)": dmesg.<key> as printed
+ *	the LKP key a kernel-log line of the stressor's output names, the
+ *	one place to adapt to the core's -K format.  Returns KR_KLOG_KEY for
+ *	a line that names the key ("<name>: kernel <kind>: <key>", "<name>:
+ *	kernel-log key: <key> (count N)", the standalone watcher's, now in
+ *	the core's -K as "klog-check: ..."), KR_KLOG_DERIVED for stress-ng's
+ *	"klog-check: <kind>: [<secs>] '<message>'" (dmesg.<id> of a splat
+ *	line, kmsg.<id> of another error line, the id approximated by
+ *	kr_lkp_error_id()), KR_KLOG_NONE for other lines
  */
-bool kr_klog_key(const char *msg, char *key, size_t len)
+int kr_klog_key(const char *msg, char *key, size_t len)
 {
 	static const char *const kinds[] = {
 		"warning", "BUG", "oops", "lockup", "RCU stall", "hung task", "memory corruption",
@@ -748,35 +753,10 @@ bool kr_klog_key(const char *msg, char *key, size_t len)
 	char id[512];
 	const char *p;
 
-	if ((p = strstr(msg, "klog-check: ")) != NULL) {
-		const char *kind = p + 12, *q = strstr(kind, ": [");
-		const char *text = q ? strstr(q, "] '") : NULL;
-		size_t n;
-
-		if (!q || !text)
-			return false;
-		text += 3;
-		n = strlen(text);
-		if (n && text[n - 1] == '\'')
-			n--;
-		snprintf(id, sizeof(id), "%.*s", (int)n, text);
-		if (kr_splat_head(id)) {
-			kr_lkp_error_id(id, id, sizeof(id));
-			snprintf(key, len, "dmesg.%s", id);
-			return true;
-		}
-		if (!strncmp(kind, "error:", 6) || !strncmp(kind, "critical:", 9) ||
-		    !strncmp(kind, "alert:", 6) || !strncmp(kind, "emergency:", 10)) {
-			kr_lkp_error_id(id, id, sizeof(id));
-			snprintf(key, len, "kmsg.%s", id);
-			return true;
-		}
-		return false;
-	}
 	if ((p = strstr(msg, ": kernel-log key: ")) != NULL) {
 		p += 18;
 		snprintf(key, len, "dmesg.%.*s", (int)strcspn(p, " "), p);
-		return p[0] != '\0';
+		return p[0] ? KR_KLOG_KEY : KR_KLOG_NONE;
 	}
 	if ((p = strstr(msg, ": kernel ")) != NULL) {
 		p += 9;
@@ -790,11 +770,35 @@ bool kr_klog_key(const char *msg, char *key, size_t len)
 					p = id;
 				}
 				snprintf(key, len, "%s%s", strncmp(p, "dmesg.", 6) ? "dmesg." : "", p);
-				return true;
+				return KR_KLOG_KEY;
 			}
 		}
 	}
-	return false;
+	if ((p = strstr(msg, "klog-check: ")) != NULL) {
+		const char *kind = p + 12, *q = strstr(kind, ": [");
+		const char *text = q ? strstr(q, "] '") : NULL;
+		size_t n;
+
+		if (!q || !text || strchr(kind, ':') != q)
+			return KR_KLOG_NONE;
+		text += 3;
+		n = strlen(text);
+		if (n && text[n - 1] == '\'')
+			n--;
+		snprintf(id, sizeof(id), "%.*s", (int)n, text);
+		if (kr_splat_head(id)) {
+			kr_lkp_error_id(id, id, sizeof(id));
+			snprintf(key, len, "dmesg.%s", id);
+			return KR_KLOG_DERIVED;
+		}
+		if (!strncmp(kind, "error:", 6) || !strncmp(kind, "critical:", 9) ||
+		    !strncmp(kind, "alert:", 6) || !strncmp(kind, "emergency:", 10)) {
+			kr_lkp_error_id(id, id, sizeof(id));
+			snprintf(key, len, "kmsg.%s", id);
+			return KR_KLOG_DERIVED;
+		}
+	}
+	return KR_KLOG_NONE;
 }
 
 /*
@@ -902,16 +906,25 @@ static void kr_text_latency(const char *stressor, char *label, char *stats, kr_r
 
 /*
  *  kr_text_line()
- *	one message of the stressor's text output into stats of a run
+ *	one message of the stressor's text output into stats of a run;
+ *	kernel-log keys derived from a message go to *derived (used only
+ *	when no line names its key: see kr_apply_text())
  */
-void kr_text_line(char *msg, kr_run_t *run)
+void kr_text_line(char *msg, kr_run_t *run, kr_run_t *derived, bool *named)
 {
 	char stressor[64], key[512], *rest, *p;
 	const size_t n = strcspn(msg, ": ");
 
-	if (kr_klog_key(msg, key, sizeof(key))) {
+	switch (kr_klog_key(msg, key, sizeof(key))) {
+	case KR_KLOG_KEY:
 		kr_run_add_fail(run, kr_xstrdup(key));
+		*named = true;
 		return;
+	case KR_KLOG_DERIVED:
+		kr_run_add_fail(derived, kr_xstrdup(key));
+		return;
+	default:
+		break;
 	}
 	if (!n || n >= sizeof(stressor) || msg[n] != ':' || msg[n + 1] != ' ')
 		return;
@@ -929,25 +942,37 @@ void kr_text_line(char *msg, kr_run_t *run)
 		kr_text_latency(stressor, rest, p + 2, run);
 	} else if (!strncmp(rest, "kernel-log: ", 12) && strstr(rest, " records lost")) {
 		run->lost_records += strtol(rest + 12, NULL, 10);
+	} else if (isdigit((unsigned char)*rest) && strstr(rest, " kernel log records lost")) {
+		run->lost_records += strtol(rest, NULL, 10);
 	}
 }
 
 /*
  *  kr_apply_text()
  *	the stressor's text output next to a run's YAML (run-<i>.txt): its
- *	report lines and kernel-log lines
+ *	report lines and kernel-log lines.  Keys derived from the messages
+ *	count only if no line names a key: where the core prints both, the
+ *	named key is lkp-tests' exact one and the derived one could differ.
  */
 void kr_apply_text(const char *path, kr_run_t *run)
 {
 	FILE *fp = fopen(path, "r");
+	kr_run_t derived;
 	char line[2048];
+	bool named = false;
 
 	if (!fp)
 		return;
+	memset(&derived, 0, sizeof(derived));
 	run->text_present = true;
 	while (fgets(line, sizeof(line), fp))
-		kr_text_line(kr_log_msg(line), run);
+		kr_text_line(kr_log_msg(line), run, &derived, &named);
 	(void)fclose(fp);
+	for (size_t i = 0; i < derived.n_fails && !named; i++) {
+		kr_run_add_fail(run, derived.fails[i]);
+		derived.fails[i] = NULL;
+	}
+	kr_run_free(&derived);
 }
 
 /*
