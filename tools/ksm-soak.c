@@ -1056,7 +1056,8 @@ static void ks_interval_doc(const double now, const bool interval)
  *  ks_out_keep()
  *	keep a line of the binary's summary for the final document: the
  *	stressor's totals, racer and latency lines, klog-check and kernel
- *	log lines, the summary counts and the run completed line
+ *	log lines, the summary counts and the run completed line (the last
+ *	KS_OUT_LINES of them: the summary comes last)
  */
 static void ks_out_keep(const char *line)
 {
@@ -1066,10 +1067,14 @@ static void ks_out_keep(const char *line)
 		"] metrics untrustworthy: ", " run completed in ", "fail: ",
 	};
 
-	if (ks.n_out_lines == KS_OUT_LINES)
-		return;
 	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++) {
 		if (strstr(line, keep[i])) {
+			if (ks.n_out_lines == KS_OUT_LINES) {
+				free(ks.out_lines[0]);
+				memmove(ks.out_lines, ks.out_lines + 1,
+					(KS_OUT_LINES - 1) * sizeof(ks.out_lines[0]));
+				ks.n_out_lines--;
+			}
 			ks.out_lines[ks.n_out_lines] = strdup(line);
 			if (ks.out_lines[ks.n_out_lines])
 				ks.n_out_lines++;
