@@ -552,8 +552,10 @@ static void ks_proc_mem(ks_proc_t *p)
 /*
  *  ks_rss_growth()
  *	largest growth of a process's peak RSS since the previous interval,
- *	counted once cycles run: both samples taken after cow_ksm moved (the
- *	region fill and the first unmerge are no leak)
+ *	counted once cycles run: from the first sample taken a whole
+ *	interval after cow_ksm first moved (the region fill, the first
+ *	unmerge and its verification are no leak); cycling says whether
+ *	this sample is such a one
  */
 static long ks_rss_growth(const ks_proc_t *procs, const size_t n, const bool cycling)
 {
@@ -973,7 +975,7 @@ static void ks_interval_doc(const double now, const bool interval)
 	n = interval ? ks_procs_get(&procs) : 0;
 	for (size_t i = 0; i < n; i++)
 		ks_proc_mem(&procs[i]);
-	growth = ks_rss_growth(procs, n, c.cow_ksm > ks.base.cow_ksm);
+	growth = ks_rss_growth(procs, n, ks.prev.cow_ksm > ks.base.cow_ksm);
 	if (interval && growth > ks.rss_growth_max_kb)
 		ks.rss_growth_max_kb = growth;
 	(void)ks_read_file("/proc/loadavg", load, sizeof(load));
