@@ -36,6 +36,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -952,19 +953,100 @@ static void ks_hang_check(const double now)
 }
 
 /*
+ *  ks_start_write()
+ *	what only the start document has: command, kernel, knobs
+ */
+static void ks_start_write(FILE *fp)
+{
+	struct utsname u;
+
+	(void)fprintf(fp, "interval-secs: %.0f\ntimeout-secs: %.0f\ncommand:\n",
+		ks.interval, ks.timeout);
+	for (char **a = ks.argv; *a; a++) {
+		(void)fprintf(fp, "    - ");
+		ks_yaml_str(fp, *a);
+		(void)fputc('\n', fp);
+	}
+	if (uname(&u) == 0)
+		(void)fprintf(fp, "kernel-release: '%s'\n", u.release);
+	ks_knobs_write(fp);
+}
+
+/*
+ *  ks_kernel_write()
+ *	the kernel-side progress since the start and this interval
+ */
+static void ks_kernel_write(FILE *fp, const ks_counters_t *c)
+{
+	(void)fprintf(fp, "kernel:\n");
+	ks_yaml_ll(fp, "cow-ksm", c->cow_ksm < 0 ? -1 : c->cow_ksm - ks.base.cow_ksm);
+	ks_yaml_ll(fp, "cow-ksm-interval", c->cow_ksm < 0 ? -1 : c->cow_ksm - ks.prev.cow_ksm);
+	ks_yaml_ll(fp, "full-scans", c->full_scans < 0 ? -1 : c->full_scans - ks.base.full_scans);
+	ks_yaml_ll(fp, "pages-sharing", c->pages_sharing);
+	ks_yaml_ll(fp, "ksm-zero-pages", c->ksm_zero_pages);
+	ks_yaml_ll(fp, "general-profit", c->general_profit);
+}
+
+/*
+ *  ks_procs_write()
+ *	the processes two levels down with RSS and peak RSS, a count of the
+ *	deeper ones; returns the largest peak RSS, *shown the processes listed
+ */
+static long ks_procs_write(FILE *fp, const ks_proc_t *procs, const size_t n, size_t *shown)
+{
+	long hwm_max = 0;
+
+	*shown = 0;
+	(void)fprintf(fp, "processes:%s\n", n ? "" : " []");
+	for (size_t i = 0; i < n; i++) {
+		if (procs[i].depth > 2)
+			continue;
+		(*shown)++;
+		if (procs[i].hwm_kb > hwm_max)
+			hwm_max = procs[i].hwm_kb;
+		(void)fprintf(fp, "    - { pid: %d, ppid: %d, depth: %d, comm: ", (int)procs[i].pid,
+			(int)procs[i].ppid, procs[i].depth);
+		ks_yaml_str(fp, procs[i].comm);
+		(void)fprintf(fp, ", state: '%c', rss-kb: %ld, hwm-kb: %ld }\n", procs[i].state,
+			procs[i].rss_kb, procs[i].hwm_kb);
+	}
+	(void)fprintf(fp, "other-descendants: %zu\n", n - *shown);
+	return hwm_max;
+}
+
+/*
+ *  ks_klog_write()
+ *	this interval's kernel-log events
+ */
+static void ks_klog_write(FILE *fp)
+{
+	(void)fprintf(fp, "kernel-log:\n    available: %s\n    events: %u\n    events-total: %u\n"
+		"    lost-records: %u\n    lines:%s\n", ks.kmsg_fd >= 0 ? "true" : "false",
+		ks.events_interval, ks.events_total, ks.lost_records, ks.n_events ? "" : " []");
+	for (size_t i = 0; i < ks.n_events; i++) {
+		(void)fprintf(fp, "        - { kind: '%s', time: %llu.%06llu, msg: ", ks.events[i].kind,
+			(unsigned long long)(ks.events[i].rec.usec / 1000000),
+			(unsigned long long)(ks.events[i].rec.usec % 1000000));
+		ks_yaml_str(fp, ks.events[i].rec.msg);
+		(void)fprintf(fp, " }\n");
+	}
+	ks.n_events = 0;
+	ks.events_interval = 0;
+}
+
+/*
  *  ks_interval_doc()
- *	the document of one interval (interval is false for the start one)
+ *	the document of one interval (interval false: the start one), and
+ *	the progress line
  */
 static void ks_interval_doc(const double now, const bool interval)
 {
-	char *text = NULL;
-	size_t len = 0;
+	char *text = NULL, load[128] = "";	/* /proc/loadavg, then remaining time */
+	size_t len = 0, n, shown = 0;
 	FILE *fp = open_memstream(&text, &len);
 	ks_proc_t *procs = NULL;
 	ks_counters_t c;
-	size_t n, others = 0;
 	long growth, hwm_max = 0;
-	char load[128] = "", remaining[32] = "unknown";
 	double l1 = 0.0, l5 = 0.0, l15 = 0.0;
 
 	if (!fp) {
@@ -982,75 +1064,33 @@ static void ks_interval_doc(const double now, const bool interval)
 
 	ks_doc_head(fp, interval ? "interval" : "start", now);
 	(void)fprintf(fp, "final: false\n");
-	if (!interval) {
-		struct utsname u;
-
-		(void)fprintf(fp, "interval-secs: %.0f\ntimeout-secs: %.0f\ncommand:\n",
-			ks.interval, ks.timeout);
-		for (char **a = ks.argv; *a; a++) {
-			(void)fprintf(fp, "    - ");
-			ks_yaml_str(fp, *a);
-			(void)fputc('\n', fp);
-		}
-		if (uname(&u) == 0)
-			(void)fprintf(fp, "kernel-release: '%s'\n", u.release);
-		ks_knobs_write(fp);
-	}
+	if (!interval)
+		ks_start_write(fp);
 	if (sscanf(load, "%lf %lf %lf", &l1, &l5, &l15) == 3)
 		(void)fprintf(fp, "load: [%.2f, %.2f, %.2f]\n", l1, l5, l15);
 	else
 		(void)fprintf(fp, "load: ~\n");
-	(void)fprintf(fp, "kernel:\n");
-	ks_yaml_ll(fp, "cow-ksm", c.cow_ksm < 0 ? -1 : c.cow_ksm - ks.base.cow_ksm);
-	ks_yaml_ll(fp, "cow-ksm-interval", c.cow_ksm < 0 ? -1 : c.cow_ksm - ks.prev.cow_ksm);
-	ks_yaml_ll(fp, "full-scans", c.full_scans < 0 ? -1 : c.full_scans - ks.base.full_scans);
-	ks_yaml_ll(fp, "pages-sharing", c.pages_sharing);
-	ks_yaml_ll(fp, "ksm-zero-pages", c.ksm_zero_pages);
-	ks_yaml_ll(fp, "general-profit", c.general_profit);
-	(void)fprintf(fp, "processes:%s\n", n ? "" : " []");
-	for (size_t i = 0; i < n; i++) {
-		if (procs[i].depth > 2) {
-			others++;
-			continue;
-		}
-		if (procs[i].hwm_kb > hwm_max)
-			hwm_max = procs[i].hwm_kb;
-		(void)fprintf(fp, "    - { pid: %d, ppid: %d, depth: %d, comm: ", (int)procs[i].pid,
-			(int)procs[i].ppid, procs[i].depth);
-		ks_yaml_str(fp, procs[i].comm);
-		(void)fprintf(fp, ", state: '%c', rss-kb: %ld, hwm-kb: %ld }\n", procs[i].state,
-			procs[i].rss_kb, procs[i].hwm_kb);
-	}
-	(void)fprintf(fp, "other-descendants: %zu\nrss-growth-kb: %ld\nrss-growth-max-kb: %ld\n",
-		others, growth, ks.rss_growth_max_kb);
-	(void)fprintf(fp, "kernel-log:\n    available: %s\n    events: %u\n    events-total: %u\n"
-		"    lost-records: %u\n    lines:%s\n", ks.kmsg_fd >= 0 ? "true" : "false",
-		ks.events_interval, ks.events_total, ks.lost_records, ks.n_events ? "" : " []");
-	for (size_t i = 0; i < ks.n_events; i++) {
-		(void)fprintf(fp, "        - { kind: '%s', time: %llu.%06llu, msg: ", ks.events[i].kind,
-			(unsigned long long)(ks.events[i].rec.usec / 1000000),
-			(unsigned long long)(ks.events[i].rec.usec % 1000000));
-		ks_yaml_str(fp, ks.events[i].rec.msg);
-		(void)fprintf(fp, " }\n");
-	}
+	ks_kernel_write(fp, &c);
+	hwm_max = ks_procs_write(fp, procs, n, &shown);
+	(void)fprintf(fp, "rss-growth-kb: %ld\nrss-growth-max-kb: %ld\n", growth, ks.rss_growth_max_kb);
+	ks_klog_write(fp);
 	(void)fprintf(fp, "hangs: %u\n", ks.hangs);
 	ks_doc_end(fp, &text, &len, interval);
 	ks_flush();
 
-	if (ks.progress && interval) {
-		if (ks.timeout > 0.0)
-			(void)snprintf(remaining, sizeof(remaining), "%.0f s",
-				ks.timeout - (now - ks.t_start) > 0.0 ? ks.timeout - (now - ks.t_start) : 0.0);
+	if (ks.timeout > 0.0)
+		(void)snprintf(load, sizeof(load), "%.0f s", ks.timeout > now - ks.t_start ?
+			ks.timeout - (now - ks.t_start) : 0.0);
+	else
+		(void)snprintf(load, sizeof(load), "unknown");
+	if (ks.progress && interval)
 		ks_say("progress: interval %u, elapsed %.0f s, remaining %s, pages unshared %lld "
 			"(+%lld), full scans %lld, processes %zu, max peak RSS %ld KiB, kernel events %u, "
-			"hangs %u, load %.2f, log %u/%u\n", ks.intervals, now - ks.t_start, remaining,
+			"hangs %u, load %.2f, log %u/%u\n", ks.intervals, now - ks.t_start, load,
 			c.cow_ksm - ks.base.cow_ksm, c.cow_ksm - ks.prev.cow_ksm,
-			c.full_scans - ks.base.full_scans, n - others, hwm_max, ks.events_total,
+			c.full_scans - ks.base.full_scans, shown, hwm_max, ks.events_total,
 			ks.hangs, l1, ks.intervals_written, ks.intervals);
-	}
 	ks.prev = c;
-	ks.n_events = 0;
-	ks.events_interval = 0;
 	free(procs);
 }
 
@@ -1561,7 +1601,7 @@ static double ks_final_doc(void)
 	else if (ks.timeout > 0.0)
 		latency = ks.t_exit - (ks.t_start + ks.timeout);
 	else
-		have_latency = false;
+		have_latency = false, latency = NAN;
 	if (!fp) {
 		ks_say("cannot build the final log document: errno=%d (%s)\n", errno, strerror(errno));
 		ks.docs_total++;	/* it is missing from the log */
@@ -1598,6 +1638,7 @@ static double ks_final_doc(void)
 int main(int argc, char **argv)
 {
 	double latency;
+	char lat[32];
 	int rc;
 
 	ks.out_fd = ks.kmsg_fd = ks.log_fd = -1;
@@ -1621,10 +1662,14 @@ int main(int argc, char **argv)
 	latency = ks_final_doc();
 
 	rc = ks_exit_status();
+	if (isnan(latency))	/* no timeout and no stop request */
+		(void)snprintf(lat, sizeof(lat), "none");
+	else
+		(void)snprintf(lat, sizeof(lat), "%.3f", latency);
 	ks_say("soak: intervals-logged=%u/%u,intervals-lost=%u,rss-growth-max-kb=%ld,"
-		"stop-latency-secs=%.3f,kernel-events=%u,hangs=%u,exit-status=%d\n",
+		"stop-latency-secs=%s,kernel-events=%u,hangs=%u,exit-status=%d\n",
 		ks.intervals_written, ks.intervals, ks.intervals - ks.intervals_written,
-		ks.rss_growth_max_kb, latency, ks.events_total, ks.hangs, rc);
+		ks.rss_growth_max_kb, lat, ks.events_total, ks.hangs, rc);
 	if (ks.docs_written < ks.docs_total) {
 		(void)fprintf(stderr, "%s: fail: soak log %s: %u of %u documents are not in the file "
 			"(last errno=%d (%s))\n", KS_NAME, ks.log_path, ks.docs_total - ks.docs_written,
