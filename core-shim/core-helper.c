@@ -10,6 +10,7 @@
  * process title states, cpus online, exit status map, size strings.
  */
 #include "stress-ng.h"
+#include "core-out-of-memory.h"
 
 #include <linux/capability.h>
 #include <sys/prctl.h>
@@ -165,6 +166,76 @@ int stress_run_exit_code(const bool success, const bool resource_success,
 	if (!metrics_success)
 		return EXIT_METRICS_UNTRUSTWORTHY;
 	return EXIT_SUCCESS;
+}
+
+/*
+ *  stress_shim_wait_status()
+ *	classify a reaped instance as stress-ng's stress_wait_status() does:
+ *	SIGALRM and SIGKILL (the OOM killer's or anyone's) leave the exit
+ *	status at 0, a pass; any other signal fails the run.  Returns the
+ *	instance's exit status as the summary counts it.
+ */
+int stress_shim_wait_status(const char *name, const pid_t pid,
+	const int status, stress_shim_result_t *res)
+{
+	int wexit = WIFEXITED(status) ? WEXITSTATUS(status) : EXIT_SUCCESS;
+
+	if (WIFSIGNALED(status)) {
+		const int sig = WTERMSIG(status);
+
+		if (sig != SIGALRM)
+			pr_dbg("%s: [%" PRIdMAX "] terminated on %s\n",
+				name, (intmax_t)pid, stress_signal_str(sig));
+		if (stress_process_oomed(pid)) {
+			pr_dbg("%s: [%" PRIdMAX "] killed by the OOM killer\n",
+				name, (intmax_t)pid);
+		} else if (sig == SIGKILL) {
+			pr_dbg("%s: [%" PRIdMAX "] possibly killed by the OOM killer\n",
+				name, (intmax_t)pid);
+		} else if (sig != SIGALRM) {
+			res->success = false;
+			wexit = EXIT_SIGNALED;
+		}
+	}
+	switch (wexit) {
+	case EXIT_SUCCESS:
+		res->counts.passed++;
+		break;
+	case EXIT_NO_RESOURCE:
+		res->counts.skipped++;
+		pr_warn_skip("%s: [%" PRIdMAX "] aborted early, no system resources\n",
+			name, (intmax_t)pid);
+		res->resource_success = false;
+		break;
+	case EXIT_NOT_IMPLEMENTED:
+		res->counts.skipped++;
+		break;
+	case EXIT_SIGNALED:
+		res->counts.failed++;
+		res->success = false;
+		break;
+	case EXIT_BY_SYS_EXIT:
+		res->counts.failed++;
+		pr_dbg("%s: [%" PRIdMAX "] aborted via exit() which was not expected\n",
+			name, (intmax_t)pid);
+		break;
+	case EXIT_METRICS_UNTRUSTWORTHY:
+		res->counts.bad_metrics++;
+		res->metrics_success = false;
+		break;
+	case EXIT_FAILURE:
+		wexit = EXIT_NOT_SUCCESS;
+		/* fall through */
+	default:
+		res->counts.failed++;
+		pr_err("%s: [%" PRIdMAX "] terminated with an error, exit status=%d (%s)\n",
+			name, (intmax_t)pid, wexit, stress_exit_status_to_string(wexit));
+		res->success = false;
+		break;
+	}
+	pr_dbg("%s: [%" PRIdMAX "] terminated (%s)\n", name, (intmax_t)pid,
+		stress_exit_status_to_string(wexit));
+	return wexit;
 }
 
 /*

@@ -19,7 +19,6 @@
 uint32_t g_pr_log_flags = PR_LOG_FLAGS_ERROR | PR_LOG_FLAGS_INFO;
 
 static unsigned int pr_fail_count;	/* pr_fail calls in this process */
-volatile uint64_t *g_pr_fail_shared;	/* instance's shared count of them */
 static bool pr_abort_emitted;		/* abort note printed */
 static pid_t pr_block_pid = -1;		/* process owning the block buffer */
 static char *pr_block_buf;		/* buffered block text */
@@ -175,8 +174,6 @@ static void pr_msg(const uint32_t flag, const char *fmt, va_list ap)
 
 	if (flag & PR_LOG_FLAGS_FAIL) {
 		pr_fail_count++;
-		if (g_pr_fail_shared)
-			(*g_pr_fail_shared)++;
 		if ((pr_fail_count >= PR_ABORT_FAILURES) && !pr_abort_emitted) {
 			pr_abort_emitted = true;
 			stress_continue_set_flag(false);

@@ -325,7 +325,8 @@ uint64_t stress_get_uint64_byte(const char *const str)
 
 /*
  *  stress_percent_parse()
- *	parse "<digits>[.<digits>]%" into a percentage
+ *	parse "<digits>[.<digits>]%" into a percentage (over 100% allowed,
+ *	as stress-ng allows it)
  */
 static double stress_percent_parse(const char *str)
 {
@@ -351,32 +352,36 @@ static double stress_percent_parse(const char *str)
 	}
 	if ((ptr[0] != '%') || ptr[1])
 		stress_shim_parse_error("invalid percentage");
-	if (val > 100.0)
-		stress_shim_parse_error("percentage above 100%%");
 	return val;
 }
 
 /*
  *  stress_get_uint64_byte_memory()
- *	size in bytes, or "N%" of MemAvailable split across instances
+ *	size in bytes, or "N%" as stress-ng's stress_get_uint64_byte_memory():
+ *	N% of the free physical memory (sysconf _SC_AVPHYS_PAGES, not
+ *	MemAvailable) divided by instances.  The option parser passes 1, so a
+ *	*_BYTES_VM option holds the total that the stressor then divides by
+ *	its instances.
  */
 uint64_t stress_get_uint64_byte_memory(const char *const str,
 	const uint32_t instances)
 {
 	size_t len;
-	double pct;
-	uint64_t avail;
+	double pct, bytes;
+	uint64_t phys;
 
 	stress_value_check(str);
 	len = strlen(str);
 	if (str[len - 1] != '%')
 		return stress_get_uint64_byte(str);
 	pct = stress_percent_parse(str);
-	avail = stress_memory_available_get();
-	if (!avail)
-		stress_shim_parse_error("cannot determine available memory");
-	return (uint64_t)(((double)avail * pct) /
-		(100.0 * (double)(instances ? instances : 1)));
+	phys = stress_memory_phys_size_get();
+	if (!phys)
+		stress_shim_parse_error("cannot determine physical memory size");
+	bytes = ((double)phys * pct) / (100.0 * (double)(instances ? instances : 1));
+	if (bytes >= 18446744073709551616.0)	/* 2^64 */
+		stress_shim_parse_error("invalid too large percentage");
+	return (uint64_t)bytes;
 }
 
 /*

@@ -22,13 +22,6 @@
 
 #define STRESSOR_NAME	"ksm-unmerge"
 
-typedef struct {
-	bool success;		/* no failures */
-	bool resource_success;	/* no instance lacked resources */
-	bool metrics_success;	/* metrics trustworthy */
-	stress_status_counts_t counts;
-} stress_run_result_t;
-
 static const stressor_info_t *const info = &stress_ksm_unmerge_info;
 static pid_t main_pid;
 static volatile sig_atomic_t stop_requested;	/* SIGINT/SIGTERM seen */
@@ -203,7 +196,6 @@ static void stress_child_setup(stress_stats_t *stats, const uint32_t instance,
 	args->mapped = &mapped;
 	args->stats = stats;
 	args->info = info;
-	g_pr_fail_shared = &stats->fail_logged;
 	stress_set_oom_adjustment(args, false);
 	pr_dbg("%s: [%" PRIdMAX "] started (instance %" PRIu32 " on CPU %d)\n",
 		STRESSOR_NAME, (intmax_t)args->pid, instance, sched_getcpu());
@@ -255,101 +247,14 @@ static int stress_child_run(stress_stats_t *stats, const uint32_t instance,
 }
 
 /*
- *  stress_killed_status()
- *	an instance killed by SIGKILL did not finish its run: the
- *	OOM killer's victim is skipped (no resources), any other kill failed
- *	(stress-ng itself counts both as passed, even with 0 bogo ops)
- */
-static int stress_killed_status(const stress_stats_t *stats)
-{
-	const pid_t pid = stats->pid;
-	const uint64_t ops = stats->args.bogo.count.counter;
-
-	if (stress_process_oomed(pid)) {
-		pr_inf("%s: [%" PRIdMAX "] killed by the OOM killer after %" PRIu64
-			" bogo ops: not a pass\n", STRESSOR_NAME, (intmax_t)pid, ops);
-		return EXIT_NO_RESOURCE;
-	}
-	if (stats->signalled)
-		pr_err("%s: [%" PRIdMAX "] did not stop within %.0f secs of the stop "
-			"request and was killed, after %" PRIu64 " bogo ops\n", STRESSOR_NAME,
-			(intmax_t)pid, STRESS_SHIM_KILL_GRACE, ops);
-	else
-		pr_err("%s: [%" PRIdMAX "] killed from outside the run (not by the OOM "
-			"killer) after %" PRIu64 " bogo ops\n", STRESSOR_NAME, (intmax_t)pid, ops);
-	return EXIT_NOT_SUCCESS;
-}
-
-/*
  *  stress_wait_status()
  *	classify a reaped instance like stress-ng's stress_wait_status()
+ *	(a SIGKILLed instance passes: the stressor must fail itself)
  */
-static void stress_wait_status(stress_stats_t *stats, stress_run_result_t *res)
+static void stress_wait_status(stress_stats_t *stats, stress_shim_result_t *res)
 {
-	const int status = stats->wait_status;
-	const pid_t pid = stats->pid;
-	int wexit = WIFEXITED(status) ? WEXITSTATUS(status) : EXIT_SUCCESS;
-
-	if (WIFSIGNALED(status)) {
-		const int sig = WTERMSIG(status);
-
-		if (sig != SIGALRM)
-			pr_inf("%s: [%" PRIdMAX "] terminated on %s\n",
-				STRESSOR_NAME, (intmax_t)pid, stress_signal_str(sig));
-		if (sig == SIGKILL) {
-			/* a killed instance is never a pass: say why it is not */
-			wexit = stress_killed_status(stats);
-		} else if (sig != SIGALRM) {
-			res->success = false;
-			wexit = EXIT_SIGNALED;
-		}
-		/* a failure it reported is not wiped out by a later kill */
-		if (stats->fail_logged && wexit == EXIT_SUCCESS) {
-			pr_inf("%s: [%" PRIdMAX "] printed %" PRIu64 " fail line(s) before it was killed\n",
-				STRESSOR_NAME, (intmax_t)pid, (uint64_t)stats->fail_logged);
-			wexit = EXIT_NOT_SUCCESS;
-		}
-	}
-	switch (wexit) {
-	case EXIT_SUCCESS:
-		res->counts.passed++;
-		break;
-	case EXIT_NO_RESOURCE:
-		res->counts.skipped++;
-		pr_warn_skip("%s: [%" PRIdMAX "] aborted early, no system resources\n",
-			STRESSOR_NAME, (intmax_t)pid);
-		res->resource_success = false;
-		break;
-	case EXIT_NOT_IMPLEMENTED:
-		res->counts.skipped++;
-		break;
-	case EXIT_SIGNALED:
-		res->counts.failed++;
-		res->success = false;
-		break;
-	case EXIT_BY_SYS_EXIT:
-		res->counts.failed++;
-		pr_dbg("%s: [%" PRIdMAX "] aborted via exit() which was not expected\n",
-			STRESSOR_NAME, (intmax_t)pid);
-		break;
-	case EXIT_METRICS_UNTRUSTWORTHY:
-		res->counts.bad_metrics++;
-		res->metrics_success = false;
-		break;
-	case EXIT_FAILURE:
-		wexit = EXIT_NOT_SUCCESS;
-		/* fall through */
-	default:
-		res->counts.failed++;
-		pr_err("%s: [%" PRIdMAX "] terminated with an error, exit status=%d (%s)\n",
-			STRESSOR_NAME, (intmax_t)pid, wexit,
-			stress_exit_status_to_string(wexit));
-		res->success = false;
-		break;
-	}
-	stats->rc = wexit;
-	pr_dbg("%s: [%" PRIdMAX "] terminated (%s)\n", STRESSOR_NAME,
-		(intmax_t)pid, stress_exit_status_to_string(wexit));
+	stats->rc = stress_shim_wait_status(STRESSOR_NAME, stats->pid,
+		stats->wait_status, res);
 }
 
 /*
@@ -434,7 +339,7 @@ static void stress_alarm_next(const double now, const double d1, const double d2
  *	N SIGALRM, <run time>" line; exit and reap are one event here
  */
 static void stress_status_log(const uint32_t started, const uint32_t remaining,
-	const uint32_t alarmed, const stress_run_result_t *res, const double time_start)
+	const uint32_t alarmed, const stress_shim_result_t *res, const double time_start)
 {
 	pr_inf("status: %" PRIu32 " run, %" PRIu32 " exit, %" PRIu32 " reap, %" PRIu32
 		" fail, %" PRIu32 " SIGALRM, %s\n", started, started - remaining,
@@ -449,7 +354,7 @@ static void stress_status_log(const uint32_t started, const uint32_t remaining,
  *	a status line every status seconds (0 = none)
  */
 static void stress_instances_wait(const uint32_t started, const double time_start,
-	const uint32_t status_secs, stress_run_result_t *res)
+	const uint32_t status_secs, stress_shim_result_t *res)
 {
 	double kill_deadline = 0.0;
 	const double hang_deadline = g_opt_timeout ?
@@ -577,7 +482,7 @@ static void stress_mapped_pages_alloc(void)
  *	metrics, times, summary lines and the final "run completed" line
  */
 static FILE *stress_report(const stress_shim_config_t *cfg,
-	stress_run_result_t *res, const double duration)
+	stress_shim_result_t *res, const double duration)
 {
 	FILE *yaml = stress_yaml_open(cfg->yaml_filename);
 
@@ -597,7 +502,7 @@ static FILE *stress_report(const stress_shim_config_t *cfg,
  */
 static int stress_run(const stress_shim_config_t *cfg)
 {
-	stress_run_result_t res = { true, true, true, { 0, 0, 0, 0 } };
+	stress_shim_result_t res = { true, true, true, { 0, 0, 0, 0 } };
 	const uint32_t instances = (uint32_t)cfg->instances;
 	double time_start, duration = 0.0;
 	uint32_t started;

@@ -74,7 +74,6 @@ typedef struct stress_stats {
 	double stime;			/* system time, secs */
 	long int maxrss;		/* max RSS in KB */
 	double *metrics_values;		/* this instance's metric values */
-	volatile uint64_t fail_logged;	/* pr_fail lines the instance printed */
 } stress_stats_t;
 
 typedef struct {
@@ -119,6 +118,14 @@ typedef struct {
 	uint32_t bad_metrics;
 } stress_status_counts_t;
 
+/* verdict of a run, built up as instances are reaped */
+typedef struct {
+	bool success;			/* no failures */
+	bool resource_success;		/* no instance lacked resources */
+	bool metrics_success;		/* metrics trustworthy */
+	stress_status_counts_t counts;
+} stress_shim_result_t;
+
 extern stress_shared_t *stress_shared_alloc(const uint32_t instances,
 	const size_t max_metrics_items);
 extern void stress_shared_free(void);
@@ -148,6 +155,8 @@ extern void stress_yaml_extras_free(void);
 extern int stress_run_exit_code(const bool success, const bool resource_success,
 	const bool metrics_success);
 extern const char *stress_exit_status_to_string(const int status);
+extern int stress_shim_wait_status(const char *name, const pid_t pid,
+	const int status, stress_shim_result_t *res);
 extern const char *stress_time_duration_to_str(const double duration,
 	const bool int_secs, const bool report_secs);
 extern int32_t stress_cpus_configured_get(void);
@@ -198,8 +207,5 @@ extern uint64_t stress_memory_available_get(void);
 
 /* core-setting.c */
 extern bool stress_setting_is_set(const char *name);
-
-/* Shared counter the instance's pr_fail() lines are added to (NULL: none) */
-extern volatile uint64_t *g_pr_fail_shared;
 
 #endif

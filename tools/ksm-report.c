@@ -5,11 +5,14 @@
  *   ksm-report run --runs N --out DIR [--stressor PATH] -- <stressor args>
  *   ksm-report compare BASE NEW [--svg FILE] [--strict]
  *
- * compare reads the stressor's --yaml files with libyaml, turns them into
- * LKP stat keys (stress-ng.<stressor>.ops, .ops_per_sec, one key per misc
- * metric, dmesg.* kernel-log keys, ksm-unmerge.latency.* keys) and prints
- * LKP's fail:runs and %stddev/%change tables, marking the changes that
- * LKP's significance rules would report.
+ * A run is the stressor's --yaml file (run-<i>.yaml) and, next to it, its
+ * text output (run-<i>.txt).  compare reads the YAML metrics: section with
+ * libyaml (stress-ng.<stressor>.ops, .ops_per_sec, one key per misc metric)
+ * and from the text the stressor's report lines (totals, racer reached /
+ * NOT reached / skipped lines, latency spreads) and the kernel-log lines
+ * (dmesg.* keys), and prints LKP's fail:runs and %stddev/%change tables,
+ * marking the changes that LKP's significance rules would report.  Racer
+ * names and descriptions come from tools/ksm-racers.
  *
  * Exit status of compare: 0 no significant regression, 1 a significant
  * regression of a higher-is-better (*_per_sec) metric (with --strict also
@@ -21,6 +24,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -67,10 +71,9 @@ typedef struct {
 	char **fails;		/* function stats seen in this run */
 	size_t n_fails;
 	size_t cap_fails;
-	bool klog_checked;	/* kernel-log status ok */
-	bool klog_present;	/* kernel-log section present */
+	bool text_present;	/* its text output (run-<i>.txt) was read */
 	bool emulated;		/* ran in a qemu guest under TCG (ksm-qemu) */
-	long lost_records;
+	long lost_records;	/* kernel-log records the watcher lost */
 } kr_run_t;
 
 /* one side of a comparison: a directory (or file) of runs */
@@ -114,24 +117,31 @@ typedef struct {
 	double reproduction;
 } kr_fail_row_t;
 
-/* known misc metric descriptions of the ksm-unmerge stressor */
+/*
+ * misc metric descriptions of the ksm-unmerge stressor that are not a
+ * racer's "<racer> ops per sec" (those come from tools/ksm-racers)
+ */
 static const kr_desc_t kr_known_desc[] = {
 	{ "mb-per-sec-unmerge-rate",		"MB per sec unmerge rate" },
 	{ "pages-unmerged-per-sec",		"pages unmerged per sec" },
 	{ "merge-wait-millisecs-per-cycle",	"merge wait millisecs per cycle" },
 	{ "pages-merged-per-cycle",		"pages merged per cycle" },
-	{ "vmsplice-ops-per-sec",		"vmsplice ops per sec" },
-	{ "gup-ops-per-sec",			"gup ops per sec" },
-	{ "uffdwp-ops-per-sec",			"uffd-wp ops per sec" },
-	{ "mrelease-ops-per-sec",		"mrelease ops per sec" },
-	{ "fork-ops-per-sec",			"fork ops per sec" },
-	{ "mprotect-ops-per-sec",		"mprotect ops per sec" },
-	{ "dontneed-ops-per-sec",		"dontneed ops per sec" },
-	{ "sparse-ops-per-sec",			"sparse ops per sec" },
-	{ "thp-ops-per-sec",			"thp ops per sec" },
+	{ "unmerge-calls-per-cycle",		"unmerge calls per cycle" },
 	{ "nanosecs-per-sparse-page",		"nanosecs per sparse page" },
 	{ "ksmd-scan-nanosecs-per-sparse-gib",	"ksmd scan nanosecs per sparse GiB" },
 };
+
+/* one racer of tools/ksm-racers: name, evidence counter, build, text */
+typedef struct {
+	char *name;
+	char *evidence;
+	char *built;
+	char *description;
+} kr_racer_t;
+
+static kr_racer_t *kr_racers;
+static size_t kr_n_racers;
+static int kr_racers_state;	/* 0 not asked, 1 loaded, -1 unavailable */
 
 /* descriptions learnt from run-<i>.txt files next to the YAML files */
 static kr_desc_t *kr_learnt_desc;
@@ -321,17 +331,152 @@ void kr_learn_text_log(const char *path)
 }
 
 /*
+ *  kr_racers_path()
+ *	the racer table tool: $KSM_REPORT_RACERS, else ksm-racers next to
+ *	this binary
+ */
+static char *kr_racers_path(void)
+{
+	const char *env = getenv("KSM_REPORT_RACERS");
+	char self[PATH_MAX];
+	ssize_t n;
+	char *slash;
+
+	if (env && *env)
+		return kr_xstrdup(env);
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return kr_xstrdup("tools/ksm-racers");
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	if (slash)
+		*slash = '\0';
+	return kr_asprintf("%s/ksm-racers", self);
+}
+
+/*
+ *  kr_racer_add()
+ *	one TSV line of ksm-racers: name, evidence, "built" or "not built:
+ *	reason", description
+ */
+void kr_racer_add(char *line)
+{
+	char *f[4] = { NULL, NULL, NULL, NULL }, *save = NULL, *tok;
+	size_t n = 0;
+
+	line[strcspn(line, "\r\n")] = '\0';
+	for (tok = strtok_r(line, "\t", &save); tok && n < 4; tok = strtok_r(NULL, "\t", &save))
+		f[n++] = tok;
+	if (!f[0] || !*f[0] || f[0][0] == '#')
+		return;
+	kr_racers = kr_xrealloc(kr_racers, kr_n_racers + 1, sizeof(*kr_racers));
+	kr_racers[kr_n_racers].name = kr_xstrdup(f[0]);
+	kr_racers[kr_n_racers].evidence = kr_xstrdup(f[1] ? f[1] : "");
+	kr_racers[kr_n_racers].built = kr_xstrdup(f[2] ? f[2] : "");
+	kr_racers[kr_n_racers].description = kr_xstrdup(f[3] ? f[3] : "");
+	kr_n_racers++;
+}
+
+/*
+ *  kr_racers_load()
+ *	run tools/ksm-racers once for the racer table; without it racer
+ *	metrics keep their YAML keys (said once) unless the text output
+ *	names them
+ */
+void kr_racers_load(void)
+{
+	char *path, line[1024];
+	FILE *fp;
+	int status;
+
+	if (kr_racers_state)
+		return;
+	kr_racers_state = -1;
+	path = kr_racers_path();
+	if (access(path, X_OK) < 0) {
+		fprintf(stderr, "ksm-report: note: racer table %s: errno=%d (%s): racer "
+			"descriptions unknown\n", path, errno, strerror(errno));
+		free(path);
+		return;
+	}
+	{
+		char *cmd = kr_asprintf("'%s'", path);
+
+		fp = popen(cmd, "r");
+		free(cmd);
+	}
+	if (!fp) {
+		fprintf(stderr, "ksm-report: note: cannot run %s: errno=%d (%s)\n",
+			path, errno, strerror(errno));
+		free(path);
+		return;
+	}
+	while (fgets(line, sizeof(line), fp))
+		kr_racer_add(line);
+	status = pclose(fp);
+	if (status != 0 || !kr_n_racers)
+		fprintf(stderr, "ksm-report: note: %s exited with status %d and listed %zu racers\n",
+			path, WIFEXITED(status) ? WEXITSTATUS(status) : -1, kr_n_racers);
+	else
+		kr_racers_state = 1;
+	free(path);
+}
+
+/*
+ *  kr_racer_find()
+ *	a racer of the table by name, NULL if not there
+ */
+const kr_racer_t *kr_racer_find(const char *name)
+{
+	kr_racers_load();
+	for (size_t i = 0; i < kr_n_racers; i++)
+		if (!strcmp(kr_racers[i].name, name))
+			return &kr_racers[i];
+	return NULL;
+}
+
+/*
+ *  kr_racers_free()
+ *	release the racer table
+ */
+void kr_racers_free(void)
+{
+	for (size_t i = 0; i < kr_n_racers; i++) {
+		free(kr_racers[i].name);
+		free(kr_racers[i].evidence);
+		free(kr_racers[i].built);
+		free(kr_racers[i].description);
+	}
+	free(kr_racers);
+	kr_racers = NULL;
+	kr_n_racers = 0;
+	kr_racers_state = 0;
+}
+
+/*
  *  kr_desc_of_key()
  *	map a YAML metric key back to its text description, or NULL
  */
 const char *kr_desc_of_key(const char *key)
 {
+	static char racer_desc[160];
+
 	for (size_t i = 0; i < kr_n_learnt; i++)
 		if (!strcmp(kr_learnt_desc[i].yaml_key, key))
 			return kr_learnt_desc[i].description;
 	for (size_t i = 0; i < sizeof(kr_known_desc) / sizeof(kr_known_desc[0]); i++)
 		if (!strcmp(kr_known_desc[i].yaml_key, key))
 			return kr_known_desc[i].description;
+	/* "<racer> ops per sec" for each racer of the table */
+	kr_racers_load();
+	for (size_t i = 0; i < kr_n_racers; i++) {
+		char k[64];
+
+		snprintf(racer_desc, sizeof(racer_desc), "%s ops per sec", kr_racers[i].name);
+		kr_yamlify(racer_desc, k, sizeof(k));
+		if (!strcmp(k, key))
+			return racer_desc;
+	}
 	return NULL;
 }
 
@@ -435,6 +580,402 @@ bool kr_run_has_fail(const kr_run_t *run, const char *key)
 }
 
 /*
+ *  kr_number()
+ *	parse a whole scalar as a finite number
+ */
+bool kr_number(const char *s, double *value)
+{
+	char *end;
+	double v;
+
+	if (!s || !*s)
+		return false;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s)
+		return false;
+	while (isspace((unsigned char)*end))
+		end++;
+	if (*end || !isfinite(v))
+		return false;
+	*value = v;
+	return true;
+}
+
+/* what a kernel-log line of the text output gives (kr_klog_key()) */
+enum { KR_KLOG_NONE, KR_KLOG_KEY, KR_KLOG_DERIVED };
+
+/*
+ *  kr_log_msg()
+ *	the message of a stress-ng log line (after "stress-ng: <type>: [pid] ",
+ *	or the whole line under --log-brief) without its newline and the " -"
+ *	the stressor appends to keep a line out of LKP's 10/12 field shapes
+ */
+char *kr_log_msg(char *line)
+{
+	char *msg = line, *end;
+	size_t n;
+
+	if (!strncmp(line, "stress-ng: ", 11)) {
+		end = strstr(line, "] ");
+		if (end)
+			msg = end + 2;
+	}
+	n = strcspn(msg, "\r\n");
+	msg[n] = '\0';
+	if (n >= 2 && !strcmp(msg + n - 2, " -"))
+		msg[n - 2] = '\0';
+	return msg;
+}
+
+/*
+ *  kr_splat_head()
+ *	true if a kernel message is one of the splat lines lkp-tests turns
+ *	into dmesg.* keys (a subset of its etc/oops-pattern)
+ */
+static bool kr_splat_head(const char *msg)
+{
+	static const char *const heads[] = {
+		"WARNING:", "BUG:", "kernel BUG at", "Oops:", "RIP:", "Kernel panic",
+		"general protection fault", "UBSAN:", "KASAN:", "Unable to handle kernel",
+	};
+	static const char *const within[] = {
+		"soft lockup", "hard LOCKUP", "detected stall", "blocked for more than",
+		"list_add corruption", "list_del corruption", "invoked oom-killer",
+		"page allocation failure", "refcount_t: ",
+	};
+
+	while (*msg == ' ')
+		msg++;
+	for (size_t i = 0; i < sizeof(heads) / sizeof(heads[0]); i++)
+		if (!strncmp(msg, heads[i], strlen(heads[i])))
+			return true;
+	for (size_t i = 0; i < sizeof(within) / sizeof(within[0]); i++)
+		if (strstr(msg, within[i]))
+			return true;
+	return false;
+}
+
+/*
+ *  kr_lkp_error_id()
+ *	lkp-tests' error id of a kernel message, approximated for the common
+ *	splats: "WARNING: CPU: n PID: n at" becomes "WARNING: at", a hung
+ *	task's name and a bad page's process go, "+0x../0x.." offsets go,
+ *	hex words and numbers become '#', spaces next to a non-alphanumeric
+ *	character go and the others become '_', trailing punctuation goes
+ */
+void kr_lkp_error_id(const char *msg, char *id, size_t len)
+{
+	char buf[512], tmp[512];
+	const char *p;
+	size_t n = 0, m = 0;
+
+	while (*msg == ' ')
+		msg++;
+	if (!strncmp(msg, "WARNING: CPU: ", 14) && (p = strstr(msg, " at ")))
+		snprintf(buf, sizeof(buf), "WARNING: at %s", p + 4);
+	else if (!strncmp(msg, "INFO: task ", 11) && (p = strstr(msg, " blocked for more than")))
+		snprintf(buf, sizeof(buf), "INFO: task%s", p);
+	else if ((p = strstr(msg, "Bad page state in process")) != NULL)
+		snprintf(buf, sizeof(buf), "%.*s", (int)(p - msg) + 25, msg);
+	else if (!strncmp(msg, "RIP: ", 5) && (p = strchr(msg + 5, ':')) != NULL)
+		snprintf(buf, sizeof(buf), "RIP:%s", p + 1);
+	else
+		snprintf(buf, sizeof(buf), "%s", msg);
+
+	for (p = buf; *p && n + 1 < sizeof(tmp); ) {
+		const bool start = p == buf || !isalnum((unsigned char)p[-1]);
+		size_t hex, digits = 0;
+
+		if (p[0] == '+' && p[1] == '0' && p[2] == 'x') {	/* +0x1a2/0x1c0 */
+			p += 3;
+			while (isxdigit((unsigned char)*p) || (p[0] == '/' && p[1] == '0' && p[2] == 'x'))
+				p += (*p == '/') ? 3 : 1;
+			continue;
+		}
+		if (start && p[0] == '0' && p[1] == 'x' && isxdigit((unsigned char)p[2])) {
+			for (p += 2; isxdigit((unsigned char)*p); p++)
+				;
+			tmp[n++] = '#';
+			continue;
+		}
+		for (hex = 0; isxdigit((unsigned char)p[hex]); hex++)
+			digits += isdigit((unsigned char)p[hex]) != 0;
+		if (start && digits && hex >= 8 && !isalnum((unsigned char)p[hex])) {
+			tmp[n++] = '#';			/* a pointer or pfn */
+			p += hex;
+			continue;
+		}
+		if (isdigit((unsigned char)*p)) {
+			tmp[n++] = '#';
+			while (isdigit((unsigned char)*p))
+				p++;
+			continue;
+		}
+		tmp[n++] = *p++;
+	}
+	tmp[n] = '\0';
+	for (size_t i = 0; i < n && m + 1 < len; i++) {
+		if (tmp[i] == ' ' || tmp[i] == '\t') {
+			size_t j = i;
+
+			while (j < n && (tmp[j] == ' ' || tmp[j] == '\t'))
+				j++;
+			if (m && j < n && isalnum((unsigned char)id[m - 1]) && isalnum((unsigned char)tmp[j]))
+				id[m++] = '_';
+			i = j - 1;
+			continue;
+		}
+		id[m++] = tmp[i];
+	}
+	while (m && strchr(" :,.;!-#=", id[m - 1]))
+		m--;
+	id[m] = '\0';
+}
+
+/*
+ *  kr_klog_key()
+ *	the LKP key a kernel-log line of the stressor's output names, the
+ *	one place to adapt to the core's -K format.  Returns KR_KLOG_KEY for
+ *	a line that names the key ("<name>: kernel <kind>: <key>", "<name>:
+ *	kernel-log key: <key> (count N)", the standalone watcher's, now in
+ *	the core's -K as "klog-check: ..."), KR_KLOG_DERIVED for stress-ng's
+ *	"klog-check: <kind>: [<secs>] '<message>'" (dmesg.<id> of a splat
+ *	line, kmsg.<id> of another error line, the id approximated by
+ *	kr_lkp_error_id()), KR_KLOG_NONE for other lines
+ */
+int kr_klog_key(const char *msg, char *key, size_t len)
+{
+	static const char *const kinds[] = {
+		"warning", "BUG", "oops", "lockup", "RCU stall", "hung task", "memory corruption",
+		"sanitizer report", "lockdep report", "panic", "RIP",
+	};
+	char id[512];
+	const char *p;
+
+	if ((p = strstr(msg, ": kernel-log key: ")) != NULL) {
+		p += 18;
+		snprintf(key, len, "dmesg.%.*s", (int)strcspn(p, " "), p);
+		return p[0] ? KR_KLOG_KEY : KR_KLOG_NONE;
+	}
+	if ((p = strstr(msg, ": kernel ")) != NULL) {
+		p += 9;
+		for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+			const size_t k = strlen(kinds[i]);
+
+			if (!strncmp(p, kinds[i], k) && p[k] == ':' && p[k + 1] == ' ' && p[k + 2]) {
+				p += k + 2;
+				if (strchr(p, ' ')) {		/* a message, not a key */
+					kr_lkp_error_id(p, id, sizeof(id));
+					p = id;
+				}
+				snprintf(key, len, "%s%s", strncmp(p, "dmesg.", 6) ? "dmesg." : "", p);
+				return KR_KLOG_KEY;
+			}
+		}
+	}
+	if ((p = strstr(msg, "klog-check: ")) != NULL) {
+		const char *kind = p + 12, *q = strstr(kind, ": [");
+		const char *text = q ? strstr(q, "] '") : NULL;
+		size_t n;
+
+		if (!q || !text || strchr(kind, ':') != q)
+			return KR_KLOG_NONE;
+		text += 3;
+		n = strlen(text);
+		if (n && text[n - 1] == '\'')
+			n--;
+		snprintf(id, sizeof(id), "%.*s", (int)n, text);
+		if (kr_splat_head(id)) {
+			kr_lkp_error_id(id, id, sizeof(id));
+			snprintf(key, len, "dmesg.%s", id);
+			return KR_KLOG_DERIVED;
+		}
+		if (!strncmp(kind, "error:", 6) || !strncmp(kind, "critical:", 9) ||
+		    !strncmp(kind, "alert:", 6) || !strncmp(kind, "emergency:", 10)) {
+			kr_lkp_error_id(id, id, sizeof(id));
+			snprintf(key, len, "kmsg.%s", id);
+			return KR_KLOG_DERIVED;
+		}
+	}
+	return KR_KLOG_NONE;
+}
+
+/*
+ *  kr_text_pairs()
+ *	"k=N,k=N..." into <prefix><k> stats; with evidence set the first pair
+ *	is <prefix>evidence; a failure key (failures, merge-timeouts,
+ *	partial-merges) that is not 0 is a function stat instead
+ */
+static void kr_text_pairs(char *list, kr_run_t *run, const char *prefix, bool evidence)
+{
+	static const char *const failure_keys[] = { "failures", "merge-timeouts", "partial-merges" };
+	char *save = NULL;
+
+	for (char *kv = strtok_r(list, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(kv, '=');
+		bool failure = false;
+		double v;
+
+		if (!eq)
+			continue;
+		*eq = '\0';
+		if (!*kv || strchr(kv, ' ') || !kr_number(eq + 1, &v))
+			continue;
+		for (size_t i = 0; i < sizeof(failure_keys) / sizeof(failure_keys[0]); i++)
+			failure |= !strcmp(kv, failure_keys[i]);
+		if (evidence)
+			kr_run_add_perf(run, kr_asprintf("%sevidence", prefix), v);
+		else if (!failure)
+			kr_run_add_perf(run, kr_asprintf("%s%s", prefix, kv), v);
+		else if (v != 0.0)
+			kr_run_add_fail(run, kr_asprintf("%s%s", prefix, kv));
+		evidence = false;
+	}
+}
+
+/*
+ *  kr_text_racer()
+ *	"racer R reached: ops=N ev=N,k=N...", "racer R NOT reached: ops=N
+ *	ev=0,k=N... (why)" or "racer R skipped: why" into
+ *	<stressor>.racer.R.{ops,evidence,k} and a not_reached or skipped
+ *	function stat (a racer the kernel or build lacks is a skip)
+ */
+static void kr_text_racer(const char *stressor, char *rest, kr_run_t *run)
+{
+	char name[64], *prefix, *p;
+	int pos = 0;
+	double ops;
+
+	if (sscanf(rest, "%63s %n", name, &pos) != 1 || !pos)
+		return;
+	rest += pos;
+	if (!strncmp(rest, "skipped: ", 9)) {
+		kr_run_add_fail(run, kr_asprintf("%s.racer.%s.skipped", stressor, name));
+		return;
+	}
+	if (!strncmp(rest, "NOT reached: ", 13))
+		kr_run_add_fail(run, kr_asprintf("%s.racer.%s.not_reached", stressor, name));
+	else if (strncmp(rest, "reached: ", 9))
+		return;
+	p = strstr(rest, "ops=");
+	if (!p || sscanf(p + 4, "%lf", &ops) != 1)
+		return;
+	prefix = kr_asprintf("%s.racer.%s.", stressor, name);
+	kr_run_add_perf(run, kr_asprintf("%sops", prefix), ops);
+	p = strchr(p, ' ');
+	if (p) {
+		p[strcspn(p, "(")] = '\0';
+		kr_text_pairs(p + 1, run, prefix, true);
+	}
+	free(prefix);
+}
+
+/*
+ *  kr_text_latency()
+ *	"<what> <unit>secs ...: p50=X p95=X p99=X mean=X stdev=X samples=N"
+ *	into <stressor>.latency.<what>-<unit>secs.{p50,...} (not samples)
+ */
+static void kr_text_latency(const char *stressor, char *label, char *stats, kr_run_t *run)
+{
+	char first[64] = "", unit[64] = "", *save = NULL;
+	const char *w;
+
+	for (w = strtok_r(label, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+		const size_t n = strlen(w);
+
+		if (!*first)
+			snprintf(first, sizeof(first), "%s", w);
+		else if (n >= 4 && !strcmp(w + n - 4, "secs")) {
+			snprintf(unit, sizeof(unit), "%s", w);
+			break;
+		}
+	}
+	if (!*first || !*unit)
+		return;
+	for (w = strtok_r(stats, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+		const char *eq = strchr(w, '=');
+		double v;
+
+		if (!eq || !strncmp(w, "samples=", 8) || !kr_number(eq + 1, &v))
+			continue;
+		kr_run_add_perf(run, kr_asprintf("%s.latency.%s-%s.%.*s", stressor, first, unit,
+			(int)(eq - w), w), v);
+	}
+}
+
+/*
+ *  kr_text_line()
+ *	one message of the stressor's text output into stats of a run;
+ *	kernel-log keys derived from a message go to *derived (used only
+ *	when no line names its key: see kr_apply_text())
+ */
+void kr_text_line(char *msg, kr_run_t *run, kr_run_t *derived, bool *named)
+{
+	char stressor[64], key[512], *rest, *p;
+	const size_t n = strcspn(msg, ": ");
+
+	switch (kr_klog_key(msg, key, sizeof(key))) {
+	case KR_KLOG_KEY:
+		kr_run_add_fail(run, kr_xstrdup(key));
+		*named = true;
+		return;
+	case KR_KLOG_DERIVED:
+		kr_run_add_fail(derived, kr_xstrdup(key));
+		return;
+	default:
+		break;
+	}
+	if (!n || n >= sizeof(stressor) || msg[n] != ':' || msg[n + 1] != ' ')
+		return;
+	snprintf(stressor, sizeof(stressor), "%.*s", (int)n, msg);
+	rest = msg + n + 2;
+	if (!strncmp(rest, "totals: ", 8)) {
+		char *prefix = kr_asprintf("%s.", stressor);
+
+		kr_text_pairs(rest + 8, run, prefix, false);
+		free(prefix);
+	} else if (!strncmp(rest, "racer ", 6)) {
+		kr_text_racer(stressor, rest + 6, run);
+	} else if ((p = strstr(rest, ": p50=")) != NULL && strstr(rest, "secs")) {
+		*p = '\0';
+		kr_text_latency(stressor, rest, p + 2, run);
+	} else if (!strncmp(rest, "kernel-log: ", 12) && strstr(rest, " records lost")) {
+		run->lost_records += strtol(rest + 12, NULL, 10);
+	} else if (isdigit((unsigned char)*rest) && strstr(rest, " kernel log records lost")) {
+		run->lost_records += strtol(rest, NULL, 10);
+	}
+}
+
+/*
+ *  kr_apply_text()
+ *	the stressor's text output next to a run's YAML (run-<i>.txt): its
+ *	report lines and kernel-log lines.  Keys derived from the messages
+ *	count only if no line names a key: where the core prints both, the
+ *	named key is lkp-tests' exact one and the derived one could differ.
+ */
+void kr_apply_text(const char *path, kr_run_t *run)
+{
+	FILE *fp = fopen(path, "r");
+	kr_run_t derived;
+	char line[2048];
+	bool named = false;
+
+	if (!fp)
+		return;
+	memset(&derived, 0, sizeof(derived));
+	run->text_present = true;
+	while (fgets(line, sizeof(line), fp))
+		kr_text_line(kr_log_msg(line), run, &derived, &named);
+	(void)fclose(fp);
+	for (size_t i = 0; i < derived.n_fails && !named; i++) {
+		kr_run_add_fail(run, derived.fails[i]);
+		derived.fails[i] = NULL;
+	}
+	kr_run_free(&derived);
+}
+
+/*
  *  kr_scalar()
  *	the text of a scalar node, NULL for other nodes
  */
@@ -465,47 +1006,12 @@ static yaml_node_t *kr_map_get(yaml_document_t *doc, const yaml_node_t *map, con
 }
 
 /*
- *  kr_number()
- *	parse a whole scalar as a finite number
- */
-bool kr_number(const char *s, double *value)
-{
-	char *end;
-	double v;
-
-	if (!s || !*s)
-		return false;
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s)
-		return false;
-	while (isspace((unsigned char)*end))
-		end++;
-	if (*end || !isfinite(v))
-		return false;
-	*value = v;
-	return true;
-}
-
-/*
  *  kr_node_number()
  *	numeric value of a scalar node
  */
 static bool kr_node_number(const yaml_node_t *node, double *value)
 {
 	return kr_number(kr_scalar(node), value);
-}
-
-/*
- *  kr_node_true()
- *	YAML 1.1 truth of a scalar node
- */
-static bool kr_node_true(const yaml_node_t *node)
-{
-	const char *s = kr_scalar(node);
-
-	return s && (!strcasecmp(s, "true") || !strcasecmp(s, "yes") ||
-		     !strcasecmp(s, "on") || !strcmp(s, "1"));
 }
 
 /*
@@ -567,211 +1073,9 @@ static int kr_parse_metrics_entry(yaml_document_t *doc, yaml_node_t *entry, kr_r
 }
 
 /*
- *  kr_klog_stat_key()
- *	LKP key of a kernel-log id: dmesg.<id> unless already prefixed
- */
-static char *kr_klog_stat_key(const char *id)
-{
-	if (!strncmp(id, "dmesg.", 6) || !strncmp(id, "kmsg.", 5))
-		return kr_xstrdup(id);
-	return kr_asprintf("dmesg.%s", id);
-}
-
-/*
- *  kr_parse_klog()
- *	read the kernel-log section: status, warnings, lost-records, keys
- */
-static void kr_parse_klog(yaml_document_t *doc, yaml_node_t *klog, kr_run_t *run)
-{
-	yaml_node_t *keys = kr_map_get(doc, klog, "keys");
-	const char *status = kr_scalar(kr_map_get(doc, klog, "status"));
-	double warnings = 0.0, lost = 0.0;
-	size_t n_keys = 0;
-
-	if (!klog || klog->type != YAML_MAPPING_NODE)
-		return;
-	run->klog_present = true;
-	run->klog_checked = status && !strcmp(status, "ok");
-	(void)kr_node_number(kr_map_get(doc, klog, "warnings"), &warnings);
-	if (kr_node_number(kr_map_get(doc, klog, "lost-records"), &lost))
-		run->lost_records = (long)lost;
-
-	if (keys && keys->type == YAML_SEQUENCE_NODE) {
-		yaml_node_item_t *it;
-
-		for (it = keys->data.sequence.items.start; it < keys->data.sequence.items.top; it++) {
-			yaml_node_t *item = yaml_document_get_node(doc, *it);
-			const char *id = kr_scalar(item);
-			double count = 1.0;
-
-			if (!id) {
-				id = kr_scalar(kr_map_get(doc, item, "key"));
-				if (!id)
-					id = kr_scalar(kr_map_get(doc, item, "id"));
-				(void)kr_node_number(kr_map_get(doc, item, "count"), &count);
-			}
-			if (!id || !*id || count <= 0.0)
-				continue;
-			kr_run_add_fail(run, kr_klog_stat_key(id));
-			n_keys++;
-		}
-	} else if (keys && keys->type == YAML_MAPPING_NODE) {
-		const yaml_node_pair_t *pair;
-
-		/* tolerate "keys: { 'WARNING:...': 1 }" */
-		for (pair = keys->data.mapping.pairs.start; pair < keys->data.mapping.pairs.top; pair++) {
-			const char *id = kr_scalar(yaml_document_get_node(doc, pair->key));
-			double count = 1.0;
-
-			(void)kr_node_number(yaml_document_get_node(doc, pair->value), &count);
-			if (!id || !*id || count <= 0.0)
-				continue;
-			kr_run_add_fail(run, kr_klog_stat_key(id));
-			n_keys++;
-		}
-	}
-	if (warnings > 0.0 && !n_keys)
-		kr_run_add_fail(run, kr_xstrdup("dmesg.kernel_warnings_without_id"));
-}
-
-/*
- *  kr_parse_latency()
- *	add ksm-unmerge.latency.<name>.<stat> for every numeric stat but samples
- */
-static void kr_parse_latency(yaml_document_t *doc, const char *name, yaml_node_t *lat, kr_run_t *run)
-{
-	const yaml_node_pair_t *pair;
-
-	if (!lat || lat->type != YAML_MAPPING_NODE)
-		return;
-	for (pair = lat->data.mapping.pairs.start; pair < lat->data.mapping.pairs.top; pair++) {
-		const char *k = kr_scalar(yaml_document_get_node(doc, pair->key));
-		double v;
-
-		if (!k || !strcmp(k, "samples") || !strcmp(k, "name"))
-			continue;
-		if (!kr_node_number(yaml_document_get_node(doc, pair->value), &v))
-			continue;
-		kr_run_add_perf(run, kr_asprintf("ksm-unmerge.latency.%s.%s", name, k), v);
-	}
-}
-
-/*
- *  kr_parse_racer()
- *	add ksm-unmerge.racer.<name>.{ops,evidence,<detail>...} and a
- *	not_reached failure, or skipped where the racer could not run
- */
-static void kr_parse_racer(yaml_document_t *doc, const char *name, yaml_node_t *racer, kr_run_t *run)
-{
-	yaml_node_t *reached = kr_map_get(doc, racer, "reached");
-	yaml_node_t *skipped = kr_map_get(doc, racer, "skipped");
-	yaml_node_t *details = kr_map_get(doc, racer, "details");
-	double v;
-
-	if (kr_node_number(kr_map_get(doc, racer, "ops"), &v))
-		kr_run_add_perf(run, kr_asprintf("ksm-unmerge.racer.%s.ops", name), v);
-	if (kr_node_number(kr_map_get(doc, racer, "evidence"), &v))
-		kr_run_add_perf(run, kr_asprintf("ksm-unmerge.racer.%s.evidence", name), v);
-	if (details && details->type == YAML_MAPPING_NODE) {
-		const yaml_node_pair_t *pair;
-
-		for (pair = details->data.mapping.pairs.start; pair < details->data.mapping.pairs.top; pair++) {
-			const char *k = kr_scalar(yaml_document_get_node(doc, pair->key));
-
-			if (k && kr_node_number(yaml_document_get_node(doc, pair->value), &v))
-				kr_run_add_perf(run, kr_asprintf("ksm-unmerge.racer.%s.%s", name, k), v);
-		}
-	}
-	/* a racer the kernel or build lacks is a skip, not a path it missed */
-	if (skipped && kr_node_true(skipped))
-		kr_run_add_fail(run, kr_asprintf("ksm-unmerge.racer.%s.skipped", name));
-	else if (reached && !kr_node_true(reached))
-		kr_run_add_fail(run, kr_asprintf("ksm-unmerge.racer.%s.not_reached", name));
-}
-
-/*
- *  kr_parse_ksm_counters()
- *	numeric counters directly under ksm-unmerge: become ksm-unmerge.<key>;
- *	non-zero failure counters are function stats instead
- */
-static void kr_parse_ksm_counters(yaml_document_t *doc, yaml_node_t *sec, kr_run_t *run)
-{
-	static const char *const failure_keys[] = { "failures", "merge-timeouts", "partial-merges" };
-	const yaml_node_pair_t *pair;
-
-	if (!sec || sec->type != YAML_MAPPING_NODE)
-		return;
-	for (pair = sec->data.mapping.pairs.start; pair < sec->data.mapping.pairs.top; pair++) {
-		const char *k = kr_scalar(yaml_document_get_node(doc, pair->key));
-		bool failure = false;
-		double v;
-
-		if (!k || !kr_node_number(yaml_document_get_node(doc, pair->value), &v))
-			continue;
-		for (size_t i = 0; i < sizeof(failure_keys) / sizeof(failure_keys[0]); i++)
-			failure |= !strcmp(k, failure_keys[i]);
-		if (!failure)
-			kr_run_add_perf(run, kr_asprintf("ksm-unmerge.%s", k), v);
-		else if (v != 0.0)
-			kr_run_add_fail(run, kr_asprintf("ksm-unmerge.%s", k));
-	}
-}
-
-/*
- *  kr_parse_ksm_section()
- *	read the ksm-unmerge: section (latencies and racers), block or flow
- */
-static void kr_parse_ksm_section(yaml_document_t *doc, yaml_node_t *sec, kr_run_t *run)
-{
-	yaml_node_t *lats = kr_map_get(doc, sec, "latencies");
-	yaml_node_t *racers = kr_map_get(doc, sec, "racers");
-
-	if (lats && lats->type == YAML_MAPPING_NODE) {
-		const yaml_node_pair_t *pair;
-
-		for (pair = lats->data.mapping.pairs.start; pair < lats->data.mapping.pairs.top; pair++) {
-			const char *name = kr_scalar(yaml_document_get_node(doc, pair->key));
-
-			if (name)
-				kr_parse_latency(doc, name, yaml_document_get_node(doc, pair->value), run);
-		}
-	} else if (lats && lats->type == YAML_SEQUENCE_NODE) {
-		yaml_node_item_t *it;
-
-		for (it = lats->data.sequence.items.start; it < lats->data.sequence.items.top; it++) {
-			yaml_node_t *item = yaml_document_get_node(doc, *it);
-			const char *name = kr_scalar(kr_map_get(doc, item, "name"));
-
-			if (name)
-				kr_parse_latency(doc, name, item, run);
-		}
-	}
-	kr_parse_ksm_counters(doc, sec, run);
-	if (racers && racers->type == YAML_SEQUENCE_NODE) {
-		yaml_node_item_t *it;
-
-		for (it = racers->data.sequence.items.start; it < racers->data.sequence.items.top; it++) {
-			yaml_node_t *item = yaml_document_get_node(doc, *it);
-			const char *name = kr_scalar(kr_map_get(doc, item, "racer"));
-
-			if (name)
-				kr_parse_racer(doc, name, item, run);
-		}
-	} else if (racers && racers->type == YAML_MAPPING_NODE) {
-		const yaml_node_pair_t *pair;
-
-		for (pair = racers->data.mapping.pairs.start; pair < racers->data.mapping.pairs.top; pair++) {
-			const char *name = kr_scalar(yaml_document_get_node(doc, pair->key));
-
-			if (name)
-				kr_parse_racer(doc, name, yaml_document_get_node(doc, pair->value), run);
-		}
-	}
-}
-
-/*
  *  kr_parse_document()
- *	turn one YAML document into a run; -1 (with err) if it has no metrics
+ *	turn one YAML document's metrics: section into a run; -1 (with err)
+ *	if it has none.  Other top-level sections are not read.
  */
 int kr_parse_document(yaml_document_t *doc, kr_run_t *run, char *err, size_t errlen)
 {
@@ -798,8 +1102,6 @@ int kr_parse_document(yaml_document_t *doc, kr_run_t *run, char *err, size_t err
 		if (kr_parse_metrics_entry(doc, entry, run, err, errlen) < 0)
 			return -1;
 	}
-	kr_parse_klog(doc, kr_map_get(doc, root, "kernel-log"), run);
-	kr_parse_ksm_section(doc, kr_map_get(doc, root, "ksm-unmerge"), run);
 	return 0;
 }
 
@@ -945,6 +1247,10 @@ int kr_load_file(const char *path, kr_side_t *side)
 	for (size_t i = 0; i < n; i++) {
 		if (!ret) {
 			if (n == 1) {
+				char *txt = kr_sibling(path, ".txt");
+
+				kr_apply_text(txt, &runs[i]);
+				free(txt);
 				kr_apply_env(path, &runs[i]);
 				kr_apply_summary(path, &runs[i]);
 			}
@@ -1451,15 +1757,13 @@ static void kr_side_label(const char *path, char *buf, size_t width)
  */
 static void kr_print_side_notes(FILE *out, const char *what, const kr_side_t *side)
 {
-	size_t unchecked = 0, lost = 0, absent = 0, emulated = 0;
+	size_t lost = 0, absent = 0, emulated = 0;
 
 	for (size_t i = 0; i < side->n_runs; i++) {
 		if (side->runs[i].emulated)
 			emulated++;
-		if (!side->runs[i].klog_present)
+		if (!side->runs[i].text_present)
 			absent++;
-		else if (!side->runs[i].klog_checked)
-			unchecked++;
 		if (side->runs[i].lost_records > 0)
 			lost++;
 	}
@@ -1469,9 +1773,8 @@ static void kr_print_side_notes(FILE *out, const char *what, const kr_side_t *si
 		fprintf(out, ", %zu bad file%s skipped", side->bad_files,
 			side->bad_files == 1 ? "" : "s");
 	if (absent)
-		fprintf(out, ", %zu without a kernel-log section", absent);
-	if (unchecked)
-		fprintf(out, ", kernel log not checked in %zu", unchecked);
+		fprintf(out, ", %zu without a text output (no racer, latency or kernel-log stats)",
+			absent);
 	if (lost)
 		fprintf(out, ", kernel-log records lost in %zu", lost);
 	if (emulated)
@@ -1492,6 +1795,37 @@ static void kr_print_only(FILE *out, const char *side, const char **keys, size_t
 	for (size_t i = 0; i < n && i < 4; i++)
 		fprintf(out, "%s %s", i ? "," : "", keys[i]);
 	fprintf(out, "%s\n", n > 4 ? ", ..." : "");
+}
+
+/*
+ *  kr_print_racers()
+ *	what each racer of the fail table does and proves (tools/ksm-racers)
+ */
+static void kr_print_racers(FILE *out, const kr_compare_t *cmp)
+{
+	const char **done = NULL;
+	size_t n_done = 0;
+
+	for (size_t i = 0; i < cmp->n_fails; i++) {
+		const char *r = strstr(cmp->fails[i].key, ".racer."), *end;
+		const kr_racer_t *racer;
+		char name[64];
+		bool seen = false;
+
+		if (!r || !(end = strchr(r + 7, '.')) || end - (r + 7) >= (ptrdiff_t)sizeof(name))
+			continue;
+		snprintf(name, sizeof(name), "%.*s", (int)(end - (r + 7)), r + 7);
+		for (size_t j = 0; j < n_done; j++)
+			seen |= !strcmp(done[j], name);
+		racer = seen ? NULL : kr_racer_find(name);
+		if (!racer)
+			continue;
+		done = kr_xrealloc(done, n_done + 1, sizeof(*done));
+		done[n_done++] = racer->name;
+		fprintf(out, "racer %s (evidence: %s; %s): %s\n", racer->name, racer->evidence,
+			racer->built, racer->description);
+	}
+	free(done);
 }
 
 /*
@@ -1536,6 +1870,7 @@ int kr_print_compare(FILE *out, const kr_side_t *base, const kr_side_t *new,
 			KR_MIN_RUNS);
 	kr_print_only(out, "base", cmp->only_base, cmp->n_only_base);
 	kr_print_only(out, "new", cmp->only_new, cmp->n_only_new);
+	kr_print_racers(out, cmp);
 
 	for (size_t i = 0; i < cmp->n_rows; i++) {
 		const kr_row_t *r = &cmp->rows[i];
@@ -1891,6 +2226,7 @@ static void kr_usage(FILE *fp)
 	fprintf(fp,
 		"usage: ksm-report run --runs N --out DIR [--stressor PATH] -- <stressor args>\n"
 		"       ksm-report compare BASE NEW [--svg FILE [--svg-all]] [--strict]\n"
+		"       ksm-report keys TEXT...\n"
 		"\n"
 		"run      run the stressor N times (default 5), keeping run-<i>.yaml, .txt, .env\n"
 		"compare  LKP-style fail:runs and %%stddev/%%change tables of two series of\n"
@@ -1899,6 +2235,9 @@ static void kr_usage(FILE *fp)
 		"         *_per_sec metric (--strict: also latencies and new kernel-log keys);\n"
 		"         2: bad input.  --svg: significant changes drawn, regressions\n"
 		"         first; --svg-all: the unchanged metrics too\n"
+		"keys     the LKP function stats the stressor's text output names, one a\n"
+		"         line: kernel-log (dmesg.*, kmsg.*), racers not reached or skipped,\n"
+		"         failure totals; exit 2 if a file cannot be read\n"
 		);
 }
 
@@ -1965,6 +2304,33 @@ static int kr_cmd_compare(int argc, char **argv)
 	kr_compare_free(&cmp);
 	kr_side_free(&base);
 	kr_side_free(&new);
+	return status;
+}
+
+/*
+ *  kr_cmd_keys()
+ *	the keys sub-command: function stats of text outputs
+ */
+static int kr_cmd_keys(int argc, char **argv)
+{
+	int status = argc ? 0 : 2;
+
+	if (!argc)
+		kr_usage(stderr);
+	for (int i = 0; i < argc; i++) {
+		kr_run_t run;
+
+		memset(&run, 0, sizeof(run));
+		kr_apply_text(argv[i], &run);
+		if (!run.text_present) {
+			fprintf(stderr, "ksm-report: keys: %s: cannot read: errno=%d (%s)\n",
+				argv[i], errno, strerror(errno));
+			status = 2;
+		}
+		for (size_t k = 0; k < run.n_fails; k++)
+			printf("%s\n", run.fails[k]);
+		kr_run_free(&run);
+	}
 	return status;
 }
 
@@ -2274,6 +2640,8 @@ int main(int argc, char **argv)
 		ret = kr_cmd_compare(argc - 2, argv + 2);
 	else if (!strcmp(argv[1], "run"))
 		ret = kr_cmd_run(argc - 2, argv + 2);
+	else if (!strcmp(argv[1], "keys"))
+		ret = kr_cmd_keys(argc - 2, argv + 2);
 	else {
 		fprintf(stderr, "ksm-report: unknown command '%s'\n", argv[1]);
 		kr_usage(stderr);
@@ -2284,6 +2652,7 @@ int main(int argc, char **argv)
 		free((void *)kr_learnt_desc[i].description);
 	}
 	free(kr_learnt_desc);
+	kr_racers_free();
 	return ret;
 }
 #endif

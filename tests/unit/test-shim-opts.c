@@ -271,24 +271,16 @@ static void test_parse_opt_table(void **state)
 	uint32_t u32 = 0;
 	bool b = false;
 	int ret = -1;
-	const uint64_t avail = stress_memory_available_get();
 
 	(void)state;
 	EXPECT_OK(ret = stress_parse_opt("ksm-unmerge", bytes->opt_name, "1m", bytes));
 	assert_int_equal(ret, 0);
 	assert_true(stress_setting_get("ksm-unmerge-bytes", &sz));
 	assert_int_equal(sz, MB);
-	EXPECT_OK(ret = stress_parse_opt("ksm-unmerge", bytes->opt_name, "1%", bytes));
-	assert_true(stress_setting_get("ksm-unmerge-bytes", &sz));
-	assert_true((sz > (avail / 100) * 9 / 10) && (sz < (avail / 100) * 11 / 10));
 	EXPECT_BAD(sink = (uint64_t)stress_parse_opt("ksm-unmerge", bytes->opt_name, "1k", bytes),
 		"--ksm-unmerge-bytes", "1k");
 	EXPECT_BAD(sink = (uint64_t)stress_parse_opt("ksm-unmerge", bytes->opt_name, "1e", bytes),
 		"--ksm-unmerge-bytes", "1e");
-	EXPECT_BAD(sink = (uint64_t)stress_parse_opt("ksm-unmerge", bytes->opt_name, "101%", bytes),
-		"--ksm-unmerge-bytes", "101%");
-	EXPECT_BAD(sink = (uint64_t)stress_parse_opt("ksm-unmerge", bytes->opt_name, "%", bytes),
-		"--ksm-unmerge-bytes", "%");
 
 	EXPECT_OK(ret = stress_parse_opt("ksm-unmerge", method->opt_name, "prctl", method));
 	assert_true(stress_setting_get("ksm-unmerge-method", &sz));
@@ -328,6 +320,86 @@ static NOINLINE int parse_argv(const char *const *argv, stress_shim_config_t *cf
 		argc++;
 	return stress_shim_opts_parse(argc, (char **)argv,
 		&stress_ksm_unmerge_info, "ksm-unmerge", cfg);
+}
+
+/*
+ *  free_phys()
+ *	stress-ng's base of "N%" for *_BYTES_VM: free physical memory,
+ *	sysconf(_SC_AVPHYS_PAGES) pages (not MemAvailable)
+ */
+static uint64_t free_phys(void)
+{
+	return (uint64_t)sysconf(_SC_AVPHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+/*
+ *  assert_share()
+ *	v is pct% of the free memory read just before (lo) and after (hi)
+ *	the parse, with 1% slack for memory freed or taken meanwhile
+ */
+static void assert_share(const uint64_t v, const double pct, uint64_t lo, uint64_t hi)
+{
+	const double min = (double)(lo < hi ? lo : hi) * pct / 100.0 * 0.99;
+	const double max = (double)(lo < hi ? hi : lo) * pct / 100.0 * 1.01;
+
+	if (((double)v < min) || ((double)v > max))
+		fail_msg("%.1f%% gave %" PRIu64 " bytes, expected %.0f .. %.0f (free memory "
+			"%" PRIu64 " .. %" PRIu64 ", MemAvailable %" PRIu64 ")", pct, v,
+			min, max, lo, hi, stress_memory_available_get());
+}
+
+/*
+ *  test_bytes_vm_percent()
+ *	"N%" of a *_BYTES_VM option is stress-ng's: N% of free physical
+ *	memory, the total for all instances (the stressor divides it), over
+ *	100% allowed; malformed percentages are one error line
+ */
+static void test_bytes_vm_percent(void **state)
+{
+	static const char *argv[] = {
+		"x", "--ksm-unmerge", "4", "--ksm-unmerge-bytes", "50%", NULL,
+	};
+	static const char * const bad[] = { "%", "x%", "5%%", "-5%", "1.%", "5 %", ".5%" };
+	const stress_opt_t *bytes = opt_find("ksm-unmerge-bytes");
+	stress_shim_config_t cfg;
+	uint64_t lo, hi;
+	size_t sz = 0;
+	int ret = -1;
+	volatile size_t i;
+
+	(void)state;
+	lo = free_phys();
+	EXPECT_OK(ret = stress_parse_opt("ksm-unmerge", bytes->opt_name, "50%", bytes));
+	hi = free_phys();
+	assert_int_equal(ret, 0);
+	assert_true(stress_setting_get("ksm-unmerge-bytes", &sz));
+	assert_share(sz, 50.0, lo, hi);
+
+	lo = free_phys();
+	EXPECT_OK(ret = stress_parse_opt("ksm-unmerge", bytes->opt_name, "12.5%", bytes));
+	hi = free_phys();
+	assert_true(stress_setting_get("ksm-unmerge-bytes", &sz));
+	assert_share(sz, 12.5, lo, hi);
+
+	/* stress-ng takes more than 100%; the option's max still applies */
+	lo = free_phys();
+	EXPECT_OK(ret = stress_parse_opt("ksm-unmerge", bytes->opt_name, "200%", bytes));
+	hi = free_phys();
+	assert_true(stress_setting_get("ksm-unmerge-bytes", &sz));
+	assert_share(sz, 200.0, lo, hi);
+
+	/* with 4 instances the setting is still the total, not a quarter */
+	reset_globals(NULL);
+	lo = free_phys();
+	EXPECT_OK(ret = parse_argv(argv, &cfg));
+	hi = free_phys();
+	assert_int_equal(cfg.instances, 4);
+	assert_true(stress_setting_get("ksm-unmerge-bytes", &sz));
+	assert_share(sz, 50.0, lo, hi);
+
+	for (i = 0; i < SIZEOF_ARRAY(bad); i++)
+		EXPECT_BAD(sink = (uint64_t)stress_parse_opt("ksm-unmerge", bytes->opt_name,
+			bad[i], bytes), "--ksm-unmerge-bytes", bad[i]);
 }
 
 /*
@@ -464,6 +536,7 @@ int main(void)
 		cmocka_unit_test_setup(test_instances, reset_globals),
 		cmocka_unit_test_setup(test_ops_share, reset_globals),
 		cmocka_unit_test_setup(test_parse_opt_table, reset_globals),
+		cmocka_unit_test_setup(test_bytes_vm_percent, reset_globals),
 		cmocka_unit_test_setup(test_cmdline_0day, reset_globals),
 		cmocka_unit_test_setup(test_cmdline_misc, reset_globals),
 		cmocka_unit_test_setup(test_cmdline_bad, reset_globals),

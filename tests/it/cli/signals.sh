@@ -1,8 +1,9 @@
 #!/bin/bash
 # tests/it/cli/signals.sh: SIGTERM / SIGINT to the parent mid-run stop all
 # instances, print the full summary and run deinit() exactly once, within
-# 2 s; an instance that ignores SIGALRM is SIGKILLed after 2 s, reported,
-# and counted as a failure (exit 2).  Uses tests/build/dummy-runner.
+# 2 s; an instance that ignores SIGALRM is SIGKILLed after 2 s and, as in
+# stress-ng, a SIGKILLed instance counts as passed (exit 0; the stressor
+# itself must fail a kill it did not want).  Uses tests/build/dummy-runner.
 
 cd "$(dirname "$0")/../../.." || exit 1
 . tests/lib/checks.sh
@@ -20,10 +21,9 @@ fail() {
 # stop_run SIG MODE MAXSECS: start a 60 s run, send SIG after 1 s, check
 stop_run() {
 	local sig=$1 mode=$2 max=$3 pid t0 t1 rc ms want=0
-	[ "$mode" = hang ] && want=2
 	: >"$tmp/trace"
 	DUMMY_MODE=$mode DUMMY_TRACE="$tmp/trace" "$R" --ksm-unmerge 2 -t 60 \
-		--metrics-brief >"$tmp/out" 2>&1 &
+		--metrics-brief -v >"$tmp/out" 2>&1 &
 	pid=$!
 	sleep 1
 	t0=$(date +%s%N)
@@ -39,15 +39,8 @@ stop_run() {
 	if [ "$mode" = ok ]; then
 		check grep -Eq '\] ksm-unmerge +[1-9][0-9]* ' "$tmp/out" || fail "$sig/$mode: no metrics row"
 	fi
-	if [ "$mode" = hang ]; then
-		check grep -q '\] failed: 2: ksm-unmerge (2)$' "$tmp/out" || fail "$sig/$mode: no failed line"
-		check grep -q 'did not stop within 2 secs of the stop request and was killed' "$tmp/out" ||
-			fail "$sig/$mode: no reason for the failure"
-		check grep -q '\] unsuccessful run completed in' "$tmp/out" || fail "$sig/$mode: no final line"
-	else
-		check grep -q '\] passed: 2: ksm-unmerge (2)$' "$tmp/out" || fail "$sig/$mode: no passed line"
-		check grep -q '\] successful run completed in' "$tmp/out" || fail "$sig/$mode: no final line"
-	fi
+	check grep -q '\] passed: 2: ksm-unmerge (2)$' "$tmp/out" || fail "$sig/$mode: no passed line"
+	check grep -q '\] successful run completed in' "$tmp/out" || fail "$sig/$mode: no final line"
 	check grep -q 'finished prematurely' "$tmp/out" && fail "$sig/$mode: premature warning after stop"
 	check [ "$(grep -c '^deinit' "$tmp/trace")" = 1 ] || fail "$sig/$mode: deinit not called once"
 	echo "$sig/$mode: stopped in ${ms} ms"

@@ -1,7 +1,9 @@
 #!/bin/bash
-# ksm-report compare on fixture sets with known answers: exit codes, the
-# LKP table rows (hand-computed), bad-input handling, SVG well-formedness,
-# and one valgrind run. Exit 0 pass, 1 fail, 77 skip.
+# ksm-report compare on fixture sets with known answers (run-<i>.yaml
+# metrics plus run-<i>.txt text output): exit codes, the LKP table rows
+# (hand-computed), racer and kernel-log rows from the text, the racer table
+# of a stub tools/ksm-racers, bad-input handling, SVG well-formedness, and
+# one valgrind run. Exit 0 pass, 1 fail, 77 skip.
 set -u
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
 KR=$ROOT/tools/ksm-report
@@ -11,6 +13,8 @@ trap 'rm -rf "$TMP"' EXIT
 fails=0
 
 [ -x "$KR" ] || make -C "$ROOT" -s tools/ksm-report >/dev/null || { echo "cannot build $KR"; exit 1; }
+# the racer table: a stub until tools/ksm-racers comes with the stressor
+export KSM_REPORT_RACERS=${KSM_REPORT_RACERS:-$F/ksm-racers}
 
 # this script's check NAME CMD... replaces the one of tests/lib/checks.sh
 . "$(dirname "$0")/../../lib/checks.sh"
@@ -49,9 +53,12 @@ check "MB rate: ±5% (5.89% truncated), -5.0%, overlapping so not marked" has \
 check "latency p95 +50.0% ±7% marked regression" has \
 	"     20.00 ±  7%     +50.0%      30.00 ±  7%  ksm-unmerge.latency.unmerge-millisecs.p95  * regression"
 check "fail table header" has "       fail:runs  %reproduction    fail:runs"
+# run 2 has it as stress-ng's -K line, run 4 as the standalone key lines
 check "warning key on new side only in fail table" has \
 	"           :5           40%           2:5     dmesg.WARNING:at_mm/ksm.c:#break_ksm"
-check "misc metric key uses LKP normalised description" has "stress-ng.ksm-unmerge.uffd-wp_ops_per_sec"
+check "racer metric key from the racer table, LKP normalised" has "stress-ng.ksm-unmerge.uffd-wp_ops_per_sec"
+check "racer stats from the text output" has "ksm-unmerge.racer.vmsplice.splices-held-over-unmerge"
+check "totals from the text output" has "ksm-unmerge.cow-ksm-delta"
 check "svg is well formed" xmllint --noout "$TMP/r.svg"
 check "svg: regressions drawn, ops_per_sec among them" \
 	bash -c "grep -q '>Regressions<' '$TMP/r.svg' && grep -q '>stress-ng.ksm-unmerge.ops_per_sec<' '$TMP/r.svg'"
@@ -92,6 +99,17 @@ check "latency-only regression is reported" has "REGRESSION: ksm-unmerge.latency
 cmp_run "$F/base" "$F/latregress" --strict
 check "latency-only regression --strict exits 1" [ "$rc" -eq 1 ]
 
+# 5b. racers: NOT reached and skipped rows, described from the racer table
+cmp_run "$F/base" "$F/latregress"
+check "racer NOT reached in 1 of 5 new runs" has \
+	"           :5           20%           1:5     ksm-unmerge.racer.fork.not_reached"
+check "racer skipped in every new run" has \
+	"           :5          100%           5:5     ksm-unmerge.racer.uffd-minor.skipped"
+check "racer legend from the racer table" has \
+	"racer uffd-minor (evidence: ksm-pages-unmerged; not built: no UFFDIO_REGISTER_MODE_MINOR in <linux/userfaultfd.h>): unmerge of a shmem VMA registered for userfaultfd minor faults"
+KSM_REPORT_RACERS=/nonexistent/ksm-racers "$KR" compare "$F/base" "$F/regress5" >"$TMP/out" 2>"$TMP/err"
+check "no racer table: said, keys stay YAML keys" bash -c "grep -q 'racer table /nonexistent/ksm-racers: errno=2' '$TMP/err' && grep -q 'stress-ng.ksm-unmerge.uffdwp-ops-per-sec' '$TMP/out'"
+
 # 6. malformed YAML among good files: skipped with a message naming it
 cmp_run "$F/base" "$F/mixed"
 check "mixed: still compared (exit 1 for its -5%)" [ "$rc" -eq 1 ]
@@ -117,11 +135,13 @@ check "stressor mismatch names both" err_has "'ksm-unmerge' in $F/base/run-1.yam
 cmp_run "$F/base"
 check "usage error exits 2" [ "$rc" -eq 2 ]
 
-# 8. single files, multi-document soak stream, plain stress-ng 0.22 YAML
-cmp_run "$F/base/run-1.yaml" "$F/soak.yaml"
-check "file vs soak stream works" bash -c "[ $rc -eq 0 ] && grep -q 'soak.yaml: 4 runs' '$TMP/out'"
+# 8. single files, a multi-document YAML stream, YAML without text output
+cmp_run "$F/base/run-1.yaml" "$F/stream.yaml"
+check "file vs multi-document stream works" bash -c "[ $rc -eq 0 ] && grep -q 'stream.yaml: 4 runs' '$TMP/out'"
 cmp_run "$F/plain022" "$F/base"
-check "plain 0.22 YAML compares" bash -c "[ $rc -eq 0 ] && grep -q '3 without a kernel-log section' '$TMP/out'"
+check "YAML without text output compares" bash -c "[ $rc -eq 0 ] && grep -q '3 without a text output' '$TMP/out'"
+check "... and its text stats are only on the other side" bash -c \
+	"grep -q 'note: 22 stats only in new runs (not compared): ksm-unmerge.cycles' '$TMP/out' && ! grep -q 'ksm-unmerge.latency' '$TMP/out'"
 
 # 9. valgrind: no leaks or errors on a full compare with SVG
 if command -v valgrind >/dev/null; then

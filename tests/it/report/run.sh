@@ -1,6 +1,7 @@
 #!/bin/bash
-# ksm-report run with a stub stressor (no KSM needed): per-run files, env
-# capture, progress lines, failure propagation; then compare of the result.
+# ksm-report run with a stub stressor (no KSM needed): per-run files (the
+# YAML and the text output), env capture, progress lines, failure
+# propagation; then compare of the result, with stats from both files.
 # With the real ./stress-ksm-unmerge built and KSM present, also a short
 # real 2-run series (under the KSM lock). Exit 0 pass, 1 fail, 77 skip.
 set -u
@@ -12,6 +13,8 @@ trap 'rm -rf "$TMP"' EXIT
 fails=0
 
 [ -x "$KR" ] || make -C "$ROOT" -s tools/ksm-report >/dev/null || { echo "cannot build $KR"; exit 1; }
+# the racer table: a stub until tools/ksm-racers comes with the stressor
+export KSM_REPORT_RACERS=${KSM_REPORT_RACERS:-$F/ksm-racers}
 
 . "$(dirname "$0")/../../lib/lock.sh"
 # this script's check NAME CMD... replaces the one of tests/lib/checks.sh
@@ -35,6 +38,8 @@ while [ \$# -gt 0 ]; do
 	shift
 done
 echo "stress-ng: metrc: [1] ksm-unmerge          2400.00 MB per sec unmerge rate (harmonic mean of 1 instance)"
+echo "stress-ng: info:  [1] ksm-unmerge: totals: cycles=1\$n,failures=0"
+[ \$n -eq 3 ] && echo "stress-ng: info:  [1] ksm-unmerge: racer gup NOT reached: ops=7 ksm-pages-pinned=0 (never)"
 [ \$n -eq 2 ] && { echo "stress-ng: fail:  [2] ksm-unmerge: forced failure" >&2; exit 2; }
 exit 0
 STUB
@@ -57,6 +62,7 @@ for i in 1 2 3; do
 done
 check "stressor got its args and --yaml" grep -q "args: --ksm-unmerge 1 -t 1 --yaml $TMP/out/run-1.yaml" "$TMP/out/run-1.txt"
 check "stderr captured too" grep -q 'forced failure' "$TMP/out/run-2.txt"
+check "text output kept" grep -q 'ksm-unmerge: totals: cycles=13,' "$TMP/out/run-3.txt"
 check "env: release" grep -q "^release=$(uname -r)\$" "$TMP/out/run-1.env"
 check "env: KSM knobs" grep -q '^ksm.pages_to_scan=100$' "$TMP/out/run-1.env"
 check "env: loadavg before/after" bash -c "grep -q '^loadavg_before=' '$TMP/out/run-1.env' && grep -q '^loadavg_after=' '$TMP/out/run-1.env'"
@@ -67,6 +73,8 @@ crc=$?
 cat "$TMP/cmp" | head -12
 check "compare of the series exits 0" [ "$crc" -eq 0 ]
 check "exit code 2 shows in the fail table" grep -qF "           :5           33%           1:3     last_state.test.stress-ng.exit_code.2" "$TMP/cmp"
+check "a racer line of run-3.txt shows in the fail table" grep -qF "           :5           33%           1:3     ksm-unmerge.racer.gup.not_reached" "$TMP/cmp"
+check "progress line names the racer that missed" grep -q '^run 3 of 3, .*ksm-unmerge.racer.gup.not_reached' "$TMP/progress"
 
 KSM_REPORT_SYSFS=$TMP/sysfs "$KR" run --runs 1 --out "$TMP/x" --stressor "$TMP/nonexistent" -- -t 1 >/dev/null 2>"$TMP/err"
 check "missing stressor is a setup error" bash -c "[ $? -eq 1 ] && grep -q 'nonexistent' '$TMP/err'"
@@ -79,7 +87,10 @@ if [ -x "$BIN" ] && [ -w /sys/kernel/mm/ksm/run ]; then
 	rrc=$?
 	cat "$TMP/rp"
 	check "real run exits 0" [ "$rrc" -eq 0 ]
-	check "real run YAML compares" "$KR" compare "$TMP/real" "$TMP/real"
+	"$KR" compare "$TMP/real" "$TMP/real" >"$TMP/rc" 2>&1
+	check "real run compares" [ $? -eq 0 ]
+	check "real run: metrics from the YAML, totals and latency from the text" \
+		bash -c "grep -q 'stress-ng.ksm-unmerge.ops_per_sec' '$TMP/rc' && grep -q 'ksm-unmerge.cycles' '$TMP/rc' && grep -q 'ksm-unmerge.latency.unmerge-millisecs.p50' '$TMP/rc'"
 else
 	echo "note: real series skipped (./stress-ksm-unmerge not built or no KSM)"
 fi

@@ -47,7 +47,7 @@ tap_header() { [ "$(sed -n 1p "$TMP/out")" = "TAP version 13" ] && [ "$(sed -n 2
 last() { [ "$(grep -E '^(not )?ok 1 ' "$TMP/out")" = "$1" ] || { echo "    got: $(grep -E '^(not )?ok 1 ' "$TMP/out")"; false; }; }
 lastmatch() { grep -qE "$1" <(grep -E '^(not )?ok 1 ' "$TMP/out"); }
 
-# clean YAML (regress5 run 1 has no kernel warning, run 2 has one)
+# a clean run
 stub pass 0 "$F/regress5/run-1.yaml" 'echo "stress-ng: info:  [10] passed: 1: ksm-unmerge (1)"'
 tap pass
 check "pass: exit 0" [ "$rc" -eq 0 ]
@@ -57,10 +57,24 @@ check "pass: stressor output as diagnostics" grep -q '^# stress-ng: info:  \[10\
 tap pass --ksm-unmerge 2 -t 1
 check "pass: arguments passed through" lastmatch '^ok 1 ksm-unmerge --ksm-unmerge 2 -t 1 '
 
-stub warn 0 "$F/regress5/run-2.yaml" 'echo "stress-ng: info:  [10] passed: 1: ksm-unmerge (1)"'
+# a kernel warning in the output (stress-ng's -K line): not ok, with the
+# LKP key (ksm-report keys next to ksm-tap), else with the line as printed
+KLOG_LINE="stress-ng: info:  [10] klog-check: warning: [812.345678] 'WARNING: CPU: 1 PID: 4242 at mm/ksm.c:3012 break_ksm+0x1a2/0x1c0'"
+stub warn 0 "$F/regress5/run-2.yaml" "echo \"stress-ng: info:  [10] passed: 1: ksm-unmerge (1)\"; echo \"$KLOG_LINE\""
 tap warn
 check "kernel warning: exit 1" [ "$rc" -eq 1 ]
 check "kernel warning: not ok with the key" last "not ok 1 ksm-unmerge # kernel warning during run: WARNING:at_mm/ksm.c:#break_ksm"
+mkdir "$TMP/alone"
+cp "$TAP" "$TMP/alone/ksm-tap"
+KSM_TAP_SYSFS=$TMP/ksm KSM_TAP_STRESSOR=$TMP/warn "$TMP/alone/ksm-tap" >"$TMP/out" 2>&1
+rc=$?
+check "kernel warning without ksm-report: not ok with the line" bash -c \
+	"[ $rc -eq 1 ] && grep -qF \"not ok 1 ksm-unmerge # kernel warning during run: klog-check: warning: [812.345678] 'WARNING: CPU: 1\" '$TMP/out'"
+stub info 0 "$F/regress5/run-1.yaml" "echo \"stress-ng: info:  [10] passed: 1: ksm-unmerge (1)\"; echo \"stress-ng: info:  [10] klog-check: warning: [9.5] 'ext4: an ordinary warning'\""
+tap info
+check "an ordinary level-4 kernel message: ok" [ "$rc" -eq 0 ]
+KSM_TAP_SYSFS=$TMP/ksm KSM_TAP_STRESSOR=$TMP/info "$TMP/alone/ksm-tap" >"$TMP/out" 2>&1
+check "... also without ksm-report" [ $? -eq 0 ]
 
 stub fail 2 "" 'echo "stress-ng: fail:  [11] ksm-unmerge: page content mismatch after unmerge"'
 tap fail
