@@ -105,7 +105,7 @@ if [ $compat = 0 ]; then
 fi
 n=2
 for p in $patches; do
-	want=$(sed -n 's/^Subject: \(\[PATCH[^]]*\] *\)\{0,1\}//p' "$p" | head -1)
+	want=$(git mailinfo /dev/null /dev/null <"$p" | sed -n 's/^Subject: //p')
 	got=$(git -C "$W" log -1 --format=%s "$(git -C "$W" rev-list --reverse "$base..HEAD" | sed -n ${n}p)")
 	check [ "$got" = "$want" ] || fail "commit $n is '$got', not $(basename "$p")'s '$want'"
 	n=$((n + 1))
