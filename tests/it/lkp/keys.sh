@@ -185,6 +185,20 @@ else
 		method_opt="--ksm-unmerge-method all"
 	fi
 	check "lkp detects the all method in --help" [ -n "$method_opt" ]
+	# stress-ng prints a help row's description wrapped to the terminal
+	# (80 columns under lkp's pipe: 30 for the option, then lines broken
+	# at the last space before 50 characters) and lkp greps line by line,
+	# so the "all" choice must be on the row's first line
+	first=$(awk '/^ +--ksm-unmerge-method / {
+		d = substr($0, 31); n = 0; sp = 0
+		for (i = 1; i <= length(d); i++) {
+			if (substr(d, i, 1) == " ") sp = i
+			if (++n >= 50) { print substr($0, 1, 30) substr(d, 1, sp - 1); exit }
+		}
+		print; exit }' "$TMP/help.txt")
+	echo "    stress-ng's first help line: $first"
+	check "lkp detects the all method on stress-ng's first (wrapped) help line" \
+		bash -c "echo '$first' | grep -Eq '^ +--ksm-unmerge-method .*(\[.*all|all,)'"
 	check "lkp's expression rejects the old help form" bash -c "! echo '      --ksm-unmerge-method M  merge switch and racers: madvise, prctl, sparse, thp or all (comma list)' | grep -Eq '^ +--ksm-unmerge-method .*(\[.*all|all,)'"
 	# shellcheck disable=SC2086 # method_opt is two words or none, as in lkp
 	locked timeout 50 "$BIN" --timeout 5 --times --verify --metrics --no-rand-seed \
