@@ -18,7 +18,8 @@
 #    all, madvise, prctl and the racers of tools/ksm-racers, and groff
 #    gives no warning the parent commit lacks;
 #  - stress-ng's make builds it, and make PEDANTIC=1 gives no warning from
-#    stress-ksm-unmerge.c;
+#    stress-ksm-unmerge.c and no more in a .c a core patch changes than
+#    that file had before;
 #  - stress-ng --help: every ksm-unmerge row fits the option column and
 #    the method row passes lkp's "all" detection;
 #  - the 0-day line (--timeout 60 --times --verify --metrics --no-rand-seed
@@ -147,12 +148,29 @@ echo "building stress-ng (make -j2; a first build takes about 9 min on 2 vCPUs)"
 t0=$SECONDS
 make -C "$W" -j2 >"$TMPD/build" 2>&1 || { tail -30 "$TMPD/build"; fail "stress-ng build failed"; }
 echo "make: $((SECONDS - t0)) s"
+# pedantic warnings of FILE.c in build log $2
+pwarn() { grep -cE "^${1//./\\.}:[0-9]+:[0-9]+: warning:" "$2"; }
+# the .c files the core patches change: their pedantic warnings at base,
+# compiled from the base version put in place for one compile
+core_c=$(grep -h "^diff --git a/[^ ]*\.c b/" $patches /dev/null | sed 's|^diff --git a/\([^ ]*\) .*|\1|' | sort -u)
+for f in $core_c; do
+	cp "$W/$f" "$TMPD/patched.c" && git -C "$W" show "$base:$f" >"$W/$f" && rm -f "$W/${f%.c}.o" &&
+		make -C "$W" PEDANTIC=1 "${f%.c}.o" >"$TMPD/base-$f.log" 2>&1
+	cp "$TMPD/patched.c" "$W/$f" || fail "cannot restore $W/$f"
+	rm -f "$W/${f%.c}.o"
+done
 rm -f "$W/stress-ksm-unmerge.o"
 make -C "$W" -j2 PEDANTIC=1 >"$TMPD/pedantic" 2>&1 || { tail -30 "$TMPD/pedantic"; fail "make PEDANTIC=1 failed"; }
 grep -E "^stress-ksm-unmerge\.c:[0-9]+:[0-9]+: warning:" "$TMPD/pedantic" | head -40
-nw=$(grep -cE "^stress-ksm-unmerge\.c:[0-9]+:[0-9]+: warning:" "$TMPD/pedantic")
+nw=$(pwarn stress-ksm-unmerge.c "$TMPD/pedantic")
 echo "make PEDANTIC=1: $nw warnings from stress-ksm-unmerge.c"
 check [ "$nw" = 0 ] || late_fail "make PEDANTIC=1: $nw warnings from stress-ksm-unmerge.c"
+for f in $core_c; do
+	nb=$(pwarn "$f" "$TMPD/base-$f.log")
+	np=$(pwarn "$f" "$TMPD/pedantic")
+	echo "make PEDANTIC=1: $f: $nb warnings at base, $np with the core patches"
+	check [ "$np" -le "$nb" ] || late_fail "make PEDANTIC=1: the core patches add warnings to $f ($nb -> $np)"
+done
 SNG=$W/stress-ng
 
 # 4. --help: the option column and lkp's method detection
