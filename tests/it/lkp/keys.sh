@@ -151,6 +151,24 @@ TXT
 check "normalize keeps / - %, folds the rest" \
 	[ "$(python3 "$TMP/lkp-parse.py" "$TMP/n.txt" | tail -1)" = 's.a/b_c-d_e%_f_g_h_i: 1.5' ]
 
+# 1b. lkp's own parser agrees with this re-implementation (LKP_TREE: an
+# lkp-tests clone, ruby and ruby-activesupport installed)
+lkp_parse() {
+	LKP_SRC=$LKP_TREE ruby "$LKP_TREE/programs/stress-ng/parse" <"$1" 2>/dev/null
+}
+if [ -n "${LKP_TREE:-}" ] && [ -x "${LKP_TREE}/programs/stress-ng/parse" ] &&
+	command -v ruby >/dev/null && ruby -e 'require "active_support"' 2>/dev/null; then
+	LKP_REAL=1
+	for fx in metrics real zero; do
+		check "lkp's programs/stress-ng/parse = re-implementation on fixture $fx" \
+			diff -u <(lkp_parse "$FX/ksm-unmerge-$fx.txt") \
+			<(python3 "$TMP/lkp-parse.py" "$FX/ksm-unmerge-$fx.txt")
+	done
+else
+	LKP_REAL=0
+	echo "note: LKP_TREE (an lkp-tests clone) and ruby not both there: lkp's own parser not compared"
+fi
+
 # 2. real output
 BIN=${KSM_STRESSOR:-$ROOT/stress-ksm-unmerge}
 if [ ! -x "$BIN" ] && ! make -C "$ROOT" -s stress-ksm-unmerge >/dev/null 2>&1; then
@@ -167,6 +185,20 @@ else
 		method_opt="--ksm-unmerge-method all"
 	fi
 	check "lkp detects the all method in --help" [ -n "$method_opt" ]
+	# stress-ng prints a help row's description wrapped to the terminal
+	# (80 columns under lkp's pipe: 30 for the option, then lines broken
+	# at the last space before 50 characters) and lkp greps line by line,
+	# so the "all" choice must be on the row's first line
+	first=$(awk '/^ +--ksm-unmerge-method / {
+		d = substr($0, 31); n = 0; sp = 0
+		for (i = 1; i <= length(d); i++) {
+			if (substr(d, i, 1) == " ") sp = i
+			if (++n >= 50) { print substr($0, 1, 30) substr(d, 1, sp - 1); exit }
+		}
+		print; exit }' "$TMP/help.txt")
+	echo "    stress-ng's first help line: $first"
+	check "lkp detects the all method on stress-ng's first (wrapped) help line" \
+		bash -c "echo '$first' | grep -Eq '^ +--ksm-unmerge-method .*(\[.*all|all,)'"
 	check "lkp's expression rejects the old help form" bash -c "! echo '      --ksm-unmerge-method M  merge switch and racers: madvise, prctl, sparse, thp or all (comma list)' | grep -Eq '^ +--ksm-unmerge-method .*(\[.*all|all,)'"
 	# shellcheck disable=SC2086 # method_opt is two words or none, as in lkp
 	locked timeout 50 "$BIN" --timeout 5 --times --verify --metrics --no-rand-seed \
@@ -176,6 +208,8 @@ else
 	python3 "$TMP/lkp-parse.py" "$TMP/real.txt" >"$TMP/real.keys"
 	sed 's/^/    /' "$TMP/real.keys"
 	check_keys "$TMP/real.txt" "$TMP/real.keys" real
+	[ "$LKP_REAL" = 1 ] && check "lkp's programs/stress-ng/parse = re-implementation on the real run" \
+		diff -u <(lkp_parse "$TMP/real.txt") "$TMP/real.keys"
 	[ "$fails" -eq 0 ] || sed 's/^/    | /' "$TMP/real.txt"
 fi
 
