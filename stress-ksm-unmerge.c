@@ -27,6 +27,7 @@
 #include "core-killpid.h"
 #include "core-out-of-memory.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
 #include <time.h>
@@ -444,7 +445,7 @@ static int stress_ksm_unmerge_counter(const char *buf, const char *name, int64_t
 		p++;
 	if (*p == '-') {
 		*val = (int64_t)strtoll(p, &end, 10);
-		return (end == p + 1) ? KSM_COUNTER_GARBLED : KSM_COUNTER_NEGATIVE;
+		return (end <= p + 1) ? KSM_COUNTER_GARBLED : KSM_COUNTER_NEGATIVE;
 	}
 	v = strtoull(p, &end, 10);	/* ULLONG_MAX on overflow: wrapped too */
 	if (end == p)
@@ -3917,9 +3918,9 @@ static int stress_ksm_unmerge_fz_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm
 	stress_ksm_unmerge_fz_t *z = (stress_ksm_unmerge_fz_t *)run->priv;
 	const size_t ps = ctx->page_size;
 
-	if (stress_ksm_unmerge_field(KSM_STAT, "ksm_zero_pages") < 0) {
-		(void)stress_ksm_unmerge_racer_reason(run, "no ksm_zero_pages in /proc/self/ksm_stat (per-process KSM "
-			"zero pages are counted since 6.10): nothing to check");
+	if (stress_ksm_unmerge_field(KSM_STAT, "ksm_zero_pages") < 0 || (!ctx->iface->kpf_zero && !ctx->iface->zero_pfn)) {
+		(void)stress_ksm_unmerge_racer_reason(run, "no ksm_zero_pages in ksm_stat (counted since 6.10), or KSM "
+			"zero pages cannot be told apart: nothing to check");
 		return -2;
 	}
 	z->nzero = STRESS_MINIMUM(STRESS_MAXIMUM(ctx->npages / 8, (size_t)64), (size_t)4096);
@@ -4709,7 +4710,7 @@ static void FORMAT(printf, 1, 2) stress_ksm_unmerge_report_line(const char *fmt,
 	(void)vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	for (p = buf; *p; p++)
-		fields += (*p != ' ' && (p == buf || p[-1] == ' '));
+		fields += (!isspace((int)*p) && (p == buf || isspace((int)p[-1])));
 	pr_inf("ksm-unmerge: %s%s\n", buf, (fields == 10 || fields == 12) ? " -" : "");
 }
 
