@@ -1628,7 +1628,7 @@ static int stress_ksm_unmerge_zero_check(stress_ksm_unmerge_ctx_t *ctx, const ch
 		if (verdict != KSM_COUNTER_NEGATIVE && verdict != KSM_COUNTER_WRAPPED)
 			continue;
 		pr_fail("%s: %s ksm_zero_pages reads %" PRId64 " %s: %s; the kernel lost count of KSM zero pages "
-			"(fixed by c2dc78b86e08)\n", ctx->args->name, which[i], v, where, stress_ksm_unmerge_counter_verdicts[verdict]);
+			"(c2dc78b86e08, or a child undercharged at fork)\n", ctx->args->name, which[i], v, where, stress_ksm_unmerge_counter_verdicts[verdict]);
 		rc = -1;
 	}
 	return rc;
@@ -3759,7 +3759,9 @@ static int stress_ksm_unmerge_exec_supported(char *reason, const size_t len)
 typedef struct {
 	volatile int64_t uncopied;	/* the parent's KSM zero pages in DONTFORK/WIPEONFORK VMAs at fork() */
 	volatile int64_t charged;	/* the child's ksm_stat ksm_zero_pages, first thing */
-	volatile int64_t mapped;	/* KSM zero PTEs in all its VMAs (pagemap) */
+	volatile int64_t mapped;	/* KSM zero PTEs in all its VMAs (pagemap): at least what it holds */
+	volatile int64_t mapped_zero;	/* those in the zero range (all written): at most what it holds */
+	volatile int64_t charged2;	/* ksm_stat again after the count: ksmd moved it, no verdict */
 	volatile int err;
 } stress_ksm_unmerge_fz_sh_t;
 
@@ -3767,7 +3769,7 @@ typedef struct {
 	uint8_t *zero, *dontfork, *wipe;	/* zero-filled: unmerged during the fork, not copied, copied empty */
 	size_t nzero, nother;
 	stress_ksm_unmerge_fz_sh_t *sh;
-	volatile uint64_t go, done;	/* cycle whose zero range unmerge starts now, last cycle forked in */
+	volatile uint64_t go[2], done[2];	/* fork while merging (0) or unmerging (1): cycle to, cycle did */
 	volatile uint64_t unmerge_ns[2];	/* the zero range's unmerge: start, end */
 } stress_ksm_unmerge_fz_t;
 
@@ -3802,8 +3804,8 @@ static int64_t stress_ksm_unmerge_fz_count(const stress_ksm_unmerge_ctx_t *ctx, 
 }
 
 /* child: the KSM zero pages charged to it, then those it maps */
-static void NORETURN stress_ksm_unmerge_fz_child(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_fz_sh_t *sh,
-	const pid_t parent)
+static void NORETURN stress_ksm_unmerge_fz_child(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_fz_t *z,
+	stress_ksm_unmerge_fz_sh_t *sh, const pid_t parent)
 {
 	const int pm_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	FILE *fp = fopen("/proc/self/maps", "re");
@@ -3820,29 +3822,32 @@ static void NORETURN stress_ksm_unmerge_fz_child(stress_ksm_unmerge_ctx_t *ctx, 
 		    (n = stress_ksm_unmerge_fz_count(ctx, pm_fd, lo, (hi - lo) / ctx->page_size)) > 0)
 			mapped += n;
 	sh->mapped = (pm_fd >= 0 && fp) ? mapped : -1;
+	sh->mapped_zero = stress_ksm_unmerge_fz_count(ctx, pm_fd, (uintptr_t)z->zero, z->nzero);
+	sh->charged2 = stress_ksm_unmerge_field(KSM_STAT, "ksm_zero_pages");
 	_exit(0);
 }
 
 /*
  *  stress_ksm_unmerge_fz_op()
- *	fork during the zero range's unmerge; the child's charge against its mapping
+ *	fork while ksmd merges the zero range, or while it is unmerged or written; charge against mapping
  */
 static bool stress_ksm_unmerge_fz_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_fz_t *z = (stress_ksm_unmerge_fz_t *)run->priv;
 	stress_ksm_unmerge_fz_sh_t *sh = z->sh;
-	const uint64_t cycle = z->go;
 	const pid_t parent = getpid();
-	int64_t before, excess, uncopied, unmerging;
+	int64_t before, excess, uncopied, unmerging, deficit;
 	uint64_t t0, t1;
 	bool overlap;
-	int status;
+	int status, w;
 	pid_t pid;
 
-	if (!cycle || cycle == z->done || cycle != ctx->cycle)
+	for (w = 0; w < 2 && (z->go[w] != ctx->cycle || z->done[w] == ctx->cycle); w++)
+		;
+	if (w == 2 || !ctx->cycle)
 		return false;
-	z->done = cycle;
-	(void)shim_nanosleep_uint64(stress_mwc32modn(100000));
+	z->done[w] = ctx->cycle;
+	(void)shim_nanosleep_uint64(stress_mwc32modn(w ? 100000 : 20000000));	/* into the unmerge, or ksmd's pass */
 	(void)shim_memset((void *)sh, 0, sizeof(*sh));
 	sh->charged = sh->mapped = -1;
 	sh->uncopied = stress_ksm_unmerge_fz_count(ctx, ctx->pagemap_fd, (uintptr_t)z->dontfork, z->nother) +
@@ -3851,7 +3856,7 @@ static bool stress_ksm_unmerge_fz_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_u
 	t0 = stress_ksm_unmerge_now_ns();
 	pid = fork();
 	if (pid == 0)
-		stress_ksm_unmerge_fz_child(ctx, sh, parent);
+		stress_ksm_unmerge_fz_child(ctx, z, sh, parent);
 	t1 = stress_ksm_unmerge_now_ns();
 	if (pid < 0 || stress_ksm_unmerge_reap(pid, 3.0, &status) != 0 || !WIFEXITED(status)) {
 		if (stress_continue(ctx->args))
@@ -3859,20 +3864,28 @@ static bool stress_ksm_unmerge_fz_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_u
 				"%#x), errno=%d (%s)", status, errno, strerror(errno));
 		return true;
 	}
-	overlap = (t0 < z->unmerge_ns[1] || !z->unmerge_ns[1]) && t1 > z->unmerge_ns[0];
+	overlap = w && (t0 < z->unmerge_ns[1] || !z->unmerge_ns[1]) && t1 > z->unmerge_ns[0];
 	excess = stress_ksm_unmerge_fz_judge(sh->charged, sh->mapped, sh->uncopied, &uncopied, &unmerging);
+	deficit = (sh->charged >= 0 && sh->mapped_zero > sh->charged) ? sh->mapped_zero - sh->charged : 0;
 	run->rs->ops++;
 	run->rs->evidence += (before > 0);
 	run->rs->detail[0] += overlap;
 	run->rs->detail[1] += (uncopied > 0);
 	run->rs->detail[2] += (unmerging > 0);
-	if (sh->charged < 0 || sh->mapped < 0)
+	run->rs->detail[3] += (deficit > 0);
+	if (sh->charged < 0 || sh->mapped < 0 || sh->mapped_zero < 0)
 		stress_ksm_unmerge_racer_fail(run, "the child could not read its ksm_stat or pagemap, errno=%d (%s)",
 			sh->err, strerror(sh->err));
+	else if (sh->charged2 != sh->charged)
+		return true;	/* ksmd merged in the child meanwhile: no verdict */
+	else if (deficit)
+		stress_ksm_unmerge_racer_fail(run, "KSM zero pages charged at fork: a child maps %" PRId64 " KSM zero pages "
+			"but was charged %" PRId64 " (parent %" PRId64 "): ksmd merged them after dup_mm() copied the count, and "
+			"its exit uncharges them", sh->mapped_zero, sh->charged, before);
 	else if (excess)
 		stress_ksm_unmerge_racer_fail(run, "KSM zero pages charged at fork: a child was charged %" PRId64 " but maps %"
-			PRId64 " (parent %" PRId64 "; excess %" PRId64 " in DONTFORK/WIPEONFORK VMAs, %" PRId64 " unmerged during "
-			"fork()%s): dup_mm() copies a stale count, and it outlives the child", sh->charged, sh->mapped,
+			PRId64 " (parent %" PRId64 "; excess %" PRId64 " in DONTFORK/WIPEONFORK VMAs, %" PRId64 " unmerged or written "
+			"during fork()%s): dup_mm() copies a stale count, and it outlives the child", sh->charged, sh->mapped,
 			before, uncopied, unmerging, overlap ? ", which overlapped our unmerge" : "");
 	return true;
 }
@@ -3895,20 +3908,28 @@ static void stress_ksm_unmerge_fz_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ks
 	stress_ksm_unmerge_fz_t *z = (stress_ksm_unmerge_fz_t *)run->priv;
 	const double deadline = stress_time_now() + 3.0;
 
+	size_t i;
+
 	if (phase == KSM_PHASE_MERGING) {
 		stress_ksm_unmerge_fz_ranges(run, MADV_MERGEABLE, true);
+		z->go[0] = ctx->cycle;
 	} else if (phase == KSM_PHASE_UNMERGING) {
 		z->unmerge_ns[0] = stress_ksm_unmerge_now_ns();
 		z->unmerge_ns[1] = 0;
-		z->go = ctx->cycle;
-		if (shim_madvise(z->zero, z->nzero * ctx->page_size, MADV_UNMERGEABLE) < 0 && stress_continue(ctx->args))
+		z->go[1] = ctx->cycle;
+		/* odd cycles unmerge the zero range, even ones write-fault its KSM zero pages (zeros: no data change) */
+		if ((ctx->cycle & 1) && shim_madvise(z->zero, z->nzero * ctx->page_size, MADV_UNMERGEABLE) < 0 &&
+		    stress_continue(ctx->args))
 			stress_ksm_unmerge_racer_fail(run, "MADV_UNMERGEABLE of the zero range failed, errno=%d (%s)",
 				errno, strerror(errno));
+		for (i = 0; !(ctx->cycle & 1) && i < z->nzero; i++)
+			((volatile uint8_t *)z->zero)[i * ctx->page_size] = 0;
 		z->unmerge_ns[1] = stress_ksm_unmerge_now_ns();
 	} else if (phase == KSM_PHASE_VERIFY) {
-		while (z->done != ctx->cycle && stress_time_now() < deadline && !ctx->racers_stop && stress_continue(ctx->args))
+		while (z->done[1] != ctx->cycle && stress_time_now() < deadline && !ctx->racers_stop &&
+		       stress_continue(ctx->args))
 			(void)shim_nanosleep_uint64(100000);
-		stress_ksm_unmerge_fz_ranges(run, MADV_UNMERGEABLE, false);
+		stress_ksm_unmerge_fz_ranges(run, MADV_UNMERGEABLE, true);
 	}
 }
 
@@ -4009,8 +4030,9 @@ static const stress_ksm_unmerge_racer_t stress_ksm_unmerge_racers[KSM_RACERS] = 
 	  .desc = "PR_SET_MEMORY_MERGE kept across fork and exec, the exec's VMAs mergeable",
 	  .supported = stress_ksm_unmerge_exec_supported, .op = stress_ksm_unmerge_exec_op },
 	{ .name = "fork-zero", .evidence = "zero-page-forks",
-	  .desc = "ksm_zero_pages of children forked while KSM zero pages unmerge or sit in DONTFORK/WIPEONFORK VMAs",
-	  .details = { "forks-during-unmerge", "overcharged-uncopied", "overcharged-unmerging" },
+	  .desc = "ksm_zero_pages of children forked while KSM zero pages merge, unmerge, take write faults or sit in "
+		  "DONTFORK/WIPEONFORK VMAs",
+	  .details = { "forks-during-unmerge", "overcharged-uncopied", "overcharged-unmerging", "undercharged" },
 	  .flags = KSM_RF_PFNS | KSM_RF_PARTIAL, KSM_PRIV(stress_ksm_unmerge_fz_t), .start = stress_ksm_unmerge_fz_start,
 	  .op = stress_ksm_unmerge_fz_op, .phase = stress_ksm_unmerge_fz_phase },
 };
