@@ -281,7 +281,7 @@ typedef struct {
 /* one instance's figures, in shared memory */
 typedef struct {
 	uint64_t cycles, merge_timeouts, partial_merges, failures;
-	uint64_t pages_merged, pages_zero, pages_unmerged, cow_ksm;
+	uint64_t pages_merged, pages_zero, cow_ksm;	/* each verified cycle unmerged what it merged */
 	uint64_t method_cycles[2], unmerge_calls, unmerge_cycles;
 	uint64_t quiet_cycles, quiet_pages;	/* cycles with every racer held off */
 	double unmerge_secs, merge_wait_secs, quiet_secs;
@@ -325,6 +325,7 @@ typedef struct stress_ksm_unmerge_run stress_ksm_unmerge_run_t;
 #define KSM_RF_COPY	STRESS_BIT_U(4)	/* its children keep a copy of every region page */
 #define KSM_RF_PARTIAL	STRESS_BIT_U(5)	/* blocks or breaks merges: partial merges are legitimate */
 #define KSM_RF_LAYOUT	STRESS_BIT_U(6)	/* discards pages or protects them: explains a zero page or EFAULT */
+#define KSM_RF_QUIET	STRESS_BIT_U(7)	/* its phase hook runs in quiet cycles too (to keep a lock) */
 
 /* one racer: a row of the racer table, the only list of racers */
 typedef struct {
@@ -859,6 +860,7 @@ static void stress_ksm_unmerge_expect(stress_ksm_unmerge_ctx_t *ctx)
 	}
 }
 
+#if defined(HAVE_SYS_UTSNAME_H)
 /* pure: "6.18.44-..." -> 618, 0 if unparsable */
 static int stress_ksm_unmerge_kver(const char *release)
 {
@@ -866,6 +868,7 @@ static int stress_ksm_unmerge_kver(const char *release)
 
 	return (sscanf(release, "%d.%d", &major, &minor) == 2) ? major * 100 + minor : 0;
 }
+#endif
 
 /* record one interface's verdict: trusted or not (why), and what is used */
 static void FORMAT(printf, 4, 5) stress_ksm_unmerge_iface_set(stress_ksm_unmerge_iface_t *ifc,
@@ -2050,8 +2053,9 @@ static void stress_ksm_unmerge_phase_set(stress_ksm_unmerge_ctx_t *ctx, const in
 	ctx->st->phase = phase;
 	ctx->st->phase_since = stress_time_now();
 	ctx->st->hang_allow = 0.0;
-	for (i = 0; i < KSM_RACERS && !ctx->quiet; i++)
-		if ((ctx->racers & STRESS_BIT_ULL(i)) && ctx->run[i].r->phase)
+	for (i = 0; i < KSM_RACERS; i++)
+		if ((ctx->racers & STRESS_BIT_ULL(i)) && ctx->run[i].r->phase &&
+		    (!ctx->quiet || (ctx->run[i].r->flags & KSM_RF_QUIET)))
 			ctx->run[i].r->phase(ctx, &ctx->run[i], phase);
 	if (phase == KSM_PHASE_IDLE)
 		ctx->quiesce = 0;
@@ -2154,6 +2158,7 @@ static int stress_ksm_unmerge_vmsplice_start(stress_ksm_unmerge_ctx_t *ctx, stre
 #define KSM_VMSPLICE_NOT_BUILT	NULL
 #else
 #define KSM_VMSPLICE_NOT_BUILT	"vmsplice(), pipe2() or SPLICE_F_NONBLOCK missing (HAVE_VMSPLICE, HAVE_PIPE2)"
+typedef int stress_ksm_unmerge_vmsplice_t;	/* the racer table's priv_size */
 #define stress_ksm_unmerge_vmsplice_start	NULL
 #define stress_ksm_unmerge_vmsplice_op		NULL
 #endif
@@ -2379,6 +2384,7 @@ static int stress_ksm_unmerge_gup_start(stress_ksm_unmerge_ctx_t *ctx, stress_ks
 #define KSM_GUP_NOT_BUILT	NULL
 #else
 #define KSM_GUP_NOT_BUILT	"O_DIRECT missing"
+typedef int stress_ksm_unmerge_gup_t;	/* the racer table's priv_size */
 #define stress_ksm_unmerge_gup_start	NULL
 #define stress_ksm_unmerge_gup_op	NULL
 #endif
@@ -2563,6 +2569,7 @@ static int stress_ksm_unmerge_uffd_start(stress_ksm_unmerge_ctx_t *ctx, stress_k
 #define KSM_UFFD_WP_NOT_BUILT	NULL
 #else
 #define KSM_UFFD_WP_NOT_BUILT	"userfaultfd write-protect missing (HAVE_LINUX_USERFAULTFD_H)"
+typedef int stress_ksm_unmerge_uffd_t;	/* the racer table's priv_size */
 #define stress_ksm_unmerge_uffd_start		NULL
 #define stress_ksm_unmerge_uffd_op		NULL
 #define stress_ksm_unmerge_uffd_phase		NULL
@@ -3258,6 +3265,8 @@ static void stress_ksm_unmerge_thp_park(stress_ksm_unmerge_ctx_t *ctx, stress_ks
 	if (t->unmerged != ctx->cycle && shim_madvise(t->thp, t->size, MADV_UNMERGEABLE) < 0 && stress_continue(ctx->args))
 		stress_ksm_unmerge_racer_fail(run, "MADV_UNMERGEABLE on the THP region failed, errno=%d (%s)", errno, strerror(errno));
 	t->unmerged = ctx->cycle;
+	if (!stress_continue(ctx->args))
+		return;		/* an interrupted prctl unmerge made every VMA mergeable again: no verdict */
 	if (bad >= 0)
 		stress_ksm_unmerge_racer_fail(run, "THP region page %zd lost its data after unmerge", bad);
 	for (c = 0; c < t->chunks && bad < 0; c++)
@@ -3283,7 +3292,7 @@ static void stress_ksm_unmerge_thp_phase(stress_ksm_unmerge_ctx_t *ctx, stress_k
 		(void)stress_ksm_unmerge_racer_reason(run, "no THP could be faulted (KPF_THP never set)");
 	if (phase > KSM_PHASE_VERIFY)
 		return;
-	for (c = 0; c < t->chunks && phase == KSM_PHASE_MERGING; c++) {
+	for (c = 0; c < t->chunks && phase == KSM_PHASE_MERGING && !ctx->quiet; c++) {
 		int kind = 0;
 
 		(void)shim_madvise(t->thp + c * t->pmd, t->pmd, MADV_DONTNEED);
@@ -3295,9 +3304,9 @@ static void stress_ksm_unmerge_thp_phase(stress_ksm_unmerge_ctx_t *ctx, stress_k
 		run->rs->detail[0] += (kind == 1);
 		run->rs->detail[1] += (kind == 2);
 	}
-	if (phase == KSM_PHASE_MERGING && shim_madvise(t->thp, t->size, MADV_MERGEABLE) < 0)
+	if (phase == KSM_PHASE_MERGING && !ctx->quiet && shim_madvise(t->thp, t->size, MADV_MERGEABLE) < 0)
 		stress_ksm_unmerge_racer_fail(run, "MADV_MERGEABLE on the THP region failed, errno=%d (%s)", errno, strerror(errno));
-	for (c = 0; c < t->chunks && phase == KSM_PHASE_MERGED; c++)
+	for (c = 0; c < t->chunks && phase == KSM_PHASE_MERGED && !ctx->quiet; c++)
 		run->rs->evidence += (t->was_thp[c] && stress_ksm_unmerge_thp_ksm(ctx, t, c) > 0);
 	while (t->verify_fd >= 0 && flock(t->verify_fd, (phase == KSM_PHASE_MERGED || phase == KSM_PHASE_VERIFY) ?
 	       LOCK_SH : LOCK_UN) < 0 && errno == EINTR)
@@ -3320,7 +3329,7 @@ static bool stress_ksm_unmerge_thp_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_
 		t->compacted = cycle;
 	}
 	t->unmerged = cycle;
-	if (shim_madvise(t->thp, t->size, MADV_UNMERGEABLE) < 0)
+	if (shim_madvise(t->thp, t->size, MADV_UNMERGEABLE) < 0 && stress_continue(ctx->args))
 		stress_ksm_unmerge_racer_fail(run, "MADV_UNMERGEABLE on the THP region failed, errno=%d (%s)",
 			errno, strerror(errno));
 	run->rs->ops++;
@@ -3365,6 +3374,7 @@ static int stress_ksm_unmerge_thp_start(stress_ksm_unmerge_ctx_t *ctx, stress_ks
 #define KSM_THP_NOT_BUILT	NULL
 #else
 #define KSM_THP_NOT_BUILT	"MADV_HUGEPAGE missing"
+typedef int stress_ksm_unmerge_thp_t;	/* the racer table's priv_size */
 #define stress_ksm_unmerge_thp_start		NULL
 #define stress_ksm_unmerge_thp_op		NULL
 #define stress_ksm_unmerge_thp_phase		NULL
@@ -3653,6 +3663,7 @@ static int stress_ksm_unmerge_minor_start(stress_ksm_unmerge_ctx_t *ctx, stress_
 #define KSM_UFFD_MINOR_NOT_BUILT	NULL
 #else
 #define KSM_UFFD_MINOR_NOT_BUILT	"userfaultfd minor mode or memfd_create missing (HAVE_LINUX_USERFAULTFD_H)"
+typedef int stress_ksm_unmerge_minor_t;	/* the racer table's priv_size */
 #define stress_ksm_unmerge_minor_start		NULL
 #define stress_ksm_unmerge_minor_phase		NULL
 #endif
@@ -4013,7 +4024,7 @@ static const stress_ksm_unmerge_racer_t stress_ksm_unmerge_racers[KSM_RACERS] = 
 	  .phase = stress_ksm_unmerge_sparse_phase },
 	{ .name = "thp", .evidence = "thps-split", .not_built = KSM_THP_NOT_BUILT,
 	  .desc = "KSM split of THPs, and unmerge racing memory compaction (migration entries)",
-	  .details = { "pmd-thps", "mthps" }, .flags = KSM_RF_PARTIAL, KSM_PRIV(stress_ksm_unmerge_thp_t),
+	  .details = { "pmd-thps", "mthps" }, .flags = KSM_RF_PARTIAL | KSM_RF_QUIET, KSM_PRIV(stress_ksm_unmerge_thp_t),
 	  .start = stress_ksm_unmerge_thp_start, .op = stress_ksm_unmerge_thp_op, .phase = stress_ksm_unmerge_thp_phase },
 	{ .name = "signal", .evidence = "unmerges-interrupted", .desc = "signals interrupting the unmerge walk (EINTR, retried)",
 	  KSM_PRIV(stress_ksm_unmerge_signal_t), .start = stress_ksm_unmerge_signal_start,
@@ -4329,7 +4340,7 @@ static int stress_ksm_unmerge_cycle(stress_ksm_unmerge_ctx_t *ctx, uint64_t sw, 
 	int rc, ret, err;
 
 	ctx->cycle++;
-	ctx->quiet = ctx->racers && !(ctx->cycle % KSM_QUIET_EVERY);
+	ctx->quiet = ctx->racers && (ctx->cycle % KSM_QUIET_EVERY) == 1;	/* odd: a madvise cycle anyway */
 	if (ctx->quiet) {
 		sw = KSM_SW_MADVISE;
 		if (!stress_ksm_unmerge_racers_quiesce(ctx))
@@ -4367,7 +4378,6 @@ static int stress_ksm_unmerge_cycle(stress_ksm_unmerge_ctx_t *ctx, uint64_t sw, 
 	stress_ksm_unmerge_phase_set(ctx, KSM_PHASE_IDLE);
 	st->pages_merged += ksm + kzero;
 	st->pages_zero += kzero;
-	st->pages_unmerged += ksm + kzero;
 	st->cow_ksm += (cow0 >= 0 && cow1 > cow0) ? (uint64_t)(cow1 - cow0) : 0;
 	st->unmerge_secs += (ksm + kzero) ? dt : 0.0;
 	if (ksm + kzero)
@@ -4398,8 +4408,8 @@ static void stress_ksm_unmerge_metrics(stress_ksm_unmerge_ctx_t *ctx)
 	const double mib = (double)ctx->page_size / (double)MB;
 	size_t i;
 
-	if (st->pages_unmerged && st->unmerge_secs > 0.0)
-		stress_metrics_set(args, "MB per sec unmerge rate", (double)st->pages_unmerged * mib / st->unmerge_secs,
+	if (st->pages_merged && st->unmerge_secs > 0.0)
+		stress_metrics_set(args, "MB per sec unmerge rate", (double)st->pages_merged * mib / st->unmerge_secs,
 			STRESS_METRIC_HARMONIC_MEAN);
 	if (st->quiet_pages && st->quiet_secs > 0.0)
 		stress_metrics_set(args, "MB per sec quiet unmerge rate", (double)st->quiet_pages * mib / st->quiet_secs,
@@ -4780,6 +4790,7 @@ static void stress_ksm_unmerge_report(const stress_ksm_unmerge_shared_t *sh)
 {
 	const uint64_t use = stress_ksm_unmerge_use(sh->method);
 	stress_ksm_unmerge_instance_t t;
+	uint64_t racer_failures = 0;
 	size_t i, j, k;
 
 	(void)shim_memset(&t, 0, offsetof(stress_ksm_unmerge_instance_t, stop_step));
@@ -4792,17 +4803,18 @@ static void stress_ksm_unmerge_report(const stress_ksm_unmerge_shared_t *sh)
 		t.failures += st->failures;
 		t.pages_merged += st->pages_merged;
 		t.pages_zero += st->pages_zero;
-		t.pages_unmerged += st->pages_unmerged;
 		t.cow_ksm += st->cow_ksm;
+		for (k = 0; k < KSM_RACERS; k++)
+			racer_failures += st->racer[k].failures;
 		t.method_cycles[0] += st->method_cycles[0];
 		t.method_cycles[1] += st->method_cycles[1];
 		t.quiet_cycles += st->quiet_cycles;
 	}
 	stress_ksm_unmerge_report_line("totals: cycles=%" PRIu64 ",madvise-cycles=%" PRIu64 ",prctl-cycles=%" PRIu64
 		",quiet-cycles=%" PRIu64 ",pages-merged=%" PRIu64 ",zero-pages=%" PRIu64 ",pages-unmerged=%" PRIu64
-		",cow-ksm-delta=%" PRIu64 ",merge-timeouts=%" PRIu64 ",partial-merges=%" PRIu64 ",failures=%" PRIu64,
-		t.cycles, t.method_cycles[0], t.method_cycles[1], t.quiet_cycles, t.pages_merged, t.pages_zero,
-		t.pages_unmerged, t.cow_ksm, t.merge_timeouts, t.partial_merges, t.failures);
+		",cow-ksm-delta=%" PRIu64 ",merge-timeouts=%" PRIu64 ",partial-merges=%" PRIu64 ",failures=%" PRIu64
+		",racer-failures=%" PRIu64, t.cycles, t.method_cycles[0], t.method_cycles[1], t.quiet_cycles, t.pages_merged,
+		t.pages_zero, t.pages_merged, t.cow_ksm, t.merge_timeouts, t.partial_merges, t.failures, racer_failures);
 	for (k = 0; k < KSM_RACERS; k++) {
 		const stress_ksm_unmerge_racer_t *r = &stress_ksm_unmerge_racers[k];
 		stress_ksm_unmerge_racer_stats_t rt;
@@ -4818,14 +4830,18 @@ static void stress_ksm_unmerge_report(const stress_ksm_unmerge_shared_t *sh)
 			rt.ops += rs->ops;
 			rt.evidence += rs->evidence;
 			rt.meet_timeouts += rs->meet_timeouts;
+			rt.failures += rs->failures;
 			for (j = 0; j < KSM_DETAILS; j++)
 				rt.detail[j] += rs->detail[j];
 			rt.active |= rs->active;
 			if (!rt.reason[0])
 				(void)shim_strscpy(rt.reason, rs->reason, sizeof(rt.reason));
 		}
+		if (rt.failures)
+			off += (size_t)snprintf(details, sizeof(details), ",failures=%" PRIu64, rt.failures);
 		if (rt.meet_timeouts)
-			off += (size_t)snprintf(details, sizeof(details), ",merged-phase-timeouts=%" PRIu64, rt.meet_timeouts);
+			off += (size_t)snprintf(details + off, sizeof(details) - off, ",merged-phase-timeouts=%" PRIu64,
+				rt.meet_timeouts);
 		for (j = 0; j < KSM_DETAILS && r->details[j] && off < sizeof(details); j++)
 			off += (size_t)snprintf(details + off, sizeof(details) - off, ",%s=%" PRIu64, r->details[j], rt.detail[j]);
 		if (rt.active && rt.evidence)
