@@ -7,7 +7,7 @@
 #   test-racers    the racers' and the kernel checks' pure verdicts
 #   test-knobs     knob save/set/restore, state file, run lock: in a private
 #                  mount namespace over fake knobs (skipped where unshare fails)
-STRESSOR_TESTS    := stressor iface racers
+STRESSOR_TESTS    := stressor iface racers knobs
 STRESSOR_TEST_BIN := $(addprefix tests/build/test-,$(STRESSOR_TESTS))
 T_SIGNALS_DIR     := $(CURDIR)/tests/data/kernel-signals
 
