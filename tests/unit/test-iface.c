@@ -391,7 +391,18 @@ static void test_iface_broken(void **state)
 		KSM_PAGE_PRIVATE);
 	assert_int_equal(stress_ksm_unmerge_page_what(&ifc, d2.merged[100], 0, 64, 0, KSM_KIND_ZERO), KSM_PAGE_KZERO);
 
+	/* two read faults on different frames, neither exclusive: no shared zero page seen */
+	t_dump_load("debian-6.12.117.txt", &d2);
+	d2.o.rf[1] = (d2.o.fresh & ~PM_EXCLUSIVE);
+	stress_ksm_unmerge_iface_judge(&d2.o, &ifc);
+	assert_false(ifc.trusted[KSM_IFACE_ZERO_PAGE] || ifc.kpf_zero);	/* KPF_ZERO_PAGE on an unshared page */
+	assert_true(ifc.zero_pfn == 0x1db38);				/* the KSM zero page's */
+	assert_non_null(strstr(t_line(&ifc, KSM_IFACE_ZERO_PAGE), "(a read fault maps a private exclusive page "
+		"(pfn 0x1db38), not the shared zero page: pvm_no_zero_page=1?)"));
+
 	/* /proc/kpageflags unreadable (its words read as 0) */
+	d2.o.rf[1] = d2.o.rf[0];
+	d2.o.fresh_flags |= KPF_ZERO_PAGE;
 	d2.o.kpageflags = false;
 	d2.o.rf_flags[0] = d2.o.rf_flags[1] = d2.o.fresh_flags = d2.o.mg_flags[0] = d2.o.mg_flags[1] = d2.o.zp_flags = 0;
 	stress_ksm_unmerge_iface_judge(&d2.o, &ifc);

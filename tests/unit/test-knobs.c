@@ -6,15 +6,18 @@
  * as published by the Free Software Foundation; either version 2
  * of the License, or (at your option) any later version.
  *
- * tests/unit/test-knobs.c: cmocka unit tests of ksmd's knobs: the state
- * file parser, and the knob save/set/restore, the state file a SIGKILLed
- * run leaves and the next run repairs, the run lock, ksmd's end-of-run
- * drain and the global zero-page leak check.  The stressor uses fixed
- * paths (/sys/kernel/mm/ksm, /run/stress-ksm-unmerge.state), so those
- * tests run in a private mount namespace with tmpfs mounted over both
- * (fake knob files); they are skipped where unshare(CLONE_NEWNS) or the
- * mounts are refused, and nothing is written unless both paths are
- * proven to be the tmpfs.  The real knobs are never touched.
+ * tests/unit/test-knobs.c: cmocka unit tests of what the stressor reads
+ * and writes at fixed kernel paths: the state file parser, and the knob
+ * save/set/restore, the state file a SIGKILLed run leaves and the next run
+ * repairs, the run lock, ksmd's end-of-run drain, the per-process counters
+ * (ksm_stat, ksm_merging_pages), ksm_zero_pages below 0, new taint, and
+ * the global zero-page leak check.  Those paths are fixed
+ * (/sys/kernel/mm/ksm, /run/stress-ksm-unmerge.state, /proc/...), so the
+ * tests run in a private mount namespace with tmpfs mounted over the knob
+ * directory and /run (and over /proc where a test needs fake process
+ * files); they are skipped where unshare(CLONE_NEWNS) or the mounts are
+ * refused, and nothing is written unless the paths are proven to be the
+ * tmpfs.  The real knobs are never touched.
  */
 #include "../../stress-ksm-unmerge.c"
 
@@ -188,6 +191,8 @@ static int t_fakes(void **state)
 	(void)state;
 	if (!t_ns_ok || !t_is_tmpfs(KSM_SYSFS) || !t_is_tmpfs("/run"))
 		return 0;
+	if (t_is_tmpfs("/proc"))
+		(void)umount2("/proc", MNT_DETACH);	/* a fake a failed test left */
 	t_empty(KSM_SYSFS);
 	t_empty("/run");
 	for (i = 0; i < SIZEOF_ARRAY(t_knobs); i++)
@@ -563,23 +568,180 @@ static void test_ksmd_drain(void **state)
 
 /*
  *  t_fake_proc()
- *	a tmpfs over /proc (in the private namespace) with three processes
- *	holding 40, 2 and no KSM zero pages, and entries that are no process
+ *	a tmpfs over /proc (in the private namespace): this process's
+ *	ksm_stat and ksm_merging_pages, the taint flags, and three other
+ *	processes holding 40, 2 and no KSM zero pages beside entries that
+ *	are no process
  */
 static void t_fake_proc(void)
 {
-	static const char * const dirs[] = { "/proc/100", "/proc/200", "/proc/300", "/proc/sys", "/proc/1x" };
+	static const char * const dirs[] = {
+		"/proc/self", "/proc/sys", "/proc/sys/kernel", "/proc/100", "/proc/200", "/proc/300", "/proc/1x",
+	};
 	size_t i;
 
 	assert_int_equal(mount("t-proc", "/proc", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=1m"), 0);
 	assert_true(t_is_tmpfs("/proc"));
 	for (i = 0; i < SIZEOF_ARRAY(dirs); i++)
 		assert_int_equal(mkdir(dirs[i], 0755), 0);
+	t_put(KSM_STAT, "ksm_rmap_items 64\nksm_zero_pages 3\nksm_merging_pages 60\n");
+	t_put("/proc/self/ksm_merging_pages", "61\n");
+	t_put("/proc/sys/kernel/tainted", "0\n");
+	t_put("/proc/sys/ksm_stat", "ksm_zero_pages 1000\n");
 	t_put("/proc/100/ksm_stat", "ksm_rmap_items 64\nksm_zero_pages 40\nksm_merging_pages 0\n");
 	t_put("/proc/200/ksm_stat", "ksm_zero_pages 2\n");
 	t_put("/proc/300/ksm_stat", "ksm_rmap_items 0\n");	/* 6.1 */
-	t_put("/proc/sys/ksm_stat", "ksm_zero_pages 1000\n");
 	t_put("/proc/1x/ksm_stat", "ksm_zero_pages -7\n");
+}
+
+/*
+ *  t_real_proc()
+ *	the real /proc back
+ */
+static void t_real_proc(void)
+{
+	assert_int_equal(umount2("/proc", MNT_DETACH), 0);
+	assert_false(t_is_tmpfs("/proc"));
+}
+
+/*
+ *  test_counters()
+ *	this process's merging pages and KSM zero pages from ksm_stat, field
+ *	by field: 6.1's has only ksm_rmap_items (merging pages from
+ *	ksm_merging_pages, zero pages unknown); neither file: both unknown
+ */
+static void test_counters(void **state)
+{
+	int64_t merging, zero;
+
+	(void)state;
+	t_need_ns();
+	t_fake_proc();
+	stress_ksm_unmerge_counters(&merging, &zero);
+	assert_int_equal(merging, 60);
+	assert_int_equal(zero, 3);
+	t_put(KSM_STAT, "ksm_rmap_items 64\n");
+	stress_ksm_unmerge_counters(&merging, &zero);
+	assert_int_equal(merging, 61);
+	assert_int_equal(zero, -1);
+	assert_int_equal(unlink(KSM_STAT), 0);
+	assert_int_equal(unlink("/proc/self/ksm_merging_pages"), 0);
+	stress_ksm_unmerge_counters(&merging, &zero);
+	assert_int_equal(merging, -1);
+	assert_int_equal(zero, -1);
+	t_real_proc();
+}
+
+/*
+ *  t_zero_check()
+ *	zero_check() on the global and per-process counters given (NULL:
+ *	the file is missing); its fail lines in *out
+ */
+static int t_zero_check(const char *global, const char *stat, const char **out)
+{
+	stress_args_t args = { .name = "ksm-unmerge" };
+	stress_ksm_unmerge_ctx_t ctx;
+	t_capture_t cap;
+	int ret;
+
+	(void)unlink(KSM_SYSFS "/ksm_zero_pages");
+	(void)unlink(KSM_STAT);
+	if (global)
+		t_knob_put("ksm_zero_pages", global);
+	if (stat)
+		t_put(KSM_STAT, stat);
+	(void)memset(&ctx, 0, sizeof(ctx));
+	ctx.args = &args;
+	t_capture_begin(&cap);
+	ret = stress_ksm_unmerge_zero_check(&ctx, "after the unmerge");
+	*out = t_capture_end(&cap);
+	return ret;
+}
+
+/*
+ *  test_zero_check()
+ *	global and per-process ksm_zero_pages below 0, printed signed or
+ *	wrapped, fail naming the counter and c2dc78b86e08; counts >= 0,
+ *	missing files and 6.1's ksm_stat pass
+ */
+static void test_zero_check(void **state)
+{
+	const char *out;
+
+	(void)state;
+	t_need_ns();
+	t_fake_proc();
+	assert_int_equal(t_zero_check("0\n", "ksm_rmap_items 0\nksm_zero_pages 0\n", &out), 0);
+	assert_int_equal(t_zero_check("4096\n", "ksm_zero_pages 4096\n", &out), 0);
+	assert_int_equal(t_zero_check(NULL, NULL, &out), 0);
+	assert_int_equal(t_zero_check(NULL, "ksm_rmap_items 3\n", &out), 0);
+	assert_string_equal(out, "");
+	assert_int_equal(t_zero_check("-1\n", "ksm_zero_pages 0\n", &out), -1);
+	assert_non_null(strstr(out, "ksm-unmerge: global (sysfs) ksm_zero_pages reads -1 after the unmerge: "
+		"negative; the kernel lost count of KSM zero pages"));
+	assert_non_null(strstr(out, "c2dc78b86e08"));
+	assert_int_equal(t_zero_check("0\n", "ksm_zero_pages -3\n", &out), -1);
+	assert_non_null(strstr(out, "per-process (ksm_stat) ksm_zero_pages reads -3 after the unmerge: negative"));
+	assert_int_equal(t_zero_check("18446744073709551615\n", NULL, &out), -1);
+	assert_non_null(strstr(out, "global (sysfs) ksm_zero_pages reads -1 after the unmerge: wrapped below 0"));
+	assert_int_equal(t_zero_check("18446744073709551614\n", "ksm_zero_pages 18446744073709551614\n", &out), -1);
+	assert_non_null(strstr(out, "global (sysfs)"));
+	assert_non_null(strstr(out, "per-process (ksm_stat) ksm_zero_pages reads -2"));
+	t_real_proc();
+}
+
+/*
+ *  t_taint()
+ *	taint_check() with /proc/sys/kernel/tainted reading text
+ */
+static int t_taint(stress_ksm_unmerge_ctx_t *ctx, const char *text)
+{
+	t_put("/proc/sys/kernel/tainted", text);
+	return stress_ksm_unmerge_taint_check(ctx);
+}
+
+/*
+ *  test_taint_check()
+ *	a new B, D, W or L taint fails once, naming the flags; other or
+ *	earlier taints pass
+ */
+static void test_taint_check(void **state)
+{
+	stress_ksm_unmerge_shared_t sh;
+	stress_args_t args = { .name = "ksm-unmerge" };
+	stress_ksm_unmerge_ctx_t ctx;
+	t_capture_t cap;
+	const char *out;
+	int ret;
+
+	(void)state;
+	t_need_ns();
+	t_fake_proc();
+	(void)memset(&sh, 0, sizeof(sh));
+	(void)memset(&ctx, 0, sizeof(ctx));
+	ctx.args = &args;
+	stress_ksm_unmerge_shared = &sh;
+	sh.taint = STRESS_BIT_ULL(12);				/* O: out-of-tree module, before the run */
+	assert_int_equal(t_taint(&ctx, "12288\n"), 0);		/* O and E (unsigned module) */
+	sh.taint |= STRESS_BIT_ULL(9);
+	assert_int_equal(t_taint(&ctx, "4608\n"), 0);		/* O and W, W before the run */
+	sh.taint = STRESS_BIT_ULL(12);
+	t_capture_begin(&cap);
+	ret = t_taint(&ctx, "21120\n");			/* O, W, D, L */
+	out = t_capture_end(&cap);
+	assert_int_equal(ret, -1);
+	assert_non_null(strstr(out, "ksm-unmerge: the kernel became tainted during the run: /proc/sys/kernel/tainted "
+		"0x5280, new flags 0x4280 D: oops W: warning L: soft lockup (see the kernel log)"));
+	assert_int_equal(stress_ksm_unmerge_taint_check(&ctx), 0);	/* said once */
+	t_capture_begin(&cap);
+	ret = t_taint(&ctx, "21152\n");			/* and B */
+	out = t_capture_end(&cap);
+	assert_int_equal(ret, -1);
+	assert_non_null(strstr(out, "new flags 0x20 B: bad page (see"));
+	assert_int_equal(unlink("/proc/sys/kernel/tainted"), 0);
+	assert_int_equal(stress_ksm_unmerge_taint_check(&ctx), 0);
+	stress_ksm_unmerge_shared = NULL;
+	t_real_proc();
 }
 
 /*
@@ -663,7 +825,7 @@ static void test_zero_leak(void **state)
 	assert_int_equal(unlink(KSM_SYSFS "/ksm_zero_pages"), 0);
 	assert_int_equal(stress_ksm_unmerge_zero_leak(), -1);
 	stress_ksm_unmerge_shared = NULL;
-	assert_int_equal(umount2("/proc", MNT_DETACH), 0);
+	t_real_proc();
 }
 
 int main(void)
@@ -676,6 +838,9 @@ int main(void)
 		cmocka_unit_test_setup(test_lock, t_fakes),
 		cmocka_unit_test_setup(test_supported, t_fakes),
 		cmocka_unit_test_setup(test_ksmd_drain, t_fakes),
+		cmocka_unit_test_setup(test_counters, t_fakes),
+		cmocka_unit_test_setup(test_zero_check, t_fakes),
+		cmocka_unit_test_setup(test_taint_check, t_fakes),
 		cmocka_unit_test_setup(test_zero_leak, t_fakes),
 	};
 

@@ -9,10 +9,10 @@
  * tests/unit/test-stressor.c: cmocka unit tests of stress-ksm-unmerge.c's
  * own logic: the method, pattern and option names (and their parse by the
  * shim), what each method runs, the page patterns and their checks, the
- * merge prediction, the counter parser, the kernel version, VmFlags words,
- * and the end-of-run report (pr_inf output captured from stdout): lines
- * kept out of the 10 and 12 field shapes LKP's parser takes for metrics
- * rows, racer lines, latency spreads.
+ * merge prediction, the counter parser and its file reader, the kernel
+ * version, VmFlags words, and the end-of-run report (pr_inf output
+ * captured from stdout): lines kept out of the 10 and 12 field shapes
+ * LKP's parser takes for metrics rows, racer lines, latency spreads.
  */
 #include "../../stress-ksm-unmerge.c"
 
@@ -438,60 +438,47 @@ static void test_counter(void **state)
 
 /*
  *  t_memfd()
- *	a memfd holding text (a proc or sysfs file's stand-in)
+ *	a memfd holding text, and its path (a proc or sysfs file's stand-in)
  */
-static int t_memfd(const char *text)
+static int t_memfd(const char *text, char *path, const size_t len)
 {
 	const int fd = shim_memfd_create("t-file", 0);
 
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	(void)snprintf(path, len, "/proc/self/fd/%d", fd);
 	return fd;
 }
 
 /*
- *  test_counter_files()
- *	counters read from files: -1 for a missing file, field or bad value;
- *	the per-process counters field by field (6.1's ksm_stat has only
- *	ksm_rmap_items: merging pages from ksm_merging_pages, zero pages unknown)
+ *  test_field()
+ *	a counter read from a file: its value, or -1 for a missing file,
+ *	a missing field, or a value that is not a count
  */
-static void test_counter_files(void **state)
+static void test_field(void **state)
 {
-	stress_ksm_unmerge_ctx_t ctx;
-	int64_t merging, zero;
 	char path[64];
 	int fd;
 
 	(void)state;
-	(void)memset(&ctx, 0, sizeof(ctx));
-	assert_int_equal(stress_ksm_unmerge_field(-1, "cow_ksm"), -1);
-	fd = t_memfd("nr_free_pages 5\ncow_ksm 74768066\n");
-	assert_int_equal(stress_ksm_unmerge_field(fd, "cow_ksm"), 74768066);
-	assert_int_equal(stress_ksm_unmerge_field(fd, "ksm_zero_pages"), -1);
-	(void)snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	assert_int_equal(stress_ksm_unmerge_file_field(path, "nr_free_pages"), 5);
-	assert_int_equal(stress_ksm_unmerge_file_field("/nonexistent/ksm_zero_pages", NULL), -1);
+	fd = t_memfd("nr_free_pages 5\ncow_ksm 74768066\n", path, sizeof(path));
+	assert_int_equal(stress_ksm_unmerge_field(path, "cow_ksm"), 74768066);
+	assert_int_equal(stress_ksm_unmerge_field(path, "nr_free_pages"), 5);
+	assert_int_equal(stress_ksm_unmerge_field(path, "ksm_zero_pages"), -1);
 	(void)close(fd);
-	fd = t_memfd("18446744073709551615\n");
-	assert_int_equal(stress_ksm_unmerge_field(fd, NULL), -1);
+	fd = t_memfd("18446744073709551615\n", path, sizeof(path));
+	assert_int_equal(stress_ksm_unmerge_field(path, NULL), -1);
 	(void)close(fd);
-
-	ctx.ksm_stat_fd = t_memfd("ksm_rmap_items 64\n");
-	ctx.merging_pages_fd = t_memfd("61\n");
-	stress_ksm_unmerge_counters(&ctx, &merging, &zero);
-	assert_int_equal(merging, 61);
-	assert_int_equal(zero, -1);
-	(void)close(ctx.ksm_stat_fd);
-	ctx.ksm_stat_fd = t_memfd("ksm_rmap_items 64\nksm_zero_pages 3\nksm_merging_pages 60\n");
-	stress_ksm_unmerge_counters(&ctx, &merging, &zero);
-	assert_int_equal(merging, 60);
-	assert_int_equal(zero, 3);
-	(void)close(ctx.ksm_stat_fd);
-	(void)close(ctx.merging_pages_fd);
-	ctx.ksm_stat_fd = ctx.merging_pages_fd = -1;
-	stress_ksm_unmerge_counters(&ctx, &merging, &zero);
-	assert_int_equal(merging, -1);
-	assert_int_equal(zero, -1);
+	fd = t_memfd("-3\n", path, sizeof(path));
+	assert_int_equal(stress_ksm_unmerge_field(path, NULL), -1);
+	(void)close(fd);
+	fd = t_memfd("", path, sizeof(path));
+	assert_int_equal(stress_ksm_unmerge_field(path, NULL), -1);
+	(void)close(fd);
+	fd = t_memfd("0\n", path, sizeof(path));
+	assert_int_equal(stress_ksm_unmerge_field(path, NULL), 0);
+	(void)close(fd);
+	assert_int_equal(stress_ksm_unmerge_field("/nonexistent/ksm_zero_pages", NULL), -1);
 }
 
 /*
@@ -705,7 +692,7 @@ int main(void)
 		cmocka_unit_test(test_expect),
 		cmocka_unit_test(test_verify_data),
 		cmocka_unit_test(test_counter),
-		cmocka_unit_test(test_counter_files),
+		cmocka_unit_test(test_field),
 		cmocka_unit_test(test_kver_flags),
 		cmocka_unit_test(test_report_line),
 		cmocka_unit_test(test_report),
