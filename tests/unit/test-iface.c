@@ -9,7 +9,8 @@
  * tests/unit/test-iface.c: cmocka unit tests of the interface self-test's
  * decision (stress_ksm_unmerge_iface_judge), the page verdict
  * (stress_ksm_unmerge_page_what) and the region scan that feeds it
- * (stress_ksm_unmerge_scan_chunk, stress_ksm_unmerge_scan), fed what
+ * (stress_ksm_unmerge_scan_chunk, stress_ksm_unmerge_scan) and the fork-zero
+ * check's count of KSM zero PTEs (stress_ksm_unmerge_fz_count), fed what
  * pagemap, kpageflags and the counters said on three real kernels
  * (tests/data/kernel-signals/, recorded by ksm-signal-dump.c there): 6.18
  * booted with pvm_no_zero_page=1 (a read fault maps a private page),
@@ -787,6 +788,38 @@ static void test_region_count(void **state)
 	t_scan_free(t);
 }
 
+/*
+ *  test_fz_count()
+ *	the fork-zero check's count of KSM zero PTEs in a range (a fake
+ *	pagemap file), by the zero page's pfn or by KPF_ZERO_PAGE, across
+ *	its 256-entry reads; an unreadable range is -1
+ */
+static void test_fz_count(void **state)
+{
+	t_scan_t *t = t_scan_new(KSM_PATTERN_SAME);
+	const size_t n = 600;
+	uint64_t pm[600], zpfn = 0x777, zflags = KPF_ZERO_PAGE;
+	const uintptr_t base = (uintptr_t)(T_BASE * T_PAGE);
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < n; i++)
+		pm[i] = (i % 3 == 0) ? PM_PRESENT | 0x777 : (i % 7 == 0) ? 0 : PM_PRESENT | PM_EXCLUSIVE | (0x1000 + i);
+	pm[n - 1] = PM_SWAP | 0x5;
+	t->ctx.pagemap_fd = shim_memfd_create("t-pagemap", 0);
+	assert_true(t->ctx.pagemap_fd >= 0);
+	assert_int_equal(pwrite(t->ctx.pagemap_fd, pm, sizeof(pm), (off_t)(T_BASE * sizeof(uint64_t))), (ssize_t)sizeof(pm));
+	t->ctx.kpageflags_fd = t_kpf_file(&zpfn, &zflags, 1);
+	assert_int_equal(stress_ksm_unmerge_fz_count(&t->ctx, t->ctx.pagemap_fd, base, n), 200);
+	assert_int_equal(stress_ksm_unmerge_fz_count(&t->ctx, t->ctx.pagemap_fd, base + T_PAGE, 5), 1);
+	assert_int_equal(stress_ksm_unmerge_fz_count(&t->ctx, t->ctx.pagemap_fd, base + 256 * T_PAGE, 258), 86);
+	assert_int_equal(stress_ksm_unmerge_fz_count(&t->ctx, t->ctx.pagemap_fd, base, 0), 0);
+	t->ifc.zero_pfn = 0;		/* no shared zero page seen: KPF_ZERO_PAGE per page */
+	assert_int_equal(stress_ksm_unmerge_fz_count(&t->ctx, t->ctx.pagemap_fd, base, n), 200);
+	assert_int_equal(stress_ksm_unmerge_fz_count(&t->ctx, t->ctx.pagemap_fd, base, n + 1), -1);
+	t_scan_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -799,6 +832,7 @@ int main(void)
 		cmocka_unit_test(test_scan_sample),
 		cmocka_unit_test(test_scan_dumps),
 		cmocka_unit_test(test_region_count),
+		cmocka_unit_test(test_fz_count),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
