@@ -87,9 +87,7 @@ static void t_other_line(t_dump_t *d, const char *line)
 
 /*
  *  t_dump_load()
- *	a recorded dump as the self-test's observations: merged pages 0 and 1
- *	(identical) and 64 (zero-filled) are the probe's pages; cow_ksm
- *	around the unmerge of the 64 pages on page 0's KSM page
+ *	a recorded dump as the self-test observes: probe pages merged 0, 1 and 64; cow_ksm around the unmerge
  */
 static void t_dump_load(const char *name, t_dump_t *d)
 {
@@ -146,8 +144,7 @@ static size_t t_sharers(const uint64_t *pm, const size_t i)
 
 /*
  *  t_count()
- *	pages first..last-1 of a step that page_what() puts in class what,
- *	the pages' pattern kind being kind
+ *	pages first..last-1 of a step (of pattern kind kind) that page_what() calls what
  */
 static size_t t_count(const stress_ksm_unmerge_iface_t *ifc, const uint64_t *pm, const uint64_t *flags,
 	const size_t first, const size_t last, const int kind, const int what)
@@ -185,8 +182,7 @@ static void t_no_ksm_after_unmerge(const stress_ksm_unmerge_iface_t *ifc, const 
 
 /*
  *  t_merged_step()
- *	the merged step: pages 0-63 KSM pages; 64-127 KSM zero pages where
- *	the pattern has zeros, a read-faulted hole where it has none
+ *	merged: pages 0-63 KSM pages, 64-127 KSM zero pages where the pattern has zeros, holes elsewhere
  */
 static void t_merged_step(const stress_ksm_unmerge_iface_t *ifc, const t_dump_t *d)
 {
@@ -199,10 +195,7 @@ static void t_merged_step(const stress_ksm_unmerge_iface_t *ifc, const t_dump_t 
 
 /*
  *  test_pvm_no_zero_page()
- *	6.18 booted with pvm_no_zero_page=1: the zero page is found by
- *	KPF_ZERO_PAGE (the read fault's private page is never taken for it,
- *	whatever the pattern); every other interface trusted; the KSM page's
- *	frame, reused for page 64's private copy, is private
+ *	6.18 with pvm_no_zero_page=1: the zero page by KPF_ZERO_PAGE, a read fault's page is private
  */
 static void test_pvm_no_zero_page(void **state)
 {
@@ -243,9 +236,7 @@ static void test_pvm_no_zero_page(void **state)
 
 /*
  *  test_kpf_ksm_bug()
- *	Debian 6.12.117: KPF_KSM on every anonymous page, found by the fresh
- *	page; pfn sharing, the exclusive bit and kpagecount judge instead: no
- *	unmerged page is a KSM page (KPF_KSM alone would call all 128)
+ *	Debian 6.12.117: KPF_KSM lies; sharing, bit 56 and kpagecount find no KSM page after unmerge
  */
 static void test_kpf_ksm_bug(void **state)
 {
@@ -292,9 +283,7 @@ static void test_kpf_ksm_bug(void **state)
 
 /*
  *  test_ksm_stat_61()
- *	Debian 6.1.192: ksm_stat has only ksm_rmap_items (merging pages from
- *	ksm_merging_pages, KSM zero pages from pagemap); KSM zero pages stay
- *	mapped after unmerge there by design, and are still not KSM pages
+ *	Debian 6.1.192: ksm_stat without its two fields; KSM zero pages kept after unmerge by design
  */
 static void test_ksm_stat_61(void **state)
 {
@@ -321,10 +310,7 @@ static void test_ksm_stat_61(void **state)
 
 /*
  *  test_iface_broken()
- *	what the recorded kernels do not show: no pagemap, PFNs hidden, no
- *	kpageflags, a KPF_ZERO_PAGE that lies, no zero page at all, a merged
- *	page without KPF_KSM, a probe merge that did not complete, no or a
- *	still cow_ksm, no or a partial ksm_stat, a kernel before 6.4
+ *	what no recorded kernel shows: no pagemap, PFNs or kpageflags, lying flags, cow_ksm, ksm_stat
  */
 static void test_iface_broken(void **state)
 {
@@ -427,9 +413,7 @@ static void test_iface_broken(void **state)
 
 /*
  *  test_page_what()
- *	absent, swapped, hidden pfns; the zero page by pfn or by
- *	KPF_ZERO_PAGE, a KSM zero page only where the pattern has zeros;
- *	trusted KPF_KSM decides alone
+ *	absent, swapped, hidden pfns; zero page by pfn or flag, KSM zero page by kind; trusted KPF_KSM
  */
 static void test_page_what(void **state)
 {
@@ -475,8 +459,7 @@ typedef struct {
 
 /*
  *  t_scan_new()
- *	a context for pattern: pm/keys scratch, no kpageflags or kpagecount
- *	file, a 6.12-like interface (KPF_KSM lies, zero page pfn 0x777)
+ *	a hand-made context: scratch, no kernel files, a 6.12-like interface (zero page pfn 0x777)
  */
 static t_scan_t *t_scan_new(const int pattern)
 {
@@ -537,8 +520,7 @@ static void t_seen(stress_ksm_unmerge_ctx_t *ctx, void *arg, const size_t i, con
 
 /*
  *  t_chunk()
- *	scan_chunk() over the n words in ctx.pm as pages i0..; every page
- *	judged exactly once
+ *	scan_chunk() of the n words in ctx.pm as pages i0..; every page judged exactly once
  */
 static void t_chunk(t_scan_t *t, const size_t i0, const size_t n, const bool sample)
 {
@@ -569,11 +551,7 @@ static int t_kpf_file(const uint64_t *pfns, const uint64_t *flags, const size_t 
 
 /*
  *  test_scan_chunk()
- *	pages are grouped by pfn wherever they sit in the chunk: sharers are
- *	the chunk's pages on a pfn; the zero page's pfn is a (KSM) zero page
- *	however many share it; an unknown kpagecount keeps a lone
- *	non-exclusive page a KSM page; absent and swapped pages are judged
- *	alone; indices and pattern kinds start at i0
+ *	grouping by pfn wherever pages sit: sharers, the zero page, lone non-exclusive pages, i0
  */
 static void test_scan_chunk(void **state)
 {
@@ -625,9 +603,7 @@ static void test_scan_chunk(void **state)
 
 /*
  *  test_scan_sample()
- *	kpageflags read once per shared pfn and for the zero page always;
- *	singles all read, or one in eight (by the cycle) when sampling; with
- *	KPF_KSM trusted the flags decide
+ *	kpageflags read per shared pfn and for the zero page; singles all, or one in eight sampled
  */
 static void test_scan_sample(void **state)
 {
@@ -686,8 +662,7 @@ static void test_scan_sample(void **state)
 
 /*
  *  t_dump_scan()
- *	scan_chunk() of a recorded step (pattern zero: pages 64-127 have
- *	zeros) with its recorded kpageflags; its KSM pages and KSM zero pages
+ *	KSM pages and KSM zero pages scan_chunk() finds in a recorded step (pattern zero)
  */
 static void t_dump_scan(const char *name, const bool merged, size_t *ksm, size_t *kzero)
 {
@@ -713,9 +688,7 @@ static void t_dump_scan(const char *name, const bool merged, size_t *ksm, size_t
 
 /*
  *  test_scan_dumps()
- *	the scan over each recorded kernel's pages: 64 KSM pages and 64 KSM
- *	zero pages merged; after the unmerge no KSM page, and KSM zero pages
- *	only on 6.1 (kept there by design)
+ *	each recorded kernel: 64 + 64 merged; after unmerge no KSM page (KSM zero pages on 6.1 only)
  */
 static void test_scan_dumps(void **state)
 {
@@ -735,9 +708,7 @@ static void test_scan_dumps(void **state)
 
 /*
  *  test_region_count()
- *	the whole-region scan in chunks (a fake pagemap file read where
- *	/proc/self/pagemap would be): the counts of a region spanning three
- *	chunks, with groups and kinds taken at each page's own index
+ *	the whole-region count over three chunks of a fake pagemap file, kinds by each page's index
  */
 static void test_region_count(void **state)
 {
@@ -790,9 +761,7 @@ static void test_region_count(void **state)
 
 /*
  *  test_fz_count()
- *	the fork-zero check's count of KSM zero PTEs in a range (a fake
- *	pagemap file), by the zero page's pfn or by KPF_ZERO_PAGE, across
- *	its 256-entry reads; an unreadable range is -1
+ *	KSM zero PTEs in a range of a fake pagemap, by pfn or KPF_ZERO_PAGE, over 256-entry reads
  */
 static void test_fz_count(void **state)
 {

@@ -90,8 +90,7 @@ static bool t_is_tmpfs(const char *path)
 
 /*
  *  t_ns_setup()
- *	group setup: a private mount namespace (nothing propagates back)
- *	with tmpfs over the knobs' directory and /run; t_ns_ok if all held
+ *	group setup: a private mount namespace with tmpfs over the knobs' directory and /run
  */
 static int t_ns_setup(void **state)
 {
@@ -181,8 +180,7 @@ static const char *t_knob(const char *name)
 
 /*
  *  t_fakes()
- *	test setup: skip without the namespace, else fresh fake knobs and an
- *	empty /run
+ *	test setup: fresh fake knobs and an empty /run, when the namespace is up
  */
 static int t_fakes(void **state)
 {
@@ -229,8 +227,7 @@ static int t_state_read(const char *text, stress_ksm_unmerge_knobs_t *knobs, int
 
 /*
  *  test_state_read()
- *	a state file: its pid and the knobs it names; absent, without a pid,
- *	without a known knob: -1, and no knob taken
+ *	a state file's pid and knobs; -1 (no knob taken) when absent, without a pid or a known knob
  */
 static void test_state_read(void **state)
 {
@@ -268,8 +265,7 @@ static void test_state_read(void **state)
 
 /*
  *  test_knob_read()
- *	a knob's text without its newline; a selection "[a] b" as "a"; a
- *	missing knob is an error (0 as a number)
+ *	a knob's text without its newline, "[a] b" as "a"; a missing knob is an error (0 as a number)
  */
 static void test_knob_read(void **state)
 {
@@ -289,9 +285,7 @@ static void test_knob_read(void **state)
 
 /*
  *  test_knobs_save_set_restore()
- *	save takes every knob (absent ones as ""); set turns ksmd on, fast,
- *	with KSM zero pages (optional knobs may be absent, others not);
- *	restore writes back what differs and counts what it cannot write
+ *	save every knob, set ksmd's (optional ones may be absent), restore what differs
  */
 static void test_knobs_save_set_restore(void **state)
 {
@@ -375,10 +369,7 @@ static const char *t_state_text(void)
 
 /*
  *  test_state_write_repair()
- *	the state file records the saved knobs (atomically: no .tmp left,
- *	an old file kept when the write fails); the next run's repair writes
- *	them back and removes it, keeps it if a knob cannot be written, and
- *	removes a corrupt one without touching any knob
+ *	the state file written atomically; a killed run repaired; kept or removed as it must be
  */
 static void test_state_write_repair(void **state)
 {
@@ -475,8 +466,7 @@ static int t_child_lock(void)
 
 /*
  *  test_lock()
- *	one run holds the lock; a second is refused while it does, and
- *	gets it once the first is gone
+ *	a second run is refused the lock while the first holds it, and gets it after
  */
 static void test_lock(void **state)
 {
@@ -534,8 +524,7 @@ static void *t_scan_end(void *arg)
 
 /*
  *  test_ksmd_drain()
- *	end of run: no wait when ksmd was on before it; else until ksmd ends
- *	a full scan, within KSM_DRAIN_SECS
+ *	no wait when ksmd was on before the run; else until a full scan ends, within KSM_DRAIN_SECS
  */
 static void test_ksmd_drain(void **state)
 {
@@ -568,10 +557,7 @@ static void test_ksmd_drain(void **state)
 
 /*
  *  t_fake_proc()
- *	a tmpfs over /proc (in the private namespace): this process's
- *	ksm_stat and ksm_merging_pages, the taint flags, and three other
- *	processes holding 40, 2 and no KSM zero pages beside entries that
- *	are no process
+ *	a tmpfs /proc: this process's counters, the taint flags, processes holding 40, 2 and 0 zero pages
  */
 static void t_fake_proc(void)
 {
@@ -606,9 +592,7 @@ static void t_real_proc(void)
 
 /*
  *  test_counters()
- *	this process's merging pages and KSM zero pages from ksm_stat, field
- *	by field: 6.1's has only ksm_rmap_items (merging pages from
- *	ksm_merging_pages, zero pages unknown); neither file: both unknown
+ *	merging and KSM zero pages from ksm_stat field by field, merging pages on 6.1 from their file
  */
 static void test_counters(void **state)
 {
@@ -634,8 +618,7 @@ static void test_counters(void **state)
 
 /*
  *  t_zero_check()
- *	zero_check() on the global and per-process counters given (NULL:
- *	the file is missing); its fail lines in *out
+ *	zero_check() on the counters given (NULL: missing), its fail lines in *out
  */
 static int t_zero_check(const char *global, const char *stat, const char **out)
 {
@@ -660,9 +643,7 @@ static int t_zero_check(const char *global, const char *stat, const char **out)
 
 /*
  *  test_zero_check()
- *	global and per-process ksm_zero_pages below 0, printed signed or
- *	wrapped, fail naming the counter and c2dc78b86e08; counts >= 0,
- *	missing files and 6.1's ksm_stat pass
+ *	ksm_zero_pages below 0 (signed or wrapped) fails naming counter and c2dc78b86e08
  */
 static void test_zero_check(void **state)
 {
@@ -702,8 +683,7 @@ static int t_taint(stress_ksm_unmerge_ctx_t *ctx, const char *text)
 
 /*
  *  test_taint_check()
- *	a new B, D, W or L taint fails once, naming the flags; other or
- *	earlier taints pass
+ *	a new B, D, W or L taint fails once, naming the flags; other or earlier taints pass
  */
 static void test_taint_check(void **state)
 {
@@ -770,12 +750,7 @@ static void *t_grow(void *arg)
 
 /*
  *  test_zero_leak()
- *	KSM zero pages counted for no live process: the global count less
- *	every process's ksm_stat (a fake /proc), unknown without the counter;
- *	the end-of-run check fails, naming the bug and the numbers, when it
- *	grew since the start; passes when it did not, when it settles back
- *	within the check's 2 s, or when the start is unknown; the least
- *	excess of its readings is the one said
+ *	the global count less every process's; the end-of-run check on growth, settling, unknown start
  */
 static void test_zero_leak(void **state)
 {

@@ -26,8 +26,7 @@
 
 /*
  *  t_fork_sh()
- *	what a fork child read: its ksm_merging_pages and ksm_rmap_items,
- *	pages_scanned before fork() and after its read
+ *	what a fork child read: its two counters, pages_scanned before fork() and after its read
  */
 static void t_fork_sh(stress_ksm_unmerge_fork_sh_t *sh, const int64_t merging, const int64_t rmap,
 	const int64_t scanned0, const int64_t scanned1)
@@ -46,10 +45,7 @@ static void t_fork_sh(stress_ksm_unmerge_fork_sh_t *sh, const int64_t merging, c
 
 /*
  *  test_fork_counters()
- *	4d6fc29f3634: a child that starts with its parent's counts is the
- *	bug (1) unless ksmd scanned enough pages meanwhile to have made the
- *	child's rmap items itself, or pages_scanned is missing or went back
- *	(2: cannot tell); zero counts or no read are no bug (0)
+ *	4d6fc29f3634: the parent's counts in the child are the bug unless ksmd could have made them
  */
 static void test_fork_counters(void **state)
 {
@@ -89,8 +85,7 @@ static void test_fork_counters(void **state)
 
 /*
  *  test_gup_broken()
- *	pages a write pin broke: KSM pages or KSM zero pages before, private
- *	after; only KSM pages count as folios (what cow_ksm counts)
+ *	pages a write pin broke (KSM or KSM zero before, private after); KSM pages alone are folios
  */
 static void test_gup_broken(void **state)
 {
@@ -110,8 +105,7 @@ static void test_gup_broken(void **state)
 
 /*
  *  test_thp_kind()
- *	a chunk is one PMD THP only with a head and tails on consecutive
- *	pfns; other THP shapes are mTHPs; small or absent pages are neither
+ *	a PMD THP only with a head and tails on consecutive pfns; other THPs mTHPs; else small
  */
 static void test_thp_kind(void **state)
 {
@@ -148,8 +142,7 @@ static void test_thp_kind(void **state)
 
 /*
  *  test_sparse_layout()
- *	one populated page each 64 MiB; wider spacing for at most 1024 of
- *	them; two in a small range; strides page aligned, inside the range
+ *	a populated page each 64 MiB, at most 1024 of them, two in a small range, page aligned
  */
 static void test_sparse_layout(void **state)
 {
@@ -181,8 +174,7 @@ static void test_sparse_layout(void **state)
 
 /*
  *  test_sparse_allow()
- *	four times the predicted walk, at the slower of the two rates (250
- *	ns a page when neither was measured)
+ *	four times the walk predicted at the slower rate, 250 ns a page when none was measured
  */
 static void test_sparse_allow(void **state)
 {
@@ -196,9 +188,7 @@ static void test_sparse_allow(void **state)
 
 /*
  *  test_fz_judge()
- *	a fork child charged more KSM zero pages than it maps: the excess,
- *	split into pages its parent held in VMAs fork() does not copy and
- *	pages unmerged while fork() ran; none on correct or unknown values
+ *	a child charged beyond what it maps: the excess split by cause; none on correct or unread values
  */
 static void test_fz_judge(void **state)
 {
@@ -239,9 +229,7 @@ static void test_fz_judge(void **state)
 
 /*
  *  test_leak_judge()
- *	KSM zero pages counted for no live process beyond the run's start:
- *	the least reading (exits in flight settle), 0 when the start is
- *	unknown, nothing was read, or fewer than at the start
+ *	zero pages no live process holds beyond the start: the least reading; 0 when unknown or fewer
  */
 static void test_leak_judge(void **state)
 {

@@ -115,9 +115,7 @@ static void t_ctx_free(stress_ksm_unmerge_ctx_t *ctx)
 
 /*
  *  test_names()
- *	methods: all, madvise, prctl, then every racer of the table in its
- *	order, then NULL; patterns likewise; every name unique; every help
- *	option fits stress-ng's 22 column help
+ *	methods (all, madvise, prctl, the racer table in order), patterns, unique names, 22-column help
  */
 static void test_names(void **state)
 {
@@ -164,8 +162,7 @@ static void test_names(void **state)
 
 /*
  *  t_parse()
- *	parse "--opt value" with the shim's parser and the stressor's opts[];
- *	the setting's index, or -1 after the one stderr line (in *err)
+ *	the setting's index after the shim parses "--opt value", or -1 (its stderr line in *err)
  */
 static ssize_t t_parse(const char *opt, const char *value, const char **err)
 {
@@ -191,8 +188,7 @@ static ssize_t t_parse(const char *opt, const char *value, const char **err)
 
 /*
  *  test_method_parse()
- *	--ksm-unmerge-method and --ksm-unmerge-pattern take every listed name
- *	(its index is the setting); a bad name is refused with every choice
+ *	every method and pattern name parses to its index; a bad one is refused listing every choice
  */
 static void test_method_parse(void **state)
 {
@@ -215,8 +211,7 @@ static void test_method_parse(void **state)
 
 /*
  *  test_use()
- *	all: both switches and every racer; madvise or prctl: that switch
- *	alone, no racer; a racer: itself with both switches
+ *	all: switches and racers; madvise or prctl: that switch alone; a racer: it with both switches
  */
 static void test_use(void **state)
 {
@@ -235,8 +230,7 @@ static void test_use(void **state)
 
 /*
  *  test_page_kind()
- *	each pattern's kind per page (mixed: same, few, zero, unique in
- *	turn); same pages share template 0, few pages one of 8 others
+ *	each pattern's page kinds (mixed in turn); templates distinct, non-zero, the same per instance
  */
 static void test_page_kind(void **state)
 {
@@ -270,9 +264,7 @@ static void test_page_kind(void **state)
 
 /*
  *  test_page_fill_check()
- *	every pattern's pages check clean; a flipped byte is found at its
- *	offset with the byte expected there; same and few pages equal exactly
- *	their template's pages, unique pages differ per page and per instance
+ *	filled pages check clean; a flipped byte is found with the byte expected; which pages are equal
  */
 static void test_page_fill_check(void **state)
 {
@@ -348,8 +340,7 @@ static void test_expect(void **state)
 
 /*
  *  test_verify_data()
- *	the after-unmerge data check: intact pages pass, one changed byte
- *	fails with a line naming page, byte and pattern
+ *	the data check: intact pages pass, one changed byte fails naming page, byte and pattern
  */
 static void test_verify_data(void **state)
 {
@@ -379,9 +370,7 @@ static void test_verify_data(void **state)
 
 /*
  *  test_counter()
- *	"name N" lines: ok, missing, negative (printed signed), wrapped
- *	(printed unsigned, 2^63 or more), garbled; only a name at a line's
- *	start followed by a separator is the name; a bare sysfs number
+ *	ok, missing, negative, wrapped (2^63+), garbled; the name only at a line's start; bare numbers
  */
 static void test_counter(void **state)
 {
@@ -452,8 +441,7 @@ static int t_memfd(const char *text, char *path, const size_t len)
 
 /*
  *  test_field()
- *	a counter read from a file: its value, or -1 for a missing file,
- *	a missing field, or a value that is not a count
+ *	a counter read from a file, -1 for a missing file or field or a value that is not a count
  */
 static void test_field(void **state)
 {
@@ -524,8 +512,7 @@ static const char *t_report_line(const char *text)
 
 /*
  *  test_report_line()
- *	a report line of any length never splits into 10 or 12 fields (it
- *	gets a trailing " -" where it would); others are printed unchanged
+ *	no report line splits into 10 or 12 fields (" -" is added); others print unchanged
  */
 static void test_report_line(void **state)
 {
@@ -591,9 +578,7 @@ static const char *t_report(const stress_ksm_unmerge_shared_t *sh)
 
 /*
  *  test_report()
- *	totals summed over instances; per racer of the method: reached with
- *	its evidence and details, NOT reached with why, or skipped with why;
- *	racers the method does not run are not reported
+ *	totals over instances; each racer of the method reached, NOT reached or skipped, with why
  */
 static void test_report(void **state)
 {
@@ -651,8 +636,7 @@ static void test_report(void **state)
 
 /*
  *  test_report_spread()
- *	latency spread over every instance's ring (the latest 4096 samples
- *	each): nearest-rank p50/p95/p99, mean, population stdev
+ *	nearest-rank p50/p95/p99, mean and stdev over every instance's ring of the latest 4096
  */
 static void test_report_spread(void **state)
 {
