@@ -265,7 +265,7 @@ static void test_state_read(void **state)
 
 /*
  *  test_knob_read()
- *	a knob's text without its newline, "[a] b" as "a"; a missing knob is an error (0 as a number)
+ *	a knob's text without its newline, "[a] b" as "a"; a missing knob is an error
  */
 static void test_knob_read(void **state)
 {
@@ -278,9 +278,9 @@ static void test_knob_read(void **state)
 	assert_string_equal(t_knob("advisor_mode"), "none");
 	t_knob_put("advisor_mode", "none [scan-time]\n");
 	assert_string_equal(t_knob("advisor_mode"), "scan-time");
-	assert_int_equal(stress_ksm_unmerge_knob_u64("full_scans"), 7);
+	assert_int_equal(stress_ksm_unmerge_field(KSM_SYSFS "/full_scans", NULL), 7);
 	assert_int_equal(stress_ksm_unmerge_knob_read("pages_scanned", buf, sizeof(buf)), -1);
-	assert_int_equal(stress_ksm_unmerge_knob_u64("pages_scanned"), 0);
+	assert_int_equal(stress_ksm_unmerge_field(KSM_SYSFS "/pages_scanned", NULL), -1);
 }
 
 /*
@@ -310,7 +310,7 @@ static void test_knobs_save_set_restore(void **state)
 	assert_int_equal(stress_ksm_unmerge_knobs_set(err, sizeof(err)), 0);
 	assert_string_equal(t_knob("run"), "1");
 	assert_string_equal(t_knob("pages_to_scan"), "10000");
-	assert_int_equal(stress_ksm_unmerge_knob_u64("sleep_millisecs"), 0);
+	assert_int_equal(stress_ksm_unmerge_field(KSM_SYSFS "/sleep_millisecs", NULL), 0);
 	assert_string_equal(t_knob("use_zero_pages"), "1");
 	assert_string_equal(t_knob("smart_scan"), "0");
 	assert_string_equal(t_knob("advisor_mode"), "none");
