@@ -785,8 +785,9 @@ static void test_zero_leak(void **state)
 	out = t_capture_end(&cap);
 	assert_int_equal(ret, EXIT_FAILURE);
 	assert_non_null(strstr(out, "fail: "));
-	assert_non_null(strstr(out, "ksm-unmerge: KSM zero pages charged at fork: the global ksm_zero_pages counts 24 "
-		"more KSM zero pages for no live process than when the run began (1000000000024 then)"));
+	assert_non_null(strstr(out, "ksm-unmerge: KSM zero pages charged at fork: the global ksm_zero_pages "));
+	assert_non_null(strstr(out, " 24 more pages "));
+	assert_non_null(strstr(out, " (1000000000024 then)"));
 	/* a count still growing: the least excess seen is said */
 	assert_int_equal(pthread_create(&thread, NULL, t_grow, NULL), 0);
 	t_capture_begin(&cap);
@@ -794,7 +795,7 @@ static void test_zero_leak(void **state)
 	out = t_capture_end(&cap);
 	assert_int_equal(pthread_join(thread, NULL), 0);
 	assert_int_equal(ret, EXIT_FAILURE);
-	assert_non_null(strstr(out, "ksm_zero_pages counts 24 more KSM zero pages for no live process"));
+	assert_non_null(strstr(out, "KSM zero pages charged at fork: the global ksm_zero_pages holds 24 more pages "));
 	t_knob_put("ksm_zero_pages", "garbled\n");
 	assert_int_equal(stress_ksm_unmerge_zero_leak(), -1);
 	assert_int_equal(unlink(KSM_SYSFS "/ksm_zero_pages"), 0);
