@@ -9,7 +9,8 @@
  * tests/unit/test-iface.c: cmocka unit tests of the interface self-test's
  * decision (stress_ksm_unmerge_iface_judge), the page verdict
  * (stress_ksm_unmerge_page_what) and the region scan that feeds it
- * (stress_ksm_unmerge_scan_chunk, stress_ksm_unmerge_scan) and the fork-zero
+ * (stress_ksm_unmerge_scan_chunk, stress_ksm_unmerge_scan), the merge check on
+ * its counts (stress_ksm_unmerge_verify_merge), the fork-zero
  * check's count of KSM zero PTEs (stress_ksm_unmerge_fz_count), fed what
  * pagemap, kpageflags and the counters said on three real kernels
  * (tests/data/kernel-signals/, recorded by ksm-signal-dump.c there): 6.18
@@ -760,6 +761,65 @@ static void test_region_count(void **state)
 }
 
 /*
+ *  t_verify_merge()
+ *	verify_merge() on a merge wait's scan of this cycle that found ksm and zero pages
+ */
+static int t_verify_merge(t_scan_t *t, const uint64_t ksm, const uint64_t zero, const int waited)
+{
+	uint64_t k = 0, z = 0;
+	int ret;
+
+	t->ctx.cycle = 7;
+	t->ctx.last.cycle = 7;
+	t->ctx.last.ksm = ksm;
+	t->ctx.last.zero = zero;
+	t->ctx.last.present = t->ctx.npages - zero;
+	t->ctx.last.swapped = 0;
+	ret = stress_ksm_unmerge_verify_merge(&t->ctx, waited, &k, &z);
+	assert_true(k == ksm && z == zero);
+	return ret;
+}
+
+/*
+ *  test_verify_merge()
+ *	the merge check: the prediction passes, more than the pattern allows or a short merge fails
+ */
+static void test_verify_merge(void **state)
+{
+	t_scan_t *t = t_scan_new(KSM_PATTERN_MIXED);
+	uint64_t km, kz, k, z;
+
+	(void)state;
+	t->ctx.npages = 64;
+	stress_ksm_unmerge_expect(&t->ctx);
+	km = t->ctx.expect_merged;
+	kz = t->ctx.expect_zero;
+	assert_true(km == 32 && kz == 16);
+	assert_int_equal(t_verify_merge(t, km, kz, 1), 0);
+	assert_int_equal(t_verify_merge(t, km + 1, kz, 1), -1);	/* more than the pattern can merge */
+	assert_int_equal(t_verify_merge(t, km, kz + 1, 1), -1);
+	assert_int_equal(t_verify_merge(t, km - 1, kz + 1, 0), -1);	/* a non-zero page became a zero page */
+	assert_int_equal(t_verify_merge(t, km + 2, kz - 2, 1), 0);	/* zero pages merged as KSM pages */
+	assert_int_equal(t_verify_merge(t, km + 3, kz - 2, 1), -1);
+	assert_int_equal(t_verify_merge(t, km - 1, kz, 1), -1);	/* ksmd said complete, it is not */
+	assert_int_equal(t_verify_merge(t, km, kz - 1, 1), -1);
+	assert_int_equal(t_verify_merge(t, km, kz - 1, 0), 0);	/* the wait timed out: partial */
+	t->ctx.disturb_counts = true;			/* a racer blocks merges */
+	assert_int_equal(t_verify_merge(t, km - 5, kz, 1), 0);
+	assert_int_equal(t_verify_merge(t, km + 1, kz, 1), -1);
+	t->ctx.disturb_counts = false;
+	assert_int_equal(t_verify_merge(t, km, kz, 1), 0);
+	t->ctx.last.present -= 3;			/* pages lost from the region */
+	assert_int_equal(stress_ksm_unmerge_verify_merge(&t->ctx, 1, &k, &z), -1);
+	t->ctx.disturb_layout = true;			/* a racer discards pages */
+	assert_int_equal(stress_ksm_unmerge_verify_merge(&t->ctx, 1, &k, &z), 0);
+	t->ctx.last.cycle = 6;				/* no scan this cycle, no PFNs: counters only */
+	t->ctx.have_pfns = false;
+	assert_int_equal(stress_ksm_unmerge_verify_merge(&t->ctx, 1, &k, &z), 0);
+	t_scan_free(t);
+}
+
+/*
  *  test_fz_count()
  *	KSM zero PTEs in a range of a fake pagemap, by pfn or KPF_ZERO_PAGE, over 256-entry reads
  */
@@ -801,6 +861,7 @@ int main(void)
 		cmocka_unit_test(test_scan_sample),
 		cmocka_unit_test(test_scan_dumps),
 		cmocka_unit_test(test_region_count),
+		cmocka_unit_test(test_verify_merge),
 		cmocka_unit_test(test_fz_count),
 	};
 
