@@ -6,15 +6,17 @@
  * as published by the Free Software Foundation; either version 2
  * of the License, or (at your option) any later version.
  *
- * tests/unit/test-iface.c: cmocka unit tests of the interface self-test
- * (stress_ksm_unmerge_iface_judge) and the page verdict
- * (stress_ksm_unmerge_page_what), fed what pagemap, kpageflags and the
- * counters said on three real kernels (tests/data/kernel-signals/,
- * recorded by ksm-signal-dump.c there): 6.18 booted with
- * pvm_no_zero_page=1 (a read fault maps a private page), Debian
- * 6.12.117 (KPF_KSM on every anonymous page) and Debian 6.1.192
- * (ksm_stat has only ksm_rmap_items).  Also the field-by-field counter
- * fallback and the advisor_mode knob's reading.
+ * tests/unit/test-iface.c: cmocka unit tests of the interface self-test's
+ * decision (stress_ksm_unmerge_iface_judge), the page verdict
+ * (stress_ksm_unmerge_page_what) and the region scan that feeds it
+ * (stress_ksm_unmerge_scan_chunk, stress_ksm_unmerge_scan), the merge check on
+ * its counts (stress_ksm_unmerge_verify_merge), the fork-zero
+ * check's count of KSM zero PTEs (stress_ksm_unmerge_fz_count), fed what
+ * pagemap, kpageflags and the counters said on three real kernels
+ * (tests/data/kernel-signals/, recorded by ksm-signal-dump.c there): 6.18
+ * booted with pvm_no_zero_page=1 (a read fault maps a private page),
+ * Debian 6.12.117 (KPF_KSM on every anonymous page) and Debian 6.1.192
+ * (ksm_stat has only ksm_rmap_items; KSM zero pages stay after unmerge).
  */
 #include "../../stress-ksm-unmerge.c"
 
@@ -23,26 +25,27 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#define T_DUMP_PAGES	(128)
+#define T_DUMP_PAGES	(128)		/* 0-63 identical, 64-127 zero-filled */
+#define T_PAGE		(4096)
+#define T_BASE		(0x40000ULL)	/* page number of a fake region: its pagemap offset */
 
-/* the dumps beside this file (builds that do not pass -DT_SIGNALS_DIR run from the top directory) */
+/* the dumps (builds without -DT_SIGNALS_DIR run from the top directory) */
 #if !defined(T_SIGNALS_DIR)
 #define T_SIGNALS_DIR	"tests/data/kernel-signals"
 #endif
 
-/* One recorded dump: the self-test's observations and every page it listed */
+/* one recorded dump: the self-test's observations and every page it listed */
 typedef struct {
-	stress_ksm_unmerge_iface_obs_t o;
+	stress_ksm_unmerge_obs_t o;
 	uint64_t merged[T_DUMP_PAGES], merged_flags[T_DUMP_PAGES];
 	uint64_t unmerged[T_DUMP_PAGES], unmerged_flags[T_DUMP_PAGES];
 } t_dump_t;
 
 /*
  *  t_page_line()
- *	parse "<step> page <i> pagemap <e> ... kpageflags <f> ..." into the dump
+ *	one "<step> page <i> pagemap <e> ... kpageflags <f> ..." line into the dump
  */
-static void t_page_line(t_dump_t *d, const char *step, const unsigned int i,
-	const uint64_t e, const uint64_t f)
+static void t_page_line(t_dump_t *d, const char *step, const unsigned int i, const uint64_t e, const uint64_t f)
 {
 	if (!strcmp(step, "read-fault") && i < 2) {
 		d->o.rf[i] = e;
@@ -61,15 +64,15 @@ static void t_page_line(t_dump_t *d, const char *step, const unsigned int i,
 
 /*
  *  t_other_line()
- *	kernel version, ksm_stat lines, ksm_merging_pages and cow_ksm
+ *	kernel release, the ksm_stat lines, ksm_merging_pages and cow_ksm
  */
 static void t_other_line(t_dump_t *d, const char *line)
 {
+	char release[64];
 	long long v;
-	int major, minor;
 
-	if (sscanf(line, "kernel %d.%d", &major, &minor) == 2)
-		d->o.kver = major * 100 + minor;
+	if (sscanf(line, "kernel %63s", release) == 1)
+		d->o.kver = stress_ksm_unmerge_kver(release);
 	if (!strncmp(line, "before-merge ksm_stat: ", 23)) {
 		d->o.stat = true;
 		d->o.stat_merging |= !strncmp(line + 23, "ksm_merging_pages ", 18);
@@ -85,15 +88,13 @@ static void t_other_line(t_dump_t *d, const char *line)
 
 /*
  *  t_dump_load()
- *	read a recorded dump into observations as the self-test gathers them:
- *	merged pages 0 and 1 (identical) and 64 (zero-filled) are the probe's
- *	pages; cow_ksm around the unmerge of pages 0-63
+ *	a recorded dump as the self-test observes: probe pages merged 0, 1 and 64; cow_ksm around the unmerge
  */
 static void t_dump_load(const char *name, t_dump_t *d)
 {
 	char path[PATH_MAX], line[512];
-	FILE *fp;
 	unsigned int i;
+	FILE *fp;
 
 	(void)memset(d, 0, sizeof(*d));
 	d->o.cow_before = d->o.cow_after = -1;
@@ -102,8 +103,8 @@ static void t_dump_load(const char *name, t_dump_t *d)
 	fp = fopen(path, "r");
 	assert_non_null(fp);
 	while (fgets(line, sizeof(line), fp)) {
-		char step[32];
 		unsigned long long e, f;
+		char step[32];
 
 		if (sscanf(line, "%31s page %u pagemap %llx present %*d exclusive %*d pfn %*x kpageflags %llx",
 				step, &i, &e, &f) == 4)
@@ -125,43 +126,35 @@ static void t_dump_load(const char *name, t_dump_t *d)
 		d->o.ksm_pages += (d->merged[i] & PM_PFN_MASK) == (d->merged[0] & PM_PFN_MASK);
 	assert_true(d->o.kver > 0);
 	assert_true(d->o.fresh & PM_PRESENT);
+	assert_int_equal(d->o.merged, 1);
+	assert_int_equal(d->o.ksm_pages, 64);
 }
 
 /*
  *  t_sharers()
- *	how many of the n pages map the pfn of page i
+ *	how many of the dump's pages map the pfn of page i
  */
-static size_t t_sharers(const uint64_t *pm, const size_t n, const size_t i)
+static size_t t_sharers(const uint64_t *pm, const size_t i)
 {
 	size_t j, c = 0;
 
-	for (j = 0; j < n; j++)
+	for (j = 0; j < T_DUMP_PAGES; j++)
 		c += (pm[j] & PM_PFN_MASK) == (pm[i] & PM_PFN_MASK);
 	return c;
 }
 
 /*
  *  t_count()
- *	pages first..last-1 of a step the verdict puts in class what
+ *	pages first..last-1 of a step (of pattern kind kind) that page_what() calls what
  */
 static size_t t_count(const stress_ksm_unmerge_iface_t *ifc, const uint64_t *pm, const uint64_t *flags,
-	const size_t first, const size_t last, const int what)
+	const size_t first, const size_t last, const int kind, const int what)
 {
 	size_t i, c = 0;
 
 	for (i = first; i < last; i++)
-		c += stress_ksm_unmerge_page_what(ifc, pm[i], flags[i], t_sharers(pm, T_DUMP_PAGES, i), 0) == what;
+		c += stress_ksm_unmerge_page_what(ifc, pm[i], flags[i], t_sharers(pm, i), 0, kind) == what;
 	return c;
-}
-
-/*
- *  t_judge()
- *	load a recorded dump and judge its interfaces
- */
-static void t_judge(const char *name, t_dump_t *d, stress_ksm_unmerge_iface_t *ifc)
-{
-	t_dump_load(name, d);
-	stress_ksm_unmerge_iface_judge(&d->o, ifc);
 }
 
 /*
@@ -177,77 +170,121 @@ static const char *t_line(const stress_ksm_unmerge_iface_t *ifc, const int i)
 }
 
 /*
+ *  t_no_ksm_after_unmerge()
+ *	no page of the unmerged step is called a KSM page, under any kind
+ */
+static void t_no_ksm_after_unmerge(const stress_ksm_unmerge_iface_t *ifc, const t_dump_t *d)
+{
+	int kind;
+
+	for (kind = -1; kind <= KSM_KIND_UNIQUE; kind++)
+		assert_int_equal(t_count(ifc, d->unmerged, d->unmerged_flags, 0, T_DUMP_PAGES, kind, KSM_PAGE_KSM), 0);
+}
+
+/*
+ *  t_merged_step()
+ *	merged: pages 0-63 KSM pages, 64-127 KSM zero pages where the pattern has zeros, holes elsewhere
+ */
+static void t_merged_step(const stress_ksm_unmerge_iface_t *ifc, const t_dump_t *d)
+{
+	assert_int_equal(t_count(ifc, d->merged, d->merged_flags, 0, 64, KSM_KIND_SAME, KSM_PAGE_KSM), 64);
+	assert_int_equal(t_count(ifc, d->merged, d->merged_flags, 64, 128, KSM_KIND_ZERO, KSM_PAGE_KZERO), 64);
+	assert_int_equal(t_count(ifc, d->merged, d->merged_flags, 64, 128, KSM_KIND_SAME, KSM_PAGE_HOLE), 64);
+	assert_int_equal(t_count(ifc, d->merged, d->merged_flags, 64, 128, KSM_KIND_UNIQUE, KSM_PAGE_HOLE), 64);
+	assert_int_equal(t_count(ifc, d->merged, d->merged_flags, 64, 128, -1, KSM_PAGE_HOLE), 64);
+}
+
+/*
  *  test_pvm_no_zero_page()
- *	6.18 booted with pvm_no_zero_page=1: the read fault's private page is
- *	never taken for the zero page; KPF_ZERO_PAGE finds the KSM zero page;
- *	the KSM page's frame, reused for page 64's private copy, is private
+ *	6.18 with pvm_no_zero_page=1: the zero page by KPF_ZERO_PAGE, a read fault's page is private
  */
 static void test_pvm_no_zero_page(void **state)
 {
 	stress_ksm_unmerge_iface_t ifc;
 	t_dump_t d;
+	int kind;
 
 	(void)state;
-	t_judge("host-6.18.txt", &d, &ifc);
-	assert_false(ifc.trusted[KSM_IFACE_ZERO_PAGE]);
-	assert_false(ifc.read_fault_zero);
-	assert_true(ifc.kpf_zero);
-	assert_int_equal(ifc.zero_pfn, 0x3b32);
-	assert_non_null(strstr(t_line(&ifc, KSM_IFACE_ZERO_PAGE),
-		"ksm-unmerge: interface zero-page: unreliable (a read fault maps a private exclusive page"));
-	assert_non_null(strstr(t_line(&ifc, KSM_IFACE_ZERO_PAGE), "; using KPF_ZERO_PAGE per page"));
-	assert_true(ifc.kpf_ksm && ifc.pfns && ifc.excl && ifc.cow_ksm && ifc.zero_unshare);
-	assert_true(ifc.trusted[KSM_IFACE_KPF_KSM] && ifc.trusted[KSM_IFACE_PFNS] &&
-		ifc.trusted[KSM_IFACE_KSM_STAT] && ifc.trusted[KSM_IFACE_COW_KSM]);
-	assert_int_equal(stress_ksm_unmerge_page_what(&ifc, d.o.rf[0], d.o.rf_flags[0], 1, 0), KSM_PAGE_PRIVATE);
-	assert_int_equal(stress_ksm_unmerge_page_what(&ifc, d.o.rf[1], d.o.rf_flags[1], 1, 0), KSM_PAGE_PRIVATE);
-	assert_int_equal(t_count(&ifc, d.merged, d.merged_flags, 0, 64, KSM_PAGE_KSM), 64);
-	assert_int_equal(t_count(&ifc, d.merged, d.merged_flags, 64, 128, KSM_PAGE_ZERO), 64);
-	assert_int_equal(t_count(&ifc, d.unmerged, d.unmerged_flags, 0, 128, KSM_PAGE_PRIVATE), 128);
+	t_dump_load("host-6.18.txt", &d);
+	stress_ksm_unmerge_iface_judge(&d.o, &ifc);
+	assert_int_equal(d.o.kver, 618);
+	assert_true(ifc.tested && ifc.pfns && ifc.kpageflags && ifc.excl && ifc.zero_unshare);
+	assert_true(ifc.kpf_zero && ifc.kpf_ksm && ifc.stat_merging && ifc.stat_zero && ifc.cow_ksm);
+	assert_true(ifc.zero_pfn == 0x3b32);
+	assert_string_equal(t_line(&ifc, KSM_IFACE_ZERO_PAGE), "ksm-unmerge: interface zero-page: unreliable "
+		"(a read fault maps a private exclusive page (pfn 0x171535), not the shared zero page: "
+		"pvm_no_zero_page=1?); using KPF_ZERO_PAGE per page (zero page pfn 0x3b32) instead");
+	assert_string_equal(t_line(&ifc, KSM_IFACE_KPF_KSM), "ksm-unmerge: interface kpageflags-ksm: trusted: "
+		"KPF_KSM (clear on a fresh page, set on a merged one)");
+	assert_string_equal(t_line(&ifc, KSM_IFACE_PFNS), "ksm-unmerge: interface pfns: trusted: "
+		"pagemap PFNs and exclusive bit 56");
+	assert_string_equal(t_line(&ifc, KSM_IFACE_KSM_STAT), "ksm-unmerge: interface ksm_stat: trusted: "
+		"ksm_stat for merging pages, ksm_stat for KSM zero pages");
+	assert_string_equal(t_line(&ifc, KSM_IFACE_COW_KSM), "ksm-unmerge: interface cow_ksm: trusted: "
+		"cow_ksm (grew by 64 for 64 unshared KSM pages)");
+	for (kind = -1; kind <= KSM_KIND_UNIQUE; kind++) {
+		assert_int_equal(stress_ksm_unmerge_page_what(&ifc, d.o.rf[0], d.o.rf_flags[0], 1, 0, kind),
+			KSM_PAGE_PRIVATE);
+		assert_int_equal(stress_ksm_unmerge_page_what(&ifc, d.o.rf[1], d.o.rf_flags[1], 1, 0, kind),
+			KSM_PAGE_PRIVATE);
+	}
+	t_merged_step(&ifc, &d);
+	t_no_ksm_after_unmerge(&ifc, &d);
+	assert_int_equal(t_count(&ifc, d.unmerged, d.unmerged_flags, 0, 128, KSM_KIND_ZERO, KSM_PAGE_PRIVATE), 128);
 	/* page 64's private copy sits in the frame the KSM page had */
-	assert_int_equal(d.unmerged[64] & PM_PFN_MASK, d.merged[0] & PM_PFN_MASK);
+	assert_true((d.unmerged[64] & PM_PFN_MASK) == (d.merged[0] & PM_PFN_MASK));
 }
 
 /*
  *  test_kpf_ksm_bug()
- *	Debian 6.12.117: KPF_KSM on every anonymous page is found by the
- *	fresh page; pfn sharing and the exclusive bit judge instead, and no
- *	unmerged page is called a KSM page (KPF_KSM alone would call all 128)
+ *	Debian 6.12.117: KPF_KSM lies; sharing, bit 56 and kpagecount find no KSM page after unmerge
  */
 static void test_kpf_ksm_bug(void **state)
 {
 	stress_ksm_unmerge_iface_t ifc;
-	t_dump_t d;
 	size_t i, flagged = 0;
+	t_dump_t d;
 
 	(void)state;
-	t_judge("debian-6.12.117.txt", &d, &ifc);
+	t_dump_load("debian-6.12.117.txt", &d);
+	stress_ksm_unmerge_iface_judge(&d.o, &ifc);
+	assert_int_equal(d.o.kver, 612);
 	assert_false(ifc.kpf_ksm);
-	assert_false(ifc.trusted[KSM_IFACE_KPF_KSM]);
-	assert_non_null(strstr(t_line(&ifc, KSM_IFACE_KPF_KSM),
-		"ksm-unmerge: interface kpageflags-ksm: unreliable (KPF_KSM set on a fresh anonymous page"));
-	assert_non_null(strstr(t_line(&ifc, KSM_IFACE_KPF_KSM), "; using pfn sharing within the region"));
-	assert_true(ifc.trusted[KSM_IFACE_ZERO_PAGE] && ifc.read_fault_zero && ifc.kpf_zero);
-	assert_int_equal(ifc.zero_pfn, 0x1db38);
-	assert_true(ifc.trusted[KSM_IFACE_KSM_STAT] && ifc.trusted[KSM_IFACE_COW_KSM] &&
-		ifc.trusted[KSM_IFACE_PFNS]);
+	assert_string_equal(t_line(&ifc, KSM_IFACE_KPF_KSM), "ksm-unmerge: interface kpageflags-ksm: unreliable "
+		"(KPF_KSM set on a fresh anonymous page KSM never saw (kpageflags 0x400205848): the 6.10-6.12 "
+		"stable_page_flags() bug); using pfn sharing within the region, the pagemap exclusive bit 56 and "
+		"kpagecount (weaker: a KSM page mapped by at most two ptes looks private) instead");
+	assert_string_equal(t_line(&ifc, KSM_IFACE_ZERO_PAGE), "ksm-unmerge: interface zero-page: trusted: "
+		"KPF_ZERO_PAGE per page (zero page pfn 0x1db38)");
+	assert_true(ifc.zero_pfn == 0x1db38 && ifc.kpf_zero && ifc.excl && ifc.zero_unshare);
+	assert_true(ifc.trusted[KSM_IFACE_PFNS] && ifc.trusted[KSM_IFACE_KSM_STAT] && ifc.trusted[KSM_IFACE_COW_KSM]);
 	for (i = 0; i < T_DUMP_PAGES; i++)
-		flagged += !!(d.unmerged_flags[i] & STRESS_BIT_ULL(KPF_BIT_KSM));
+		flagged += !!(d.unmerged_flags[i] & KPF_KSM);
 	assert_int_equal(flagged, 128);
-	assert_int_equal(stress_ksm_unmerge_page_what(&ifc, d.o.fresh, d.o.fresh_flags, 1, 0), KSM_PAGE_PRIVATE);
-	assert_int_equal(t_count(&ifc, d.merged, d.merged_flags, 0, 64, KSM_PAGE_KSM), 64);
-	assert_int_equal(t_count(&ifc, d.merged, d.merged_flags, 64, 128, KSM_PAGE_ZERO), 64);
-	assert_int_equal(t_count(&ifc, d.unmerged, d.unmerged_flags, 0, 128, KSM_PAGE_PRIVATE), 128);
-	/* a page alone in the region, not exclusive: KSM only if more than two ptes map it */
-	assert_int_equal(stress_ksm_unmerge_page_what(&ifc, d.merged[0], d.merged_flags[0], 1, 64), KSM_PAGE_KSM);
-	assert_int_equal(stress_ksm_unmerge_page_what(&ifc, d.merged[0], d.merged_flags[0], 1, 2), KSM_PAGE_PRIVATE);
+	assert_int_equal(stress_ksm_unmerge_page_what(&ifc, d.o.fresh, d.o.fresh_flags, 1, 0, KSM_KIND_SAME),
+		KSM_PAGE_PRIVATE);
+	assert_int_equal(stress_ksm_unmerge_page_what(&ifc, d.o.rf[0], d.o.rf_flags[0], 2, 0, KSM_KIND_SAME),
+		KSM_PAGE_HOLE);
+	t_merged_step(&ifc, &d);
+	t_no_ksm_after_unmerge(&ifc, &d);
+	/* a KSM page alone in the region, not exclusive: a KSM page only if more than two ptes map it */
+	assert_int_equal(stress_ksm_unmerge_page_what(&ifc, d.merged[0], d.merged_flags[0], 1, 64, 0), KSM_PAGE_KSM);
+	assert_int_equal(stress_ksm_unmerge_page_what(&ifc, d.merged[0], d.merged_flags[0], 1, 3, 0), KSM_PAGE_KSM);
+	assert_int_equal(stress_ksm_unmerge_page_what(&ifc, d.merged[0], d.merged_flags[0], 1, 0, 0), KSM_PAGE_KSM);
+	assert_int_equal(stress_ksm_unmerge_page_what(&ifc, d.merged[0], d.merged_flags[0], 1, 2, 0), KSM_PAGE_PRIVATE);
+	assert_int_equal(stress_ksm_unmerge_page_what(&ifc, d.merged[0], d.merged_flags[0], 1, 1, 0), KSM_PAGE_PRIVATE);
+	/* an exclusive page is private whatever KPF_KSM and kpagecount say, unless its pfn is shared */
+	assert_int_equal(stress_ksm_unmerge_page_what(&ifc, d.unmerged[3], d.unmerged_flags[3], 1, 64, 0),
+		KSM_PAGE_PRIVATE);
+	assert_int_equal(stress_ksm_unmerge_page_what(&ifc, d.unmerged[3], d.unmerged_flags[3], 2, 0, 0), KSM_PAGE_KSM);
+	/* without the exclusive bit a page alone is private */
+	ifc.excl = false;
+	assert_int_equal(stress_ksm_unmerge_page_what(&ifc, d.merged[0], d.merged_flags[0], 1, 64, 0), KSM_PAGE_PRIVATE);
 }
 
 /*
  *  test_ksm_stat_61()
- *	Debian 6.1.192: ksm_stat has only ksm_rmap_items (merging pages from
- *	ksm_merging_pages, zero pages from pagemap); KSM zero pages stay
- *	mapped after unmerge by design there
+ *	Debian 6.1.192: ksm_stat without its two fields; KSM zero pages kept after unmerge by design
  */
 static void test_ksm_stat_61(void **state)
 {
@@ -255,108 +292,561 @@ static void test_ksm_stat_61(void **state)
 	t_dump_t d;
 
 	(void)state;
-	t_judge("debian-6.1.192.txt", &d, &ifc);
-	assert_false(ifc.trusted[KSM_IFACE_KSM_STAT]);
-	assert_false(ifc.stat_merging || ifc.stat_zero);
+	t_dump_load("debian-6.1.192.txt", &d);
+	stress_ksm_unmerge_iface_judge(&d.o, &ifc);
+	assert_int_equal(d.o.kver, 601);
+	assert_false(ifc.stat_merging || ifc.stat_zero || ifc.zero_unshare);
 	assert_true(ifc.merging_pages);
-	assert_string_equal(t_line(&ifc, KSM_IFACE_KSM_STAT),
-		"ksm-unmerge: interface ksm_stat: unreliable (ksm_stat lacks ksm_merging_pages and "
-		"ksm_zero_pages); using /proc/self/ksm_merging_pages for merging pages, pagemap for KSM "
-		"zero pages instead");
-	assert_false(ifc.zero_unshare);
+	assert_string_equal(t_line(&ifc, KSM_IFACE_KSM_STAT), "ksm-unmerge: interface ksm_stat: unreliable "
+		"(ksm_stat lacks ksm_merging_pages and ksm_zero_pages); using /proc/self/ksm_merging_pages for "
+		"merging pages, pagemap for KSM zero pages instead");
 	assert_true(ifc.trusted[KSM_IFACE_ZERO_PAGE] && ifc.trusted[KSM_IFACE_KPF_KSM] &&
 		ifc.trusted[KSM_IFACE_COW_KSM] && ifc.trusted[KSM_IFACE_PFNS]);
-	assert_int_equal(ifc.zero_pfn, 0x1ef10);
-	assert_int_equal(t_count(&ifc, d.unmerged, d.unmerged_flags, 0, 64, KSM_PAGE_PRIVATE), 64);
-	assert_int_equal(t_count(&ifc, d.unmerged, d.unmerged_flags, 64, 128, KSM_PAGE_ZERO), 64);
+	assert_true(ifc.zero_pfn == 0x1ef10 && ifc.kpf_zero && ifc.kpf_ksm);
+	t_merged_step(&ifc, &d);
+	t_no_ksm_after_unmerge(&ifc, &d);
+	assert_int_equal(t_count(&ifc, d.unmerged, d.unmerged_flags, 0, 64, KSM_KIND_SAME, KSM_PAGE_PRIVATE), 64);
+	assert_int_equal(t_count(&ifc, d.unmerged, d.unmerged_flags, 64, 128, KSM_KIND_ZERO, KSM_PAGE_KZERO), 64);
 }
 
 /*
  *  test_iface_broken()
- *	what the recorded kernels do not show: PFNs hidden, no cow_ksm, a
- *	cow_ksm that does not move, a merged page without KPF_KSM, no
- *	ksm_stat; and a swapped-out or absent page is neither
+ *	what no recorded kernel shows: no pagemap, PFNs or kpageflags, lying flags, cow_ksm, ksm_stat
  */
 static void test_iface_broken(void **state)
 {
 	stress_ksm_unmerge_iface_t ifc;
-	t_dump_t d;
+	t_dump_t d, d2;
 
 	(void)state;
 	t_dump_load("host-6.18.txt", &d);
-	d.o.cow_before = d.o.cow_after;
-	d.o.mg_flags[0] &= ~STRESS_BIT_ULL(KPF_BIT_KSM);
-	d.o.stat = d.o.stat_merging = d.o.stat_zero = false;
-	stress_ksm_unmerge_iface_judge(&d.o, &ifc);
-	assert_false(ifc.cow_ksm || ifc.kpf_ksm || ifc.trusted[KSM_IFACE_KSM_STAT]);
-	assert_non_null(strstr(t_line(&ifc, KSM_IFACE_COW_KSM), "unreliable (cow_ksm grew by 0 while the probe "
-		"unshared 64 KSM pages)"));
-	assert_non_null(strstr(t_line(&ifc, KSM_IFACE_KPF_KSM), "lacks KPF_KSM"));
-	assert_non_null(strstr(t_line(&ifc, KSM_IFACE_KSM_STAT), "ksm_stat missing"));
-	d.o.cow_before = -1;
-	d.o.fresh &= ~PM_PFN_MASK;	/* no CAP_SYS_ADMIN: pfns read as 0 */
-	stress_ksm_unmerge_iface_judge(&d.o, &ifc);
-	assert_false(ifc.pfns || ifc.kpf_ksm || ifc.kpf_zero || ifc.zero_pfn);
-	assert_non_null(strstr(t_line(&ifc, KSM_IFACE_PFNS), "unreliable (pagemap hides PFNs"));
-	assert_non_null(strstr(t_line(&ifc, KSM_IFACE_COW_KSM), "no cow_ksm in /proc/vmstat"));
-	assert_int_equal(stress_ksm_unmerge_page_what(&ifc, PM_SWAP | 0x1234, 0, 0, 0), KSM_PAGE_SWAPPED);
-	assert_int_equal(stress_ksm_unmerge_page_what(&ifc, 0, 0, 0, 0), KSM_PAGE_ABSENT);
-	assert_int_equal(stress_ksm_unmerge_kver("6.18.44-fc-v782"), 618);
-	assert_int_equal(stress_ksm_unmerge_kver("garbage"), 0);
+	d2 = d;
+	d2.o.cow_before = d2.o.cow_after;
+	d2.o.mg_flags[0] &= ~KPF_KSM;
+	d2.o.stat = d2.o.stat_merging = d2.o.stat_zero = false;
+	d2.o.merging_pages = false;
+	d2.o.kver = 603;
+	stress_ksm_unmerge_iface_judge(&d2.o, &ifc);
+	assert_false(ifc.cow_ksm || ifc.kpf_ksm || ifc.zero_unshare || ifc.trusted[KSM_IFACE_KSM_STAT]);
+	assert_string_equal(t_line(&ifc, KSM_IFACE_COW_KSM), "ksm-unmerge: interface cow_ksm: unreliable (cow_ksm "
+		"grew less than the pages the probe unshared); using pagemap checks only (the cow_ksm check is off): "
+		"0 < 64 instead");
+	assert_non_null(strstr(t_line(&ifc, KSM_IFACE_KPF_KSM), "unreliable (a page the probe merged (pfn "
+		"0x171512, shared) lacks KPF_KSM); using pfn sharing within the region, the pagemap exclusive bit 56"));
+	assert_string_equal(t_line(&ifc, KSM_IFACE_KSM_STAT), "ksm-unmerge: interface ksm_stat: unreliable "
+		"(/proc/self/ksm_stat missing (before 6.1)); using pagemap for merging pages, pagemap for KSM zero "
+		"pages instead");
+
+	/* ksm_stat without ksm_zero_pages; no cow_ksm; the probe merge did not complete */
+	d2 = d;
+	d2.o.stat_zero = false;
+	d2.o.cow_before = -1;
+	d2.o.merged = 0;
+	stress_ksm_unmerge_iface_judge(&d2.o, &ifc);
+	assert_true(ifc.stat_merging && !ifc.stat_zero && !ifc.cow_ksm && ifc.kpf_ksm);
+	assert_non_null(strstr(t_line(&ifc, KSM_IFACE_KSM_STAT), "(ksm_stat lacks ksm_zero_pages); using ksm_stat "
+		"for merging pages, pagemap for KSM zero pages instead"));
+	assert_non_null(strstr(t_line(&ifc, KSM_IFACE_COW_KSM), "unreliable (no cow_ksm in /proc/vmstat)"));
+	assert_non_null(strstr(t_line(&ifc, KSM_IFACE_KPF_KSM), "trusted: KPF_KSM (clear on a fresh page; the "
+		"probe merge did not complete)"));
+
+	/* no zero page seen (pvm, no KSM zero page): KPF_ZERO_PAGE, never caught lying, per page */
+	d2 = d;
+	d2.o.zp_valid = false;
+	stress_ksm_unmerge_iface_judge(&d2.o, &ifc);
+	assert_true(ifc.kpf_zero && !ifc.zero_pfn && !ifc.trusted[KSM_IFACE_ZERO_PAGE]);
+	assert_non_null(strstr(t_line(&ifc, KSM_IFACE_ZERO_PAGE), "using KPF_ZERO_PAGE per page (zero page pfn 0)"));
+	assert_int_equal(stress_ksm_unmerge_page_what(&ifc, d.merged[64], d.merged_flags[64], 64, 0, KSM_KIND_ZERO),
+		KSM_PAGE_KZERO);
+	/* ... and without kpageflags either: no zero-page verdicts, a shared zero page looks a KSM page */
+	d2.o.kpageflags = false;
+	stress_ksm_unmerge_iface_judge(&d2.o, &ifc);
+	assert_false(ifc.kpf_zero || ifc.zero_pfn || ifc.trusted[KSM_IFACE_ZERO_PAGE]);
+	assert_non_null(strstr(t_line(&ifc, KSM_IFACE_ZERO_PAGE), "(a read fault maps a private exclusive page "
+		"(pfn 0x171535), not the shared zero page: pvm_no_zero_page=1?); using no zero-page verdicts (KSM "
+		"zero pages are not told apart) instead"));
+	assert_int_equal(stress_ksm_unmerge_page_what(&ifc, d.merged[64], 0, 64, 0, KSM_KIND_ZERO), KSM_PAGE_KSM);
+
+	/* KPF_ZERO_PAGE on a private page: the probed zero page's pfn only */
+	t_dump_load("debian-6.12.117.txt", &d2);
+	d2.o.fresh_flags |= KPF_ZERO_PAGE;
+	stress_ksm_unmerge_iface_judge(&d2.o, &ifc);
+	assert_true(!ifc.kpf_zero && ifc.zero_pfn == 0x1db38);
+	assert_non_null(strstr(t_line(&ifc, KSM_IFACE_ZERO_PAGE), "unreliable (KPF_ZERO_PAGE is not set on the "
+		"shared zero page or is set on a private page); using the probed shared zero page pfn (zero page "
+		"pfn 0x1db38) instead"));
+	assert_int_equal(stress_ksm_unmerge_page_what(&ifc, d2.o.fresh, KPF_ZERO_PAGE, 1, 0, KSM_KIND_ZERO),
+		KSM_PAGE_PRIVATE);
+	assert_int_equal(stress_ksm_unmerge_page_what(&ifc, d2.merged[100], 0, 64, 0, KSM_KIND_ZERO), KSM_PAGE_KZERO);
+
+	/* two read faults on different frames, neither exclusive: no shared zero page seen */
+	t_dump_load("debian-6.12.117.txt", &d2);
+	d2.o.rf[1] = (d2.o.fresh & ~PM_EXCLUSIVE);
+	stress_ksm_unmerge_iface_judge(&d2.o, &ifc);
+	assert_false(ifc.trusted[KSM_IFACE_ZERO_PAGE] || ifc.kpf_zero);	/* KPF_ZERO_PAGE on an unshared page */
+	assert_true(ifc.zero_pfn == 0x1db38);				/* the KSM zero page's */
+	assert_non_null(strstr(t_line(&ifc, KSM_IFACE_ZERO_PAGE), "(a read fault maps a private exclusive page "
+		"(pfn 0x1db38), not the shared zero page: pvm_no_zero_page=1?)"));
+
+	/* /proc/kpageflags unreadable (its words read as 0) */
+	d2.o.rf[1] = d2.o.rf[0];
+	d2.o.fresh_flags |= KPF_ZERO_PAGE;
+	d2.o.kpageflags = false;
+	d2.o.rf_flags[0] = d2.o.rf_flags[1] = d2.o.fresh_flags = d2.o.mg_flags[0] = d2.o.mg_flags[1] = d2.o.zp_flags = 0;
+	stress_ksm_unmerge_iface_judge(&d2.o, &ifc);
+	assert_true(!ifc.kpageflags && !ifc.kpf_zero && !ifc.kpf_ksm && ifc.zero_pfn == 0x1db38);
+	assert_true(ifc.trusted[KSM_IFACE_ZERO_PAGE]);
+	assert_non_null(strstr(t_line(&ifc, KSM_IFACE_KPF_KSM), "unreliable (/proc/kpageflags not readable)"));
+
+	/* no CAP_SYS_ADMIN: pagemap shows no PFNs; no per-page verdicts */
+	d2 = d;
+	d2.o.fresh &= ~PM_PFN_MASK;
+	stress_ksm_unmerge_iface_judge(&d2.o, &ifc);
+	assert_false(ifc.pfns || ifc.kpageflags || ifc.excl || ifc.kpf_ksm || ifc.kpf_zero || ifc.zero_pfn);
+	assert_string_equal(t_line(&ifc, KSM_IFACE_PFNS), "ksm-unmerge: interface pfns: unreliable (pagemap hides "
+		"PFNs (no CAP_SYS_ADMIN)); using per-process counters and data checks (no per-page verdicts) instead");
+	assert_non_null(strstr(t_line(&ifc, KSM_IFACE_KPF_KSM), "unreliable (PFNs hidden)"));
+	assert_int_equal(stress_ksm_unmerge_page_what(&ifc, d.merged[0], d.merged_flags[0], 64, 0, 0), KSM_PAGE_PRIVATE);
+	d2.o.pagemap = false;
+	stress_ksm_unmerge_iface_judge(&d2.o, &ifc);
+	assert_non_null(strstr(t_line(&ifc, KSM_IFACE_PFNS), "unreliable (/proc/self/pagemap not readable)"));
 }
 
 /*
- *  t_file()
- *	a temporary file holding text, opened read-only
+ *  test_page_what()
+ *	absent, swapped, hidden pfns; zero page by pfn or flag, KSM zero page by kind; trusted KPF_KSM
  */
-static int t_file(const char *text)
+static void test_page_what(void **state)
 {
-	char path[] = "/tmp/test-iface.XXXXXX";
-	const int fd = mkstemp(path);
+	stress_ksm_unmerge_iface_t ifc = { .tested = true, .pfns = true, .kpageflags = true, .kpf_zero = true,
+		.kpf_ksm = true, .excl = true, .zero_pfn = 0x777 };
+	const uint64_t p = PM_PRESENT;
+
+	(void)state;
+	assert_int_equal(stress_ksm_unmerge_page_what(&ifc, 0, 0, 0, 0, 0), KSM_PAGE_ABSENT);
+	assert_int_equal(stress_ksm_unmerge_page_what(&ifc, PM_SWAP | 0x1234, 0, 0, 0, 0), KSM_PAGE_SWAPPED);
+	assert_int_equal(stress_ksm_unmerge_page_what(&ifc, p, KPF_KSM, 2, 0, 0), KSM_PAGE_PRIVATE);	/* pfn hidden */
+	assert_int_equal(stress_ksm_unmerge_page_what(&ifc, p | 0x777, 0, 1, 0, KSM_KIND_ZERO), KSM_PAGE_KZERO);
+	assert_int_equal(stress_ksm_unmerge_page_what(&ifc, p | 0x777, 0, 1, 0, KSM_KIND_FEW), KSM_PAGE_HOLE);
+	assert_int_equal(stress_ksm_unmerge_page_what(&ifc, p | 0x888, KPF_ZERO_PAGE, 1, 0, KSM_KIND_ZERO),
+		KSM_PAGE_KZERO);
+	assert_int_equal(stress_ksm_unmerge_page_what(&ifc, p | 0x888, KPF_ZERO_PAGE, 1, 0, -1), KSM_PAGE_HOLE);
+	assert_int_equal(stress_ksm_unmerge_page_what(&ifc, p | 0x999, KPF_KSM, 1, 0, 0), KSM_PAGE_KSM);
+	assert_int_equal(stress_ksm_unmerge_page_what(&ifc, p | 0x999, 0, 64, 0, 0), KSM_PAGE_PRIVATE);
+	ifc.kpf_zero = false;	/* KPF_ZERO_PAGE lies: the pfn alone */
+	assert_int_equal(stress_ksm_unmerge_page_what(&ifc, p | 0x888, KPF_ZERO_PAGE, 1, 0, KSM_KIND_ZERO),
+		KSM_PAGE_PRIVATE);
+	ifc.pfns = false;
+	assert_int_equal(stress_ksm_unmerge_page_what(&ifc, p | 0x777, 0, 1, 0, KSM_KIND_ZERO), KSM_PAGE_PRIVATE);
+	assert_int_equal(stress_ksm_unmerge_page_what(&ifc, PM_SWAP, 0, 0, 0, 0), KSM_PAGE_SWAPPED);
+}
+
+/* what scan_chunk handed one page to its consumer */
+typedef struct {
+	int what, calls;
+	size_t sharers;
+	uint64_t flags;
+} t_seen_t;
+
+/* a hand-made worker context for the scan */
+typedef struct {
+	stress_args_t args;
+	stress_ksm_unmerge_instance_t st;
+	stress_ksm_unmerge_iface_t ifc;
+	stress_ksm_unmerge_ctx_t ctx;
+	t_seen_t seen[2 * KSM_CHUNK];
+	size_t base;			/* page index of seen[0] */
+} t_scan_t;
+
+/*
+ *  t_scan_new()
+ *	a hand-made context: scratch, no kernel files, a 6.12-like interface (zero page pfn 0x777)
+ */
+static t_scan_t *t_scan_new(const int pattern)
+{
+	t_scan_t *t = calloc(1, sizeof(*t));
+
+	assert_non_null(t);
+	t->args.name = "ksm-unmerge";
+	t->args.page_size = T_PAGE;
+	t->args.bogo.max_ops = NEVER_END_OPS;
+	t->ifc = (stress_ksm_unmerge_iface_t){ .tested = true, .pfns = true, .kpageflags = true,
+		.kpf_zero = true, .excl = true, .zero_unshare = true, .zero_pfn = 0x777 };
+	t->ctx.args = &t->args;
+	t->ctx.st = &t->st;
+	t->ctx.iface = &t->ifc;
+	t->ctx.page_size = T_PAGE;
+	t->ctx.pattern = pattern;
+	t->ctx.have_pfns = true;
+	t->ctx.pagemap_fd = t->ctx.kpageflags_fd = t->ctx.kpagecount_fd = -1;
+	t->ctx.pm = calloc(KSM_CHUNK, sizeof(uint64_t));
+	t->ctx.keys = calloc(KSM_CHUNK, sizeof(uint64_t));
+	assert_non_null(t->ctx.pm);
+	assert_non_null(t->ctx.keys);
+	return t;
+}
+
+/*
+ *  t_scan_free()
+ *	release a t_scan_new()
+ */
+static void t_scan_free(t_scan_t *t)
+{
+	if (t->ctx.kpageflags_fd >= 0)
+		(void)close(t->ctx.kpageflags_fd);
+	if (t->ctx.pagemap_fd >= 0)
+		(void)close(t->ctx.pagemap_fd);
+	free(t->ctx.pm);
+	free(t->ctx.keys);
+	free(t);
+}
+
+/*
+ *  t_seen()
+ *	scan consumer: record what each page was judged
+ */
+static void t_seen(stress_ksm_unmerge_ctx_t *ctx, void *arg, const size_t i, const uint64_t e, const int what,
+	const size_t sharers, const uint64_t flags)
+{
+	t_scan_t *t = (t_scan_t *)arg;
+
+	(void)ctx;
+	(void)e;
+	assert_true(i >= t->base && i - t->base < SIZEOF_ARRAY(t->seen));
+	t->seen[i - t->base].what = what;
+	t->seen[i - t->base].sharers = sharers;
+	t->seen[i - t->base].flags = flags;
+	t->seen[i - t->base].calls++;
+}
+
+/*
+ *  t_chunk()
+ *	scan_chunk() of the n words in ctx.pm as pages i0..; every page judged exactly once
+ */
+static void t_chunk(t_scan_t *t, const size_t i0, const size_t n, const bool sample)
+{
+	size_t distinct = 0, j;
+
+	(void)memset(t->seen, 0, sizeof(t->seen));
+	t->base = i0;
+	stress_ksm_unmerge_scan_chunk(&t->ctx, i0, n, sample, &distinct, t_seen, t);
+	for (j = 0; j < n; j++)
+		assert_int_equal(t->seen[j].calls, 1);
+}
+
+/*
+ *  t_kpf_file()
+ *	a sparse fake /proc/kpageflags: flags[k] at pfns[k]
+ */
+static int t_kpf_file(const uint64_t *pfns, const uint64_t *flags, const size_t n)
+{
+	const int fd = shim_memfd_create("t-kpageflags", 0);
+	size_t k;
 
 	assert_true(fd >= 0);
-	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-	(void)unlink(path);
+	for (k = 0; k < n; k++)
+		assert_int_equal(pwrite(fd, &flags[k], sizeof(flags[k]), (off_t)(pfns[k] * sizeof(uint64_t))),
+			(ssize_t)sizeof(uint64_t));
 	return fd;
 }
 
 /*
- *  test_counters_fallback()
- *	6.1's ksm_stat shape: merging pages from ksm_merging_pages, zero
- *	pages unknown; the full shape reads both from ksm_stat
+ *  test_scan_chunk()
+ *	grouping by pfn wherever pages sit: sharers, the zero page, lone non-exclusive pages, i0
  */
-static void test_counters_fallback(void **state)
+static void test_scan_chunk(void **state)
 {
-	stress_ksm_unmerge_ctx_t ctx;
-	int64_t merging, zero;
-	char buf[64];
+	t_scan_t *t = t_scan_new(KSM_PATTERN_MIXED);
+	const uint64_t p = PM_PRESENT, x = PM_PRESENT | PM_EXCLUSIVE;
+	const uint64_t pm[] = {
+		p | 0xa0, x | 0xb0, p | 0xa0, 0, p | 0x777, PM_SWAP | 0x5, p | 0xa0, p | 0x777,	/* 0-7 */
+		p | 0xc0, x | 0xd0, x | 0xd0, x | (1ULL << 50), p | 0x777, x | 0xe0,		/* 8-13 */
+	};
+	size_t j;
 
 	(void)state;
-	(void)memset(&ctx, 0, sizeof(ctx));
-	ctx.ksm_stat_fd = t_file("ksm_rmap_items 64\n");
-	ctx.merging_pages_fd = t_file("61\n");
-	assert_int_equal(stress_ksm_unmerge_counters(&ctx, &merging, &zero), 0);
-	assert_int_equal(merging, 61);
-	assert_int_equal(zero, -1);
-	(void)close(ctx.ksm_stat_fd);
-	ctx.ksm_stat_fd = t_file("ksm_rmap_items 64\nksm_zero_pages 3\nksm_merging_pages 60\n");
-	assert_int_equal(stress_ksm_unmerge_counters(&ctx, &merging, &zero), 0);
-	assert_int_equal(merging, 60);
-	assert_int_equal(zero, 3);
-	(void)close(ctx.ksm_stat_fd);
-	(void)close(ctx.merging_pages_fd);
-	ctx.ksm_stat_fd = ctx.merging_pages_fd = -1;
-	assert_int_equal(stress_ksm_unmerge_counters(&ctx, &merging, &zero), -1);
+	(void)memcpy(t->ctx.pm, pm, sizeof(pm));
+	t_chunk(t, 2, SIZEOF_ARRAY(pm), false);
+	for (j = 0; j < SIZEOF_ARRAY(pm); j++)
+		assert_true(t->seen[j].flags == 0);	/* no kpageflags file */
+	assert_int_equal(t->seen[0].what, KSM_PAGE_KSM);
+	assert_int_equal(t->seen[0].sharers, 3);
+	assert_int_equal(t->seen[2].sharers, 3);
+	assert_int_equal(t->seen[6].what, KSM_PAGE_KSM);
+	assert_int_equal(t->seen[1].what, KSM_PAGE_PRIVATE);
+	assert_int_equal(t->seen[1].sharers, 1);
+	assert_int_equal(t->seen[3].what, KSM_PAGE_ABSENT);
+	assert_int_equal(t->seen[3].sharers, 0);
+	assert_int_equal(t->seen[5].what, KSM_PAGE_SWAPPED);
+	/* the zero page: pages 6, 9 and 14 (i0 = 2) have zero, few and zero kinds */
+	assert_int_equal(t->seen[4].what, KSM_PAGE_KZERO);
+	assert_int_equal(t->seen[4].sharers, 3);
+	assert_int_equal(t->seen[7].what, KSM_PAGE_HOLE);
+	assert_int_equal(t->seen[12].what, KSM_PAGE_KZERO);
+	assert_int_equal(t->seen[8].what, KSM_PAGE_KSM);	/* alone, not exclusive, kpagecount unknown */
+	assert_int_equal(t->seen[8].sharers, 1);
+	assert_int_equal(t->seen[9].what, KSM_PAGE_KSM);	/* exclusive, but two ptes on one pfn */
+	assert_int_equal(t->seen[10].sharers, 2);
+	assert_int_equal(t->seen[11].what, KSM_PAGE_PRIVATE);	/* pfn beyond 2^50: judged alone */
+	assert_int_equal(t->seen[11].sharers, 0);
+	assert_int_equal(t->seen[13].what, KSM_PAGE_PRIVATE);
 
-	(void)strcpy(buf, "[none] scan-time");
-	stress_ksm_unmerge_knob_selected(buf);
-	assert_string_equal(buf, "none");
-	(void)strcpy(buf, "none [scan-time]");
-	stress_ksm_unmerge_knob_selected(buf);
-	assert_string_equal(buf, "scan-time");
-	(void)strcpy(buf, "100");
-	stress_ksm_unmerge_knob_selected(buf);
-	assert_string_equal(buf, "100");
+	/* a whole chunk on one pfn (indices up to 4095 kept beside the pfn) */
+	for (j = 0; j < KSM_CHUNK; j++)
+		t->ctx.pm[j] = p | 0xfffff;
+	t_chunk(t, KSM_CHUNK, KSM_CHUNK, false);
+	for (j = 0; j < KSM_CHUNK; j++) {
+		assert_int_equal(t->seen[j].what, KSM_PAGE_KSM);
+		assert_int_equal(t->seen[j].sharers, KSM_CHUNK);
+	}
+	t_scan_free(t);
+}
+
+/*
+ *  test_scan_sample()
+ *	kpageflags read per shared pfn and for the zero page; singles all, or one in eight sampled
+ */
+static void test_scan_sample(void **state)
+{
+	t_scan_t *t = t_scan_new(KSM_PATTERN_SAME);
+	uint64_t pfns[18], flags[18];
+	size_t j, read = 0;
+
+	(void)state;
+	t->ifc.kpf_ksm = true;
+	for (j = 0; j < 16; j++) {
+		pfns[j] = 0x100 + j;	/* 16 single private pages */
+		flags[j] = KPF_ANON;
+		t->ctx.pm[j] = PM_PRESENT | PM_EXCLUSIVE | pfns[j];
+	}
+	pfns[16] = 0x200;		/* a KSM page under pages 16-19 */
+	flags[16] = KPF_KSM | KPF_ANON;
+	pfns[17] = 0x777;		/* the zero page under page 20 */
+	flags[17] = KPF_ZERO_PAGE;
+	for (j = 16; j < 20; j++)
+		t->ctx.pm[j] = PM_PRESENT | 0x200;
+	t->ctx.pm[20] = PM_PRESENT | 0x777;
+	t->ctx.kpageflags_fd = t_kpf_file(pfns, flags, 18);
+	t_chunk(t, 0, 21, false);
+	for (j = 0; j < 16; j++) {
+		assert_true(t->seen[j].flags == KPF_ANON);
+		assert_int_equal(t->seen[j].what, KSM_PAGE_PRIVATE);
+	}
+	for (j = 16; j < 20; j++) {
+		assert_true(t->seen[j].flags == (KPF_KSM | KPF_ANON));
+		assert_int_equal(t->seen[j].what, KSM_PAGE_KSM);
+	}
+	assert_true(t->seen[20].flags == KPF_ZERO_PAGE);
+	assert_int_equal(t->seen[20].what, KSM_PAGE_HOLE);
+
+	t->ctx.cycle = 5;
+	t_chunk(t, 0, 21, true);
+	for (j = 0; j < 16; j++)
+		read += (t->seen[j].flags != 0);
+	assert_int_equal(read, 2);
+	for (j = 16; j < 20; j++)
+		assert_int_equal(t->seen[j].what, KSM_PAGE_KSM);
+	assert_true(t->seen[20].flags == KPF_ZERO_PAGE);
+	/* KPF_KSM trusted: a single KSM page is one by its flags */
+	t->ctx.pm[0] = PM_PRESENT | 0x200;
+	t_chunk(t, 0, 21, false);
+	assert_int_equal(t->seen[0].sharers, 5);
+	t->ctx.pm[0] = PM_PRESENT | PM_EXCLUSIVE | 0x200;
+	t->ctx.pm[16] = t->ctx.pm[17] = t->ctx.pm[18] = t->ctx.pm[19] = PM_PRESENT | 0x100;
+	t_chunk(t, 0, 21, false);
+	assert_int_equal(t->seen[0].what, KSM_PAGE_KSM);
+	assert_int_equal(t->seen[0].sharers, 1);
+	assert_int_equal(t->seen[16].what, KSM_PAGE_PRIVATE);	/* shared, but KPF_KSM clear */
+	assert_int_equal(t->seen[16].sharers, 4);
+	t_scan_free(t);
+}
+
+/*
+ *  t_dump_scan()
+ *	KSM pages and KSM zero pages scan_chunk() finds in a recorded step (pattern zero)
+ */
+static void t_dump_scan(const char *name, const bool merged, size_t *ksm, size_t *kzero)
+{
+	t_scan_t *t = t_scan_new(KSM_PATTERN_ZERO);
+	uint64_t pfns[T_DUMP_PAGES];
+	t_dump_t d;
+	size_t j;
+
+	t_dump_load(name, &d);
+	stress_ksm_unmerge_iface_judge(&d.o, &t->ifc);
+	(void)memcpy(t->ctx.pm, merged ? d.merged : d.unmerged, sizeof(d.merged));
+	for (j = 0; j < T_DUMP_PAGES; j++)
+		pfns[j] = t->ctx.pm[j] & PM_PFN_MASK;
+	t->ctx.kpageflags_fd = t_kpf_file(pfns, merged ? d.merged_flags : d.unmerged_flags, T_DUMP_PAGES);
+	t_chunk(t, 0, T_DUMP_PAGES, false);
+	*ksm = *kzero = 0;
+	for (j = 0; j < T_DUMP_PAGES; j++) {
+		*ksm += t->seen[j].what == KSM_PAGE_KSM;
+		*kzero += t->seen[j].what == KSM_PAGE_KZERO;
+	}
+	t_scan_free(t);
+}
+
+/*
+ *  test_scan_dumps()
+ *	each recorded kernel: 64 + 64 merged; after unmerge no KSM page (KSM zero pages on 6.1 only)
+ */
+static void test_scan_dumps(void **state)
+{
+	static const char * const names[] = { "host-6.18.txt", "debian-6.12.117.txt", "debian-6.1.192.txt" };
+	size_t i, ksm, kzero;
+
+	(void)state;
+	for (i = 0; i < SIZEOF_ARRAY(names); i++) {
+		t_dump_scan(names[i], true, &ksm, &kzero);
+		assert_int_equal(ksm, 64);
+		assert_int_equal(kzero, 64);
+		t_dump_scan(names[i], false, &ksm, &kzero);
+		assert_int_equal(ksm, 0);
+		assert_int_equal(kzero, i == 2 ? 64 : 0);
+	}
+}
+
+/*
+ *  test_region_count()
+ *	the whole-region count over three chunks of a fake pagemap file, kinds by each page's index
+ */
+static void test_region_count(void **state)
+{
+	t_scan_t *t = t_scan_new(KSM_PATTERN_MIXED);
+	const size_t n = 2 * KSM_CHUNK + 100;
+	uint64_t *pm = calloc(n, sizeof(uint64_t));
+	size_t i, want_ksm = 0, want_zero = 0, want_present = 0;
+
+	(void)state;
+	assert_non_null(pm);
+	for (i = 0; i < n; i++) {
+		const int kind = stress_ksm_unmerge_page_kind(KSM_PATTERN_MIXED, i);
+
+		if (i % 97 == 0) {
+			pm[i] = 0;					/* discarded */
+		} else if (kind == KSM_KIND_ZERO) {
+			pm[i] = PM_PRESENT | 0x777;			/* a KSM zero page */
+			want_zero++;
+		} else if (kind == KSM_KIND_UNIQUE) {
+			pm[i] = PM_PRESENT | PM_EXCLUSIVE | (0x100000 + i);	/* private */
+			want_present++;
+		} else {
+			pm[i] = PM_PRESENT | (0x1000 + i % 7);		/* 7 KSM pages */
+			want_ksm++;
+			want_present++;
+		}
+	}
+	t->ctx.pagemap_fd = shim_memfd_create("t-pagemap", 0);
+	assert_true(t->ctx.pagemap_fd >= 0);
+	assert_int_equal(pwrite(t->ctx.pagemap_fd, pm, n * sizeof(uint64_t), (off_t)(T_BASE * sizeof(uint64_t))),
+		(ssize_t)(n * sizeof(uint64_t)));
+	t->ctx.region = (uint8_t *)(uintptr_t)(T_BASE * T_PAGE);	/* never touched */
+	t->ctx.npages = n;
+	t->ctx.cycle = 3;
+	assert_int_equal(stress_ksm_unmerge_region_count(&t->ctx), 0);
+	assert_int_equal(t->ctx.last.cycle, 3);
+	assert_int_equal(t->ctx.last.ksm, want_ksm);
+	assert_int_equal(t->ctx.last.zero, want_zero);
+	assert_int_equal(t->ctx.last.present, want_present);
+	assert_int_equal(t->ctx.last.swapped, 0);
+	/* no PFNs, or the pagemap cannot be read: nothing counted */
+	t->ctx.npages = n + 1;	/* the file ends at page n */
+	assert_int_equal(stress_ksm_unmerge_region_count(&t->ctx), -1);
+	assert_int_equal(t->ctx.last.ksm, 0);
+	t->ctx.have_pfns = false;
+	assert_int_equal(stress_ksm_unmerge_scan(&t->ctx, false, t_seen, t), -1);
+	free(pm);
+	t_scan_free(t);
+}
+
+/*
+ *  t_verify_merge()
+ *	verify_merge() on a merge wait's scan of this cycle that found ksm and zero pages
+ */
+static int t_verify_merge(t_scan_t *t, const uint64_t ksm, const uint64_t zero, const int waited)
+{
+	uint64_t k = 0, z = 0;
+	int ret;
+
+	t->ctx.cycle = 7;
+	t->ctx.last.cycle = 7;
+	t->ctx.last.ksm = ksm;
+	t->ctx.last.zero = zero;
+	t->ctx.last.present = t->ctx.npages - zero;
+	t->ctx.last.swapped = 0;
+	ret = stress_ksm_unmerge_verify_merge(&t->ctx, waited, &k, &z);
+	assert_true(k == ksm && z == zero);
+	return ret;
+}
+
+/*
+ *  test_verify_merge()
+ *	the merge check: the prediction passes, more than the pattern allows or a short merge fails
+ */
+static void test_verify_merge(void **state)
+{
+	t_scan_t *t = t_scan_new(KSM_PATTERN_MIXED);
+	uint64_t km, kz, k, z;
+
+	(void)state;
+	t->ctx.npages = 64;
+	stress_ksm_unmerge_expect(&t->ctx);
+	km = t->ctx.expect_merged;
+	kz = t->ctx.expect_zero;
+	assert_true(km == 32 && kz == 16);
+	assert_int_equal(t_verify_merge(t, km, kz, 1), 0);
+	assert_int_equal(t_verify_merge(t, km + 1, kz, 1), -1);	/* more than the pattern can merge */
+	assert_int_equal(t_verify_merge(t, km, kz + 1, 1), -1);
+	assert_int_equal(t_verify_merge(t, km - 1, kz + 1, 0), -1);	/* a non-zero page became a zero page */
+	assert_int_equal(t_verify_merge(t, km + 2, kz - 2, 1), 0);	/* zero pages merged as KSM pages */
+	assert_int_equal(t_verify_merge(t, km + 3, kz - 2, 1), -1);
+	assert_int_equal(t_verify_merge(t, km - 1, kz, 1), -1);	/* ksmd said complete, it is not */
+	assert_int_equal(t_verify_merge(t, km, kz - 1, 1), -1);
+	assert_int_equal(t_verify_merge(t, km, kz - 1, 0), 0);	/* the wait timed out: partial */
+	t->ctx.disturb_counts = true;			/* a racer blocks merges */
+	assert_int_equal(t_verify_merge(t, km - 5, kz, 1), 0);
+	assert_int_equal(t_verify_merge(t, km + 1, kz, 1), -1);
+	t->ctx.disturb_counts = false;
+	assert_int_equal(t_verify_merge(t, km, kz, 1), 0);
+	t->ctx.last.present -= 3;			/* pages lost from the region */
+	assert_int_equal(stress_ksm_unmerge_verify_merge(&t->ctx, 1, &k, &z), -1);
+	t->ctx.disturb_layout = true;			/* a racer discards pages */
+	assert_int_equal(stress_ksm_unmerge_verify_merge(&t->ctx, 1, &k, &z), 0);
+	t->ctx.last.cycle = 6;				/* no scan this cycle, no PFNs: counters only */
+	t->ctx.have_pfns = false;
+	assert_int_equal(stress_ksm_unmerge_verify_merge(&t->ctx, 1, &k, &z), 0);
+	t_scan_free(t);
+}
+
+/*
+ *  test_fz_count()
+ *	KSM zero PTEs in a range of a fake pagemap, by pfn or KPF_ZERO_PAGE, over 256-entry reads
+ */
+static void test_fz_count(void **state)
+{
+	t_scan_t *t = t_scan_new(KSM_PATTERN_SAME);
+	const size_t n = 600;
+	uint64_t pm[600], zpfn = 0x777, zflags = KPF_ZERO_PAGE;
+	const uintptr_t base = (uintptr_t)(T_BASE * T_PAGE);
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < n; i++)
+		pm[i] = (i % 3 == 0) ? PM_PRESENT | 0x777 : (i % 7 == 0) ? 0 : PM_PRESENT | PM_EXCLUSIVE | (0x1000 + i);
+	pm[n - 1] = PM_SWAP | 0x5;
+	t->ctx.pagemap_fd = shim_memfd_create("t-pagemap", 0);
+	assert_true(t->ctx.pagemap_fd >= 0);
+	assert_int_equal(pwrite(t->ctx.pagemap_fd, pm, sizeof(pm), (off_t)(T_BASE * sizeof(uint64_t))), (ssize_t)sizeof(pm));
+	t->ctx.kpageflags_fd = t_kpf_file(&zpfn, &zflags, 1);
+	assert_int_equal(stress_ksm_unmerge_fz_count(&t->ctx, t->ctx.pagemap_fd, base, n), 200);
+	assert_int_equal(stress_ksm_unmerge_fz_count(&t->ctx, t->ctx.pagemap_fd, base + T_PAGE, 5), 1);
+	assert_int_equal(stress_ksm_unmerge_fz_count(&t->ctx, t->ctx.pagemap_fd, base + 256 * T_PAGE, 258), 86);
+	assert_int_equal(stress_ksm_unmerge_fz_count(&t->ctx, t->ctx.pagemap_fd, base, 0), 0);
+	t->ifc.zero_pfn = 0;		/* no shared zero page seen: KPF_ZERO_PAGE per page */
+	assert_int_equal(stress_ksm_unmerge_fz_count(&t->ctx, t->ctx.pagemap_fd, base, n), 200);
+	assert_int_equal(stress_ksm_unmerge_fz_count(&t->ctx, t->ctx.pagemap_fd, base, n + 1), -1);
+	t_scan_free(t);
 }
 
 int main(void)
@@ -366,7 +856,13 @@ int main(void)
 		cmocka_unit_test(test_kpf_ksm_bug),
 		cmocka_unit_test(test_ksm_stat_61),
 		cmocka_unit_test(test_iface_broken),
-		cmocka_unit_test(test_counters_fallback),
+		cmocka_unit_test(test_page_what),
+		cmocka_unit_test(test_scan_chunk),
+		cmocka_unit_test(test_scan_sample),
+		cmocka_unit_test(test_scan_dumps),
+		cmocka_unit_test(test_region_count),
+		cmocka_unit_test(test_verify_merge),
+		cmocka_unit_test(test_fz_count),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

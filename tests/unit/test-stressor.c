@@ -6,727 +6,681 @@
  * as published by the Free Software Foundation; either version 2
  * of the License, or (at your option) any later version.
  *
- * tests/unit/test-stressor.c: cmocka unit tests of the stressor's own logic:
- * method lists, page patterns and their checks, predictions, latency
- * spread, report line shapes, proc field parsing, counter fallbacks, and
- * KSM knob save/restore/repair against a fake sysfs directory.
+ * tests/unit/test-stressor.c: cmocka unit tests of stress-ksm-unmerge.c's
+ * own logic: the method, pattern and option names (and their parse by the
+ * shim), what each method runs, the page patterns and their checks, the
+ * merge prediction, the counter parser and its file reader, the kernel
+ * version, VmFlags words, and the end-of-run report (pr_inf output
+ * captured from stdout): lines kept out of the 10 and 12 field shapes
+ * LKP's parser takes for metrics rows, racer lines, latency spreads.
  */
 #include "../../stress-ksm-unmerge.c"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "test-env.h"
+#define T_PAGE		(4096)
+#define T_OUT_MAX	(65536)
+
+/* stdout or stderr redirected into a memfd */
+typedef struct {
+	int fd, saved, memfd;
+} t_capture_t;
 
 /*
- *  t_method()
- *	parse a method list, return the mask
+ *  t_capture_begin()
+ *	send fd's output to a fresh memfd
  */
-static uint64_t t_method(const char *str)
+static void t_capture_begin(t_capture_t *c, const int fd)
 {
-	const char *bad = NULL;
-
-	return stress_ksm_unmerge_method_parse(str, &bad);
+	(void)fflush(NULL);
+	c->fd = fd;
+	c->saved = dup(fd);
+	c->memfd = shim_memfd_create("t-capture", 0);
+	assert_true(c->saved >= 0 && c->memfd >= 0);
+	assert_int_equal(dup2(c->memfd, fd), fd);
 }
 
 /*
- *  test_method_lists()
- *	valid lists give their bits, every malformed list gives 0
+ *  t_capture_end()
+ *	put fd back; what was written to it, NUL terminated (static buffer)
  */
-static void test_method_lists(void **state)
+static const char *t_capture_end(t_capture_t *c)
 {
+	static char out[T_OUT_MAX];
+	ssize_t n;
+
+	(void)fflush(NULL);
+	assert_int_equal(dup2(c->saved, c->fd), c->fd);
+	n = pread(c->memfd, out, sizeof(out) - 1, 0);
+	assert_true(n >= 0);
+	out[n] = '\0';
+	(void)close(c->saved);
+	(void)close(c->memfd);
+	return out;
+}
+
+/*
+ *  t_fields()
+ *	whitespace separated fields of a line (as LKP's parser splits it)
+ */
+static int t_fields(const char *line, const size_t len)
+{
+	int n = 0;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		n += !isspace((unsigned char)line[i]) && (i == 0 || isspace((unsigned char)line[i - 1]));
+	return n;
+}
+
+/*
+ *  t_ctx()
+ *	a context holding n pages of pattern, filled as the stressor fills them
+ */
+static stress_ksm_unmerge_ctx_t *t_ctx(const int pattern, const size_t n, const uint64_t seed)
+{
+	stress_ksm_unmerge_ctx_t *ctx = calloc(1, sizeof(*ctx));
+	size_t i;
+
+	assert_non_null(ctx);
+	ctx->page_size = T_PAGE;
+	ctx->npages = n;
+	ctx->pattern = pattern;
+	ctx->seed = seed;
+	ctx->templates = calloc(KSM_FEW_TEMPLATES + 1, T_PAGE);
+	ctx->region = calloc(n, T_PAGE);
+	assert_non_null(ctx->templates);
+	assert_non_null(ctx->region);
+	stress_ksm_unmerge_templates_fill(ctx);
+	for (i = 0; i < n; i++)
+		stress_ksm_unmerge_page_fill(ctx, i, ctx->region + i * T_PAGE);
+	stress_ksm_unmerge_expect(ctx);
+	return ctx;
+}
+
+/*
+ *  t_ctx_free()
+ *	release a t_ctx()
+ */
+static void t_ctx_free(stress_ksm_unmerge_ctx_t *ctx)
+{
+	free(ctx->templates);
+	free(ctx->region);
+	free(ctx);
+}
+
+/*
+ *  test_names()
+ *	methods (all, madvise, prctl, the racer table in order), patterns, unique names, 22-column help
+ */
+static void test_names(void **state)
+{
+	static const char * const fixed[] = { "all", "madvise", "prctl" };
+	size_t i, j;
+
 	(void)state;
-	assert_int_equal(t_method("madvise"), KSM_UNMERGE_METHOD_MADVISE);
-	assert_int_equal(t_method("prctl"), KSM_UNMERGE_METHOD_PRCTL);
-	assert_true(t_method("all") == KSM_UNMERGE_METHOD_ALL);
-	assert_int_equal(t_method("vmsplice,prctl"),
-		KSM_UNMERGE_METHOD_PRCTL | STRESS_BIT_ULL(KSM_UNMERGE_RACER_SHIFT + KSM_RACER_IDX_VMSPLICE));
-	assert_int_equal(t_method("thp"), STRESS_BIT_ULL(KSM_UNMERGE_RACER_SHIFT + KSM_RACER_IDX_THP));
-	assert_int_equal(t_method("uffd-wp"), STRESS_BIT_ULL(KSM_UNMERGE_RACER_SHIFT + KSM_RACER_IDX_UFFD_WP));
-	assert_int_equal(t_method(""), 0);
-	assert_int_equal(t_method("bogus"), 0);
-	assert_int_equal(t_method("madvise,bogus"), 0);
-	assert_int_equal(t_method("madvise,,prctl"), 0);
-	assert_int_equal(t_method(",madvise"), 0);
-	assert_int_equal(t_method("madvise,"), 0);
-	assert_int_equal(t_method("MADVISE"), 0);
+	for (i = 0; i < 3; i++)
+		assert_string_equal(stress_ksm_unmerge_method(i), fixed[i]);
+	for (i = 0; i < KSM_RACERS; i++) {
+		const stress_ksm_unmerge_racer_t *r = &stress_ksm_unmerge_racers[i];
+
+		assert_non_null(r->name);
+		assert_non_null(r->evidence);
+		assert_non_null(r->desc);
+		assert_ptr_equal(stress_ksm_unmerge_method(3 + i), r->name);
+	}
+	assert_null(stress_ksm_unmerge_method(3 + KSM_RACERS));
+	assert_null(stress_ksm_unmerge_method(1000));
+	for (i = 0; stress_ksm_unmerge_method(i); i++)
+		for (j = i + 1; stress_ksm_unmerge_method(j); j++)
+			assert_string_not_equal(stress_ksm_unmerge_method(i), stress_ksm_unmerge_method(j));
+	assert_string_equal(stress_ksm_unmerge_method(3 + KSM_RACERS - 1), "fork-zero");
+
+	assert_string_equal(stress_ksm_unmerge_pattern(KSM_PATTERN_SAME), "same");
+	assert_string_equal(stress_ksm_unmerge_pattern(KSM_PATTERN_FEW), "few");
+	assert_string_equal(stress_ksm_unmerge_pattern(KSM_PATTERN_ZERO), "zero");
+	assert_string_equal(stress_ksm_unmerge_pattern(KSM_PATTERN_MIXED), "mixed");
+	assert_string_equal(stress_ksm_unmerge_pattern(KSM_PATTERN_UNIQUE), "unique");
+	assert_null(stress_ksm_unmerge_pattern(KSM_PATTERN_UNIQUE + 1));
+
+	/* "--%-22s": a longer option runs into its description */
+	for (i = 0; help[i].opt_l; i++)
+		assert_true(strlen(help[i].opt_l) < 22);
+	/* every option has a help row */
+	for (i = 0; opts[i].opt_name; i++) {
+		for (j = 0; help[j].opt_l; j++)
+			if (!strncmp(help[j].opt_l, opts[i].opt_name, strlen(opts[i].opt_name)) &&
+			    help[j].opt_l[strlen(opts[i].opt_name)] == ' ')
+				break;
+		assert_non_null(help[j].opt_l);
+	}
 }
 
 /*
- *  t_env()
- *	context for pattern with n filled pages and its merge prediction
+ *  t_parse()
+ *	the setting's index after the shim parses "--opt value", or -1 (its stderr line in *err)
  */
-static t_env_t *t_env(const int pattern, const size_t n)
+static ssize_t t_parse(const char *opt, const char *value, const char **err)
 {
-	t_env_t *e = t_env_new(pattern, n);
+	const char *argv[] = { "stress-ksm-unmerge", "--ksm-unmerge", "1", opt, value, NULL };
+	stress_shim_config_t cfg;
+	t_capture_t cap;
+	size_t index = 0;
+	volatile ssize_t ret = -1;
 
-	assert_non_null(e);
-	stress_ksm_unmerge_expect(&e->ctx);
-	return e;
+	stress_settings_free();
+	stress_shim_parse_context_set(NULL, NULL);
+	optind = 0;
+	(void)memset(&cfg, 0, sizeof(cfg));
+	t_capture_begin(&cap, STDERR_FILENO);
+	if (setjmp(g_error_env) == 0 &&
+	    stress_shim_opts_parse(5, (char **)argv, &stress_ksm_unmerge_info, "ksm-unmerge", &cfg) == 0 &&
+	    stress_setting_get(opt + 2, &index))
+		ret = (ssize_t)index;
+	*err = t_capture_end(&cap);
+	stress_settings_free();
+	return ret;
 }
 
 /*
- *  test_page_check()
- *	every pattern's pages check clean; a flipped byte is found at its offset
+ *  test_method_parse()
+ *	every method and pattern name parses to its index; a bad one is refused listing every choice
  */
-static void test_page_check(void **state)
+static void test_method_parse(void **state)
 {
+	const char *name, *err;
+	size_t i;
+
+	(void)state;
+	for (i = 0; (name = stress_ksm_unmerge_method(i)) != NULL; i++) {
+		assert_int_equal(t_parse("--ksm-unmerge-method", name, &err), (ssize_t)i);
+		assert_string_equal(err, "");
+	}
+	for (i = 0; (name = stress_ksm_unmerge_pattern(i)) != NULL; i++)
+		assert_int_equal(t_parse("--ksm-unmerge-pattern", name, &err), (ssize_t)i);
+	assert_int_equal(t_parse("--ksm-unmerge-method", "fork_zero", &err), -1);
+	assert_non_null(strstr(err, "all madvise prctl vmsplice gup"));
+	assert_non_null(strstr(err, " fork-zero"));
+	assert_int_equal(t_parse("--ksm-unmerge-pattern", "zeros", &err), -1);
+	assert_non_null(strstr(err, "same few zero mixed unique"));
+}
+
+/*
+ *  test_use()
+ *	all: switches and racers; madvise or prctl: that switch alone; a racer: it with both switches
+ */
+static void test_use(void **state)
+{
+	size_t i;
+
+	(void)state;
+	assert_int_equal(__builtin_popcountll(stress_ksm_unmerge_use(0)), 2 + KSM_RACERS);
+	assert_true((stress_ksm_unmerge_use(0) & KSM_SW_BOTH) == KSM_SW_BOTH);
+	for (i = 0; i < KSM_RACERS; i++)
+		assert_true(stress_ksm_unmerge_use(0) & KSM_RACER_BIT(i));
+	assert_true(stress_ksm_unmerge_use(1) == KSM_SW_MADVISE);
+	assert_true(stress_ksm_unmerge_use(2) == KSM_SW_PRCTL);
+	for (i = 0; i < KSM_RACERS; i++)
+		assert_true(stress_ksm_unmerge_use(3 + i) == (KSM_SW_BOTH | KSM_RACER_BIT(i)));
+}
+
+/*
+ *  test_page_kind()
+ *	each pattern's page kinds (mixed in turn); templates distinct, non-zero, the same per instance
+ */
+static void test_page_kind(void **state)
+{
+	stress_ksm_unmerge_ctx_t *a = t_ctx(KSM_PATTERN_FEW, 1, 1), *b = t_ctx(KSM_PATTERN_FEW, 1, 2);
+	static const uint8_t zero[T_PAGE];
+	size_t i, t, u;
+
+	(void)state;
+	for (i = 0; i < 64; i++) {
+		assert_int_equal(stress_ksm_unmerge_page_kind(KSM_PATTERN_SAME, i), KSM_KIND_SAME);
+		assert_int_equal(stress_ksm_unmerge_page_kind(KSM_PATTERN_FEW, i), KSM_KIND_FEW);
+		assert_int_equal(stress_ksm_unmerge_page_kind(KSM_PATTERN_ZERO, i), KSM_KIND_ZERO);
+		assert_int_equal(stress_ksm_unmerge_page_kind(KSM_PATTERN_UNIQUE, i), KSM_KIND_UNIQUE);
+		assert_int_equal(stress_ksm_unmerge_page_kind(KSM_PATTERN_MIXED, i),
+			(int)(i % 4) == 0 ? KSM_KIND_SAME : (int)(i % 4) == 1 ? KSM_KIND_FEW :
+			(int)(i % 4) == 2 ? KSM_KIND_ZERO : KSM_KIND_UNIQUE);
+		assert_ptr_equal(stress_ksm_unmerge_template(a, KSM_KIND_SAME, i), a->templates);
+		assert_ptr_equal(stress_ksm_unmerge_template(a, KSM_KIND_FEW, i),
+			a->templates + (1 + i % KSM_FEW_TEMPLATES) * T_PAGE);
+	}
+	/* nine distinct non-zero templates, the same in every instance */
+	for (t = 0; t <= KSM_FEW_TEMPLATES; t++) {
+		assert_memory_not_equal(a->templates + t * T_PAGE, zero, T_PAGE);
+		assert_memory_equal(a->templates + t * T_PAGE, b->templates + t * T_PAGE, T_PAGE);
+		for (u = t + 1; u <= KSM_FEW_TEMPLATES; u++)
+			assert_memory_not_equal(a->templates + t * T_PAGE, a->templates + u * T_PAGE, T_PAGE);
+	}
+	t_ctx_free(a);
+	t_ctx_free(b);
+}
+
+/*
+ *  test_page_fill_check()
+ *	filled pages check clean; a flipped byte is found with the byte expected; which pages are equal
+ */
+static void test_page_fill_check(void **state)
+{
+	static const uint8_t zero[T_PAGE];
+	const size_t n = 32, offs[] = { 0, 7, 1234, T_PAGE - 1 };
+	stress_ksm_unmerge_ctx_t *other = t_ctx(KSM_PATTERN_UNIQUE, n, 0x5555);
 	int pattern;
 
 	(void)state;
-	for (pattern = KSM_UNMERGE_PATTERN_SAME; pattern <= KSM_UNMERGE_PATTERN_UNIQUE; pattern++) {
-		t_env_t *e = t_env(pattern, 32);
-		size_t i;
+	for (pattern = KSM_PATTERN_SAME; pattern <= KSM_PATTERN_UNIQUE; pattern++) {
+		stress_ksm_unmerge_ctx_t *ctx = t_ctx(pattern, n, 0x1234567890abcdefULL);
+		size_t i, j, k;
 
-		for (i = 0; i < 32; i++) {
-			uint8_t *page = e->ctx.region + i * T_PAGE;
+		for (i = 0; i < n; i++) {
+			uint8_t *page = ctx->region + i * T_PAGE;
+			const int kind = stress_ksm_unmerge_page_kind(pattern, i);
+			uint8_t want = 0, was;
 
-			assert_int_equal(stress_ksm_unmerge_page_check(&e->ctx, i, page), -1);
-			page[1234] ^= 0x40;
-			assert_int_equal(stress_ksm_unmerge_page_check(&e->ctx, i, page), 1234);
-			page[1234] ^= 0x40;
-			page[T_PAGE - 1] ^= 0x01;
-			assert_int_equal(stress_ksm_unmerge_page_check(&e->ctx, i, page), T_PAGE - 1);
-			page[T_PAGE - 1] ^= 0x01;
+			assert_int_equal(stress_ksm_unmerge_page_check(ctx, i, page, &want), -1);
+			for (k = 0; k < SIZEOF_ARRAY(offs); k++) {
+				was = page[offs[k]];
+				page[offs[k]] ^= 0x40;
+				assert_int_equal(stress_ksm_unmerge_page_check(ctx, i, page, &want), (ssize_t)offs[k]);
+				assert_int_equal(want, was);
+				page[offs[k]] = was;
+			}
+			assert_int_equal(stress_ksm_unmerge_all_zero(page, T_PAGE), kind == KSM_KIND_ZERO);
+			if (kind == KSM_KIND_UNIQUE)
+				assert_memory_not_equal(page, other->region + i * T_PAGE, T_PAGE);
+			for (j = 0; j < n; j++) {
+				const int kj = stress_ksm_unmerge_page_kind(pattern, j);
+				const bool same = kind == kj && kind != KSM_KIND_UNIQUE &&
+					(kind != KSM_KIND_FEW || i % KSM_FEW_TEMPLATES == j % KSM_FEW_TEMPLATES);
+
+				assert_int_equal(!memcmp(page, ctx->region + j * T_PAGE, T_PAGE), i == j || same);
+			}
 		}
-		t_env_free(e);
+		t_ctx_free(ctx);
 	}
-}
-
-/*
- *  test_patterns_distinct()
- *	same: all equal; few: 8 distinct; unique: all distinct; zero: zeros
- */
-static void test_patterns_distinct(void **state)
-{
-	t_env_t *e;
-	size_t i, j;
-	static const uint8_t zero[T_PAGE];
-
-	(void)state;
-	e = t_env(KSM_UNMERGE_PATTERN_SAME, 16);
-	for (i = 1; i < 16; i++)
-		assert_memory_equal(e->ctx.region, e->ctx.region + i * T_PAGE, T_PAGE);
-	t_env_free(e);
-
-	e = t_env(KSM_UNMERGE_PATTERN_FEW, 32);
-	for (i = 0; i < 32; i++)
-		for (j = 0; j < 32; j++)
-			assert_int_equal(!memcmp(e->ctx.region + i * T_PAGE, e->ctx.region + j * T_PAGE, T_PAGE),
-				(i % KSM_UNMERGE_FEW_TEMPLATES) == (j % KSM_UNMERGE_FEW_TEMPLATES));
-	t_env_free(e);
-
-	e = t_env(KSM_UNMERGE_PATTERN_UNIQUE, 32);
-	for (i = 0; i < 32; i++) {
-		assert_memory_not_equal(e->ctx.region + i * T_PAGE, zero, T_PAGE);
-		for (j = i + 1; j < 32; j++)
-			assert_memory_not_equal(e->ctx.region + i * T_PAGE, e->ctx.region + j * T_PAGE, T_PAGE);
-	}
-	t_env_free(e);
-
-	e = t_env(KSM_UNMERGE_PATTERN_ZERO, 8);
-	for (i = 0; i < 8; i++)
-		assert_memory_equal(e->ctx.region + i * T_PAGE, zero, T_PAGE);
-	t_env_free(e);
+	assert_memory_not_equal(other->region, zero, T_PAGE);
+	t_ctx_free(other);
 }
 
 /*
  *  test_expect()
- *	the merge prediction of each pattern
+ *	the KSM pages and KSM zero pages each pattern must merge into
  */
 static void test_expect(void **state)
 {
 	static const struct {
 		int pattern;
+		size_t n;
 		uint64_t merged, zero;
 	} cases[] = {
-		{ KSM_UNMERGE_PATTERN_SAME,   64, 0 },
-		{ KSM_UNMERGE_PATTERN_FEW,    64, 0 },
-		{ KSM_UNMERGE_PATTERN_ZERO,   0, 64 },
-		{ KSM_UNMERGE_PATTERN_MIXED,  32, 16 },
-		{ KSM_UNMERGE_PATTERN_UNIQUE, 0, 0 },
+		{ KSM_PATTERN_SAME,   64, 64, 0 },
+		{ KSM_PATTERN_FEW,    64, 64, 0 },
+		{ KSM_PATTERN_ZERO,   64, 0, 64 },
+		{ KSM_PATTERN_MIXED,  64, 32, 16 },
+		{ KSM_PATTERN_MIXED,  7, 4, 2 },
+		{ KSM_PATTERN_UNIQUE, 64, 0, 0 },
 	};
 	size_t i;
 
 	(void)state;
 	for (i = 0; i < SIZEOF_ARRAY(cases); i++) {
-		t_env_t *e = t_env(cases[i].pattern, 64);
+		stress_ksm_unmerge_ctx_t *ctx = t_ctx(cases[i].pattern, cases[i].n, 1);
 
-		assert_int_equal(e->ctx.expect_merged, cases[i].merged);
-		assert_int_equal(e->ctx.expect_zero, cases[i].zero);
-		t_env_free(e);
-	}
-	assert_true(stress_ksm_unmerge_pattern_zero(KSM_UNMERGE_PATTERN_ZERO));
-	assert_true(stress_ksm_unmerge_pattern_zero(KSM_UNMERGE_PATTERN_MIXED));
-	assert_false(stress_ksm_unmerge_pattern_zero(KSM_UNMERGE_PATTERN_SAME));
-}
-
-/*
- *  test_data_verify()
- *	the unmerge data check passes on intact data and fails on one bad page
- */
-static void test_data_verify(void **state)
-{
-	t_env_t *e = t_env(KSM_UNMERGE_PATTERN_MIXED, 64);
-
-	(void)state;
-	e->ctx.verify = true;
-	assert_int_equal(stress_ksm_unmerge_verify_data(&e->ctx), 0);
-	e->ctx.region[37 * T_PAGE + 100] ^= 1;
-	assert_int_equal(stress_ksm_unmerge_verify_data(&e->ctx), -1);
-	t_env_free(e);
-}
-
-/*
- *  test_spread()
- *	nearest-rank percentiles, mean and population stdev
- */
-static void test_spread(void **state)
-{
-	double v[100];
-	stress_ksm_unmerge_spread_t s;
-	size_t i;
-
-	(void)state;
-	for (i = 0; i < 100; i++)
-		v[i] = (double)(100 - i);	/* unsorted on purpose */
-	stress_ksm_unmerge_spread(v, 100, &s);
-	assert_int_equal(s.n, 100);
-	assert_true(s.p50 == 50.0);
-	assert_true(s.p95 == 95.0);
-	assert_true(s.p99 == 99.0);
-	assert_true(fabs(s.mean - 50.5) < 1e-9);
-	assert_true(fabs(s.stdev - 28.8660700477) < 1e-6);
-	v[0] = 7.0;
-	stress_ksm_unmerge_spread(v, 1, &s);
-	assert_true(s.p50 == 7.0 && s.p99 == 7.0 && s.stdev == 0.0);
-	stress_ksm_unmerge_spread(v, 0, &s);
-	assert_int_equal(s.n, 0);
-}
-
-/*
- *  test_fields()
- *	field counting used to keep report lines out of LKP's row shapes
- */
-static void test_fields(void **state)
-{
-	(void)state;
-	assert_int_equal(stress_ksm_unmerge_fields(""), 0);
-	assert_int_equal(stress_ksm_unmerge_fields("a"), 1);
-	assert_int_equal(stress_ksm_unmerge_fields("  a  b\tc\n"), 3);
-	assert_int_equal(stress_ksm_unmerge_fields("racer vmsplice reached: ops=1 ksm-pages-spliced=2"), 5);
-}
-
-/*
- *  test_proc_field()
- *	"name N" lookup in proc text: exact names only
- */
-static void test_proc_field(void **state)
-{
-	const char *buf = "ksm_rmap_items 5\nksm_zero_pages 7\nksm_merging_pages 9\n"
-		"ksm_process_profit 100\nksm_merge_any: no\n";
-
-	(void)state;
-	assert_int_equal(stress_ksm_unmerge_field(buf, "ksm_zero_pages"), 7);
-	assert_int_equal(stress_ksm_unmerge_field(buf, "ksm_merging_pages"), 9);
-	assert_int_equal(stress_ksm_unmerge_field(buf, "ksm_rmap_items"), 5);
-	assert_int_equal(stress_ksm_unmerge_field(buf, "ksm_merging"), -1);
-	assert_int_equal(stress_ksm_unmerge_field(buf, "zero_pages"), -1);
-	assert_int_equal(stress_ksm_unmerge_field("nr_free 1\ncow_ksm 42\n", "cow_ksm"), 42);
-	assert_int_equal(stress_ksm_unmerge_field("xcow_ksm 1\n", "cow_ksm"), -1);
-}
-
-/*
- *  test_counter_source()
- *	fallbacks for kernels without ksm_stat or its ksm_zero_pages line
- */
-static void test_counter_source(void **state)
-{
-	(void)state;
-	/* stat, stat has zero, merging_pages, pfns, need zero */
-	assert_int_equal(stress_ksm_unmerge_counter_source(true, true, true, true, true), KSM_COUNTERS_KSM_STAT);
-	assert_int_equal(stress_ksm_unmerge_counter_source(true, false, true, true, false), KSM_COUNTERS_KSM_STAT);
-	assert_int_equal(stress_ksm_unmerge_counter_source(true, false, true, true, true), KSM_COUNTERS_PAGEMAP);
-	assert_int_equal(stress_ksm_unmerge_counter_source(false, false, true, true, false), KSM_COUNTERS_MERGING_PAGES);
-	assert_int_equal(stress_ksm_unmerge_counter_source(false, false, true, true, true), KSM_COUNTERS_PAGEMAP);
-	assert_int_equal(stress_ksm_unmerge_counter_source(false, false, false, true, false), KSM_COUNTERS_PAGEMAP);
-	assert_int_equal(stress_ksm_unmerge_counter_source(false, false, true, false, true), KSM_COUNTERS_MERGING_PAGES);
-	assert_int_equal(stress_ksm_unmerge_counter_source(false, false, false, false, false), KSM_COUNTERS_NONE);
-}
-
-static char t_dir[PATH_MAX];
-static char t_state[PATH_MAX + 16];
-
-/*
- *  t_write()
- *	write a fake knob file
- */
-static void t_write(const char *knob, const char *value)
-{
-	char path[PATH_MAX + 64];
-	FILE *fp;
-
-	(void)snprintf(path, sizeof(path), "%s/%s", t_dir, knob);
-	fp = fopen(path, "w");
-	assert_non_null(fp);
-	(void)fputs(value, fp);
-	(void)fclose(fp);
-}
-
-/*
- *  t_read()
- *	read a fake knob back
- */
-static const char *t_read(const char *knob)
-{
-	static char buf[64];
-
-	assert_int_equal(stress_ksm_unmerge_knob_read(knob, buf, sizeof(buf)), 0);
-	return buf;
-}
-
-/*
- *  t_knobs_setup()
- *	a fake KSM sysfs directory and state file
- */
-static int t_knobs_setup(void **state)
-{
-	(void)state;
-	(void)snprintf(t_dir, sizeof(t_dir), "/tmp/test-stressor.XXXXXX");
-	if (!mkdtemp(t_dir))
-		return -1;
-	(void)snprintf(t_state, sizeof(t_state), "%s/state", t_dir);
-	stress_ksm_unmerge_sysfs = t_dir;
-	stress_ksm_unmerge_state_file = t_state;
-	t_write("run", "0\n");
-	t_write("pages_to_scan", "100\n");
-	t_write("sleep_millisecs", "20\n");
-	t_write("use_zero_pages", "0\n");
-	t_write("max_page_sharing", "256\n");
-	t_write("merge_across_nodes", "1\n");
-	/* smart_scan missing: an older kernel */
-	return 0;
-}
-
-/*
- *  t_knobs_teardown()
- *	remove the fake directory
- */
-static int t_knobs_teardown(void **state)
-{
-	char cmd[PATH_MAX + 16];
-
-	(void)state;
-	(void)snprintf(cmd, sizeof(cmd), "rm -rf %s", t_dir);
-	return system(cmd) == 0 ? 0 : -1;
-}
-
-/*
- *  test_knobs_save_set_restore()
- *	set changes the knobs the stressor needs; restore brings back the saved
- */
-static void test_knobs_save_set_restore(void **state)
-{
-	stress_ksm_unmerge_knobs_t saved;
-	char err[128] = "";
-
-	(void)state;
-	stress_ksm_unmerge_knobs_save(&saved);
-	assert_string_equal(saved.value[0], "0");
-	assert_string_equal(saved.value[6], "");	/* smart_scan absent */
-	assert_int_equal(stress_ksm_unmerge_knobs_set(KSM_UNMERGE_PATTERN_ZERO, err, sizeof(err)), 0);
-	assert_string_equal(t_read("run"), "1");
-	assert_string_equal(t_read("use_zero_pages"), "1");
-	assert_string_equal(t_read("sleep_millisecs"), "0");
-	assert_string_equal(t_read("pages_to_scan"), "10000");
-	assert_int_equal(stress_ksm_unmerge_knobs_restore(&saved), 0);
-	assert_string_equal(t_read("run"), "0");
-	assert_string_equal(t_read("use_zero_pages"), "0");
-	assert_string_equal(t_read("sleep_millisecs"), "20");
-	assert_string_equal(t_read("pages_to_scan"), "100");
-	assert_int_equal(access(t_dir, F_OK), 0);
-}
-
-/*
- *  test_state_repair()
- *	a state file left by a killed run is applied, then removed; a corrupt
- *	one is removed without touching the knobs
- */
-static void test_state_repair(void **state)
-{
-	stress_ksm_unmerge_knobs_t saved, back;
-	char err[128] = "";
-	pid_t pid;
-
-	(void)state;
-	stress_ksm_unmerge_knobs_save(&saved);
-	assert_int_equal(stress_ksm_unmerge_state_write(&saved), 0);
-	assert_int_equal(stress_ksm_unmerge_state_read(t_state, &back, &pid), 0);
-	assert_int_equal(pid, getpid());
-	assert_memory_equal(&saved, &back, sizeof(saved));
-
-	/* the "killed" run changed the knobs */
-	assert_int_equal(stress_ksm_unmerge_knobs_set(KSM_UNMERGE_PATTERN_SAME, err, sizeof(err)), 0);
-	assert_string_equal(t_read("run"), "1");
-	stress_ksm_unmerge_state_repair();
-	assert_string_equal(t_read("run"), "0");
-	assert_string_equal(t_read("pages_to_scan"), "100");
-	assert_int_not_equal(access(t_state, F_OK), 0);
-
-	/* corrupt: ignored and removed, knobs untouched */
-	t_write("state", "garbage\n");
-	t_write("run", "1\n");
-	stress_ksm_unmerge_state_repair();
-	assert_string_equal(t_read("run"), "1");
-	assert_int_not_equal(access(t_state, F_OK), 0);
-	t_write("run", "0\n");
-}
-
-/*
- *  t_scan_end()
- *	thread: ksmd ends a full scan 50 ms from now
- */
-static void *t_scan_end(void *arg)
-{
-	(void)arg;
-	(void)shim_nanosleep_uint64(50000000);
-	t_write("full_scans", "8\n");
-	return NULL;
-}
-
-/*
- *  test_ksmd_drain()
- *	the end-of-run wait for ksmd: none when ksmd stays on or no rmap_item
- *	is left; else until full_scans moves, within its bound
- */
-static void test_ksmd_drain(void **state)
-{
-	stress_ksm_unmerge_knobs_t saved;
-	pthread_t thread;
-	double t0;
-
-	(void)state;
-	t_write("full_scans", "7\n");
-	t_write("pages_shared", "3\n");
-	t_write("pages_sharing", "500\n");
-	t_write("pages_unshared", "0\n");
-	t_write("pages_volatile", "0\n");
-	stress_ksm_unmerge_knobs_save(&saved);
-	assert_string_equal(stress_ksm_unmerge_knob_saved(&saved, "run"), "0");
-	assert_string_equal(stress_ksm_unmerge_knob_saved(&saved, "smart_scan"), "");
-	assert_int_equal(stress_ksm_unmerge_rmap_items(), 503);
-
-	/* ksmd was on before the run: it stays on and frees them itself */
-	t_write("run", "1\n");
-	stress_ksm_unmerge_knobs_save(&saved);
-	t0 = stress_time_now();
-	stress_ksm_unmerge_ksmd_drain(&saved);
-	assert_true(stress_time_now() - t0 < 0.5);
-
-	/* nothing left to free */
-	t_write("run", "0\n");
-	stress_ksm_unmerge_knobs_save(&saved);
-	t_write("pages_shared", "0\n");
-	t_write("pages_sharing", "0\n");
-	t0 = stress_time_now();
-	stress_ksm_unmerge_ksmd_drain(&saved);
-	assert_true(stress_time_now() - t0 < 0.5);
-
-	/* rmap_items left: wait for the end of a full scan */
-	t_write("pages_unshared", "9\n");
-	assert_int_equal(pthread_create(&thread, NULL, t_scan_end, NULL), 0);
-	t0 = stress_time_now();
-	stress_ksm_unmerge_ksmd_drain(&saved);
-	assert_true(stress_time_now() - t0 >= 0.04);
-	assert_true(stress_time_now() - t0 < KSM_UNMERGE_DRAIN_SECS);
-	assert_int_equal(pthread_join(thread, NULL), 0);
-
-	/* a scan that never ends: the wait is bounded */
-	t0 = stress_time_now();
-	stress_ksm_unmerge_ksmd_drain(&saved);
-	assert_true(stress_time_now() - t0 >= KSM_UNMERGE_DRAIN_SECS - 0.01);
-	assert_true(stress_time_now() - t0 < KSM_UNMERGE_DRAIN_SECS + 1.0);
-}
-
-/*
- *  t_u64_cmp()
- *	qsort reference comparator
- */
-static int t_u64_cmp(const void *a, const void *b)
-{
-	const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-/*
- *  test_pfn_sort()
- *	the in-place radix sort of pfns agrees with qsort, duplicates and all
- */
-static void test_pfn_sort(void **state)
-{
-	uint64_t a[3000], b[3000];
-	unsigned int seed = 42;
-	size_t round;
-
-	(void)state;
-	for (round = 0; round < 200; round++) {
-		const size_t n = 1 + (size_t)(rand_r(&seed) % 3000);
-		const unsigned int bits = 1 + (unsigned int)(rand_r(&seed) % 64);
-		const uint64_t mask = (bits == 64) ? ~0ULL : ((1ULL << bits) - 1);
-		uint64_t max = 0;
-		size_t i;
-
-		for (i = 0; i < n; i++) {
-			a[i] = (((uint64_t)rand_r(&seed) << 42) ^ ((uint64_t)rand_r(&seed) << 21) ^
-				(uint64_t)rand_r(&seed)) & mask;
-			if (round % 50 == 7)
-				a[i] = 0x12345;	/* every page on one KSM page */
-			if (i && (rand_r(&seed) & 3) == 0)
-				a[i] = a[i - 1];	/* shared pfns */
-			if (a[i] > max)
-				max = a[i];
-			b[i] = a[i];
-		}
-		stress_ksm_unmerge_pfn_sort(a, n, max);
-		qsort(b, n, sizeof(*b), t_u64_cmp);
-		assert_memory_equal(a, b, n * sizeof(*a));
+		assert_int_equal(ctx->expect_merged, cases[i].merged);
+		assert_int_equal(ctx->expect_zero, cases[i].zero);
+		t_ctx_free(ctx);
 	}
 }
 
 /*
- *  t_map_shared_page()
- *	map page 0 of fd at addr (MAP_FIXED | MAP_SHARED) and write it
+ *  test_verify_data()
+ *	the data check: intact pages pass, one changed byte fails naming page, byte and pattern
  */
-static void t_map_shared_page(uint8_t *addr, const int fd)
+static void test_verify_data(void **state)
 {
-	void *p = mmap(addr, T_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
-
-	assert_true(p == (void *)addr);
-	addr[0] = 0x5a;
-}
-
-/*
- *  test_stop_cuts_check()
- *	at the end of the run the data check gives up at once: not a failure,
- *	the step is named and the cycle is marked stopped
- */
-static void test_stop_cuts_check(void **state)
-{
-	t_env_t *e = t_env(KSM_UNMERGE_PATTERN_SAME, 64);
-
-	(void)state;
-	e->ctx.verify = true;
-	e->ctx.region[37 * T_PAGE + 100] ^= 1;
-	e->args.bogo.max_ops = 0;		/* stopped */
-	assert_int_equal(stress_ksm_unmerge_verify_data(&e->ctx), 0);
-	assert_true(e->ctx.stopped);
-	assert_string_equal(e->st.stop_step, "data check");
-	e->args.bogo.max_ops = NEVER_END_OPS;
-	e->ctx.stopped = false;
-	assert_int_equal(stress_ksm_unmerge_verify_data(&e->ctx), -1);
-	t_env_free(e);
-}
-
-/*
- *  test_cap()
- *	the region cap leaves room for each instance's page-scan scratch, each racer's
- *	per-page state and fixed memory, and the mrelease victims' copies
- */
-static void test_cap(void **state)
-{
-	stress_args_t args = { .name = "ksm-unmerge", .page_size = T_PAGE, .instances = 2 };
-	const uint64_t limit = 1ULL << 30;
-	const uint64_t mrelease = STRESS_BIT_ULL(KSM_UNMERGE_RACER_SHIFT + KSM_RACER_IDX_MRELEASE);
-	uint64_t plain, racers, copies;
-
-	(void)state;
-	plain = stress_ksm_unmerge_cap(limit, &args, KSM_UNMERGE_METHOD_MADVISE);
-	assert_int_equal(plain, (limit - 2 * KSM_UNMERGE_SCAN_BYTES) / T_PAGE * T_PAGE);
-	copies = stress_ksm_unmerge_cap(limit, &args, KSM_UNMERGE_METHOD_MADVISE | mrelease);
-	assert_true(copies <= plain / 2 && copies + 4 * MB + T_PAGE >= plain / 2);	/* less its 4 MB */
-	racers = stress_ksm_unmerge_cap(limit, &args, KSM_UNMERGE_METHOD_ALL);
-	assert_true(2 * racers + 2 * (KSM_UNMERGE_RACERS * 4 * MB) <= limit);
-	assert_true(racers < copies);
-	assert_int_equal(racers % T_PAGE, 0);
-	assert_int_equal(stress_ksm_unmerge_cap(2 * KSM_UNMERGE_RACERS * 4 * MB, &args, KSM_UNMERGE_METHOD_ALL), 0);
-}
-
-/*
- *  t_read_fault_pfn()
- *	pfn of a read-faulted page of fresh anonymous memory (the zero page
- *	here, a private page under pvm_no_zero_page=1), 0 if hidden
- */
-static uint64_t t_read_fault_pfn(const int pagemap_fd)
-{
-	volatile uint8_t *p = mmap(NULL, T_PAGE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	uint64_t e = 0;
-
-	assert_true(p != MAP_FAILED);
-	(void)p[0];
-	if (stress_ksm_unmerge_pagemap_read(pagemap_fd, (void *)p, 1, T_PAGE, &e) < 0)
-		e = 0;
-	(void)munmap((void *)p, T_PAGE);
-	return ((e & PM_PRESENT) && !(e & PM_EXCLUSIVE)) ? (e & PM_PFN_MASK) : 0;
-}
-
-/*
- *  test_verify_pfns()
- *	the after-unmerge checks on the real pagemap: distinct private pages
- *	pass; a KSM zero page fails (6.4+); two pages on one shmem page are
- *	suspects, but a write does not move them (not KSM): a disagreement,
- *	not a failure; a suspect with two agreeing signals fails; needs root
- */
-static void test_verify_pfns(void **state)
-{
-	stress_args_t args = { .name = "ksm-unmerge", .page_size = T_PAGE,
-		.bogo.max_ops = NEVER_END_OPS };
-	stress_ksm_unmerge_iface_t ifc = { .tested = true, .pfns = true, .kpageflags = true,
-		.kpf_ksm = true, .excl = true, .zero_unshare = true };
+	stress_ksm_unmerge_ctx_t *ctx = t_ctx(KSM_PATTERN_MIXED, 64, 9);
+	stress_args_t args = { .name = "ksm-unmerge", .page_size = T_PAGE, .bogo.max_ops = NEVER_END_OPS };
 	stress_ksm_unmerge_instance_t st;
-	stress_ksm_unmerge_ctx_t ctx;
-	stress_ksm_unmerge_suspect_t sus;
-	size_t first, second;
-	uint8_t *r;
-	int memfd;
+	t_capture_t cap;
+	const char *out;
+	int ret;
 
 	(void)state;
 	(void)memset(&st, 0, sizeof(st));
-	(void)memset(&ctx, 0, sizeof(ctx));
-	ctx.args = &args;
-	ctx.st = &st;
-	ctx.page_size = T_PAGE;
-	ctx.npages = 4;
-	ctx.region_size = ctx.npages * T_PAGE;
-	ctx.verify = true;
-	ctx.pagemap_fd = open("/proc/self/pagemap", O_RDONLY);
-	ctx.kpageflags_fd = open("/proc/kpageflags", O_RDONLY);
-	if (ctx.pagemap_fd < 0 || ctx.kpageflags_fd < 0)
-		skip();		/* needs root and CONFIG_PROC_PAGE_MONITOR */
-	ctx.zero_pfn = ifc.zero_pfn = t_read_fault_pfn(ctx.pagemap_fd);
-	if (!ctx.zero_pfn)
-		skip();		/* pfns hidden (not root), or no shared zero page (pvm_no_zero_page=1) */
-	stress_ksm_unmerge_iface_cur = &ifc;
-	ctx.iface = &ifc;
-	ctx.have_pfns = true;
-	ctx.pagemap = calloc(KSM_UNMERGE_PM_CHUNK, sizeof(uint64_t));
-	ctx.pfns = stress_ksm_unmerge_scan_alloc(&ctx);
-	assert_non_null(ctx.pagemap);
-	assert_non_null(ctx.pfns);
-	r = mmap(NULL, ctx.region_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	assert_true(r != MAP_FAILED);
-	ctx.region = r;
-	(void)memset(r, 1, ctx.region_size);
-	assert_int_equal(stress_ksm_unmerge_verify_pfns(&ctx, 0, 0), 0);
-
-	/* page 3 on the zero page: a KSM zero page when use_zero_pages is on */
-	assert_int_equal(madvise(r + 3 * T_PAGE, T_PAGE, MADV_DONTNEED), 0);
-	assert_int_equal(*(volatile uint8_t *)(r + 3 * T_PAGE), 0);
-	ctx.ksm_zero = true;
-	assert_int_equal(stress_ksm_unmerge_verify_pfns(&ctx, 0, 0), -1);
-	ifc.zero_unshare = false;	/* before 6.4 they stay mapped by design */
-	assert_int_equal(stress_ksm_unmerge_verify_pfns(&ctx, 0, 0), 0);
-	ifc.zero_unshare = true;
-	ctx.ksm_zero = false;
-	assert_int_equal(stress_ksm_unmerge_verify_pfns(&ctx, 0, 0), 0);
-
-	/* pages 1 and 2 map the same shmem page: shared, but a write keeps it */
-	memfd = memfd_create("test-verify-pfns", MFD_CLOEXEC);
-	assert_true(memfd >= 0);
-	assert_int_equal(ftruncate(memfd, T_PAGE), 0);
-	t_map_shared_page(r + 1 * T_PAGE, memfd);
-	t_map_shared_page(r + 2 * T_PAGE, memfd);
-	assert_int_equal(stress_ksm_unmerge_verify_pfns(&ctx, 0, 0), 0);
-	stress_ksm_unmerge_pfn_pages(&ctx, stress_ksm_unmerge_pm_entry(&ctx, 1) & PM_PFN_MASK,
-		&first, &second);
-	assert_int_equal(first, 1);
-	assert_int_equal(second, 2);
-
-	/* two agreeing signals (KPF_KSM and sharing) fail; one alone does not */
-	sus = (stress_ksm_unmerge_suspect_t){ stress_ksm_unmerge_pm_entry(&ctx, 1) & PM_PFN_MASK, 2, true, true };
-	assert_int_equal(stress_ksm_unmerge_suspects_judge(&ctx, &sus, 1, 2, 2, 2, 2), -1);
-	sus.kpf = false;
-	assert_int_equal(stress_ksm_unmerge_suspects_judge(&ctx, &sus, 1, 2, 0, 2, 2), 0);
-	sus = (stress_ksm_unmerge_suspect_t){ stress_ksm_unmerge_pm_entry(&ctx, 0) & PM_PFN_MASK, 1, true, false };
-	assert_int_equal(stress_ksm_unmerge_suspects_judge(&ctx, &sus, 1, 1, 1, 1, 1), 0);
-	assert_int_equal(r[0], 1);	/* the write probe left the data alone */
-
-	stress_ksm_unmerge_iface_cur = NULL;
-	(void)close(memfd);
-	(void)munmap(r, ctx.region_size);
-	(void)close(ctx.pagemap_fd);
-	(void)close(ctx.kpageflags_fd);
-	free(ctx.pagemap);
-	free(ctx.pfns);
+	ctx->args = &args;
+	ctx->st = &st;
+	ctx->verify = true;
+	assert_int_equal(stress_ksm_unmerge_verify_data(ctx), 0);
+	ctx->region[38 * T_PAGE + 100] ^= 1;
+	t_capture_begin(&cap, STDOUT_FILENO);
+	ret = stress_ksm_unmerge_verify_data(ctx);
+	out = t_capture_end(&cap);
+	assert_int_equal(ret, -1);
+	assert_non_null(strstr(out, "fail: "));
+	assert_non_null(strstr(out, "data corrupted after unmerge: page 38 byte 100 is 0x01, expected 0x00 "
+		"(pattern mixed)"));
+	t_ctx_free(ctx);
 }
 
 /*
- *  t_verify_merge()
- *	verify_merge() on a merge-wait scan that found ksm and zero pages
+ *  test_counter()
+ *	ok, missing, negative, wrapped (2^63+), garbled; the name only at a line's start; bare numbers
  */
-static int t_verify_merge(t_env_t *e, const uint64_t ksm, const uint64_t zero, const int waited)
+static void test_counter(void **state)
 {
-	uint64_t k, z;
-
-	e->ctx.cycle = 7;
-	e->ctx.last_scan.cycle = 7;
-	e->ctx.last_scan.ksm = ksm;
-	e->ctx.last_scan.zero = zero;
-	e->ctx.last_scan.present = e->ctx.npages - zero;
-	return stress_ksm_unmerge_verify_merge(&e->ctx, waited, &k, &z);
-}
-
-/*
- *  test_verify_merge_bounds()
- *	the merge check: exactly the prediction passes; more than the pattern
- *	can merge fails; zero-kind pages merged as ordinary KSM pages (their
- *	swap for the zero page failed) pass; a short merge reported complete
- *	fails
- */
-static void test_verify_merge_bounds(void **state)
-{
-	t_env_t *e = t_env(KSM_UNMERGE_PATTERN_MIXED, 64);
-	uint64_t km, kz;
+	const char *stat = "ksm_rmap_items 12\nksm_zero_pages 7\nksm_merging_pages 3\nksm_merge_any: no\n";
+	int64_t v;
 
 	(void)state;
-	e->ctx.ksm_zero = true;
-	stress_ksm_unmerge_expect(&e->ctx);
-	km = e->ctx.expect_merged;
-	kz = e->ctx.expect_zero;
-	assert_true(km > 2 && kz > 2);
-	assert_int_equal(t_verify_merge(e, km, kz, 1), 0);
-	assert_int_equal(t_verify_merge(e, km + 1, kz, 1), -1);
-	assert_int_equal(t_verify_merge(e, km, kz + 1, 1), -1);
-	assert_int_equal(t_verify_merge(e, km + 2, kz - 2, 1), 0);
-	assert_int_equal(t_verify_merge(e, km + 3, kz - 2, 1), -1);
-	assert_int_equal(t_verify_merge(e, km - 1, kz, 1), -1);
-	assert_int_equal(t_verify_merge(e, km, kz - 1, 1), -1);
-	assert_int_equal(t_verify_merge(e, km, kz - 1, 0), 0);	/* merge wait timed out */
-	t_env_free(e);
+	assert_int_equal(stress_ksm_unmerge_counter(stat, "ksm_rmap_items", &v), KSM_COUNTER_OK);
+	assert_int_equal(v, 12);
+	assert_int_equal(stress_ksm_unmerge_counter(stat, "ksm_zero_pages", &v), KSM_COUNTER_OK);
+	assert_int_equal(v, 7);
+	assert_int_equal(stress_ksm_unmerge_counter(stat, "ksm_merging_pages", &v), KSM_COUNTER_OK);
+	assert_int_equal(v, 3);
+	assert_int_equal(stress_ksm_unmerge_counter(stat, "ksm_merge_any", &v), KSM_COUNTER_GARBLED);
+	assert_int_equal(stress_ksm_unmerge_counter("ksm_rmap_items 1\n", "ksm_zero_pages", &v), KSM_COUNTER_MISSING);
+	assert_int_equal(v, -1);
+	assert_int_equal(stress_ksm_unmerge_counter("", "ksm_zero_pages", &v), KSM_COUNTER_MISSING);
+	/* c2dc78b86e08's bug: below 0, printed signed or wrapped unsigned */
+	assert_int_equal(stress_ksm_unmerge_counter("ksm_zero_pages -1\n", "ksm_zero_pages", &v), KSM_COUNTER_NEGATIVE);
+	assert_int_equal(v, -1);
+	assert_int_equal(stress_ksm_unmerge_counter("-24\n", NULL, &v), KSM_COUNTER_NEGATIVE);
+	assert_int_equal(v, -24);
+	assert_int_equal(stress_ksm_unmerge_counter("ksm_zero_pages 18446744073709551615\n", "ksm_zero_pages", &v),
+		KSM_COUNTER_WRAPPED);
+	assert_int_equal(v, -1);
+	assert_int_equal(stress_ksm_unmerge_counter("18446744073709551592\n", NULL, &v), KSM_COUNTER_WRAPPED);
+	assert_int_equal(v, -24);
+	assert_int_equal(stress_ksm_unmerge_counter("9223372036854775808\n", NULL, &v), KSM_COUNTER_WRAPPED);
+	assert_int_equal(stress_ksm_unmerge_counter("99999999999999999999999\n", NULL, &v), KSM_COUNTER_WRAPPED);
+	assert_int_equal(stress_ksm_unmerge_counter("9223372036854775807\n", NULL, &v), KSM_COUNTER_OK);
+	assert_true(v == INT64_MAX);
+	assert_int_equal(stress_ksm_unmerge_counter("0\n", NULL, &v), KSM_COUNTER_OK);
+	assert_int_equal(v, 0);
+	assert_int_equal(stress_ksm_unmerge_counter(" \t42\n", NULL, &v), KSM_COUNTER_OK);
+	assert_int_equal(v, 42);
+	assert_int_equal(stress_ksm_unmerge_counter("x\n", NULL, &v), KSM_COUNTER_GARBLED);
+	assert_int_equal(stress_ksm_unmerge_counter("", NULL, &v), KSM_COUNTER_GARBLED);
+	assert_int_equal(stress_ksm_unmerge_counter("ksm_zero_pages \nksm_merging_pages 3\n", "ksm_zero_pages", &v),
+		KSM_COUNTER_GARBLED);
+	/* the name at a line's start, followed by a space, tab or colon */
+	assert_int_equal(stress_ksm_unmerge_counter("ksm_zero_pages_x -1\nksm_zero_pages 2\n", "ksm_zero_pages", &v),
+		KSM_COUNTER_OK);
+	assert_int_equal(v, 2);
+	assert_int_equal(stress_ksm_unmerge_counter("xcow_ksm 1\ncow_ksm 42\n", "cow_ksm", &v), KSM_COUNTER_OK);
+	assert_int_equal(v, 42);
+	assert_int_equal(stress_ksm_unmerge_counter("nr_free 1 cow_ksm 5\n", "cow_ksm", &v), KSM_COUNTER_MISSING);
+	assert_int_equal(stress_ksm_unmerge_counter("xcow_ksm 1\n", "cow_ksm", &v), KSM_COUNTER_MISSING);
+	assert_int_equal(stress_ksm_unmerge_counter("MemAvailable:   123 kB\n", "MemAvailable", &v), KSM_COUNTER_OK);
+	assert_int_equal(v, 123);
+	assert_int_equal(stress_ksm_unmerge_counter("ksm_zero_pages\t9\n", "ksm_zero_pages", &v), KSM_COUNTER_OK);
+	assert_int_equal(v, 9);
+	assert_int_equal(SIZEOF_ARRAY(stress_ksm_unmerge_counter_verdicts), KSM_COUNTER_GARBLED + 1);
+}
+
+/*
+ *  t_memfd()
+ *	a memfd holding text, and its path (a proc or sysfs file's stand-in)
+ */
+static int t_memfd(const char *text, char *path, const size_t len)
+{
+	const int fd = shim_memfd_create("t-file", 0);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	(void)snprintf(path, len, "/proc/self/fd/%d", fd);
+	return fd;
+}
+
+/*
+ *  test_field()
+ *	a counter read from a file, -1 for a missing file or field or a value that is not a count
+ */
+static void test_field(void **state)
+{
+	char path[64];
+	int fd;
+
+	(void)state;
+	fd = t_memfd("nr_free_pages 5\ncow_ksm 74768066\n", path, sizeof(path));
+	assert_int_equal(stress_ksm_unmerge_field(path, "cow_ksm"), 74768066);
+	assert_int_equal(stress_ksm_unmerge_field(path, "nr_free_pages"), 5);
+	assert_int_equal(stress_ksm_unmerge_field(path, "ksm_zero_pages"), -1);
+	(void)close(fd);
+	fd = t_memfd("18446744073709551615\n", path, sizeof(path));
+	assert_int_equal(stress_ksm_unmerge_field(path, NULL), -1);
+	(void)close(fd);
+	fd = t_memfd("-3\n", path, sizeof(path));
+	assert_int_equal(stress_ksm_unmerge_field(path, NULL), -1);
+	(void)close(fd);
+	fd = t_memfd("", path, sizeof(path));
+	assert_int_equal(stress_ksm_unmerge_field(path, NULL), -1);
+	(void)close(fd);
+	fd = t_memfd("0\n", path, sizeof(path));
+	assert_int_equal(stress_ksm_unmerge_field(path, NULL), 0);
+	(void)close(fd);
+	assert_int_equal(stress_ksm_unmerge_field("/nonexistent/ksm_zero_pages", NULL), -1);
+}
+
+/*
+ *  test_kver_flags()
+ *	kernel release to major * 100 + minor; VmFlags words matched whole
+ */
+static void test_kver_flags(void **state)
+{
+	(void)state;
+	assert_int_equal(stress_ksm_unmerge_kver("6.18.44-fc-v782"), 618);
+	assert_int_equal(stress_ksm_unmerge_kver("6.12.117+deb12-amd64"), 612);
+	assert_int_equal(stress_ksm_unmerge_kver("6.1.0-57-amd64"), 601);
+	assert_int_equal(stress_ksm_unmerge_kver("6.4"), 604);
+	assert_int_equal(stress_ksm_unmerge_kver("10.2.3"), 1002);
+	assert_int_equal(stress_ksm_unmerge_kver("6"), 0);
+	assert_int_equal(stress_ksm_unmerge_kver("garbage"), 0);
+	assert_int_equal(stress_ksm_unmerge_kver(""), 0);
+
+	assert_true(stress_ksm_unmerge_has_flag("rd wr mr mw me ac sd mg", "mg"));
+	assert_true(stress_ksm_unmerge_has_flag("mg rd wr", "mg"));
+	assert_true(stress_ksm_unmerge_has_flag(" rd mg\n", "mg"));
+	assert_true(stress_ksm_unmerge_has_flag("rd ui mg", "ui"));
+	assert_false(stress_ksm_unmerge_has_flag("rd wr mr mw me ac sd", "mg"));
+	assert_false(stress_ksm_unmerge_has_flag("rd mgx wr", "mg"));
+	assert_false(stress_ksm_unmerge_has_flag("rd xmg wr", "mg"));
+	assert_false(stress_ksm_unmerge_has_flag("rmg", "mg"));
+	assert_false(stress_ksm_unmerge_has_flag("", "mg"));
+	assert_true(stress_ksm_unmerge_has_flag("xmg mg", "mg"));
+}
+
+/*
+ *  t_report_line()
+ *	the line report_line() prints for text
+ */
+static const char *t_report_line(const char *text)
+{
+	t_capture_t cap;
+
+	t_capture_begin(&cap, STDOUT_FILENO);
+	stress_ksm_unmerge_report_line("%s", text);
+	return t_capture_end(&cap);
+}
+
+/*
+ *  test_report_line()
+ *	no report line splits into 10 or 12 fields (" -" is added); others print unchanged
+ */
+static void test_report_line(void **state)
+{
+	char text[256] = "", want[320];
+	size_t words;
+
+	(void)state;
+	for (words = 0; words <= 20; words++) {
+		const char *out;
+		int fields;
+
+		if (words)
+			(void)shim_strlcat(text, words == 1 ? "w1" : " wN", sizeof(text));
+		out = t_report_line(text);
+		fields = t_fields(out, strlen(out));
+		assert_true(fields != 10 && fields != 12);
+		assert_non_null(strstr(out, "stress-ng: info:  ["));
+		(void)snprintf(want, sizeof(want), "] ksm-unmerge: %s%s\n", text,
+			(words == 6 || words == 8) ? " -" : "");
+		assert_non_null(strstr(out, want));
+		assert_int_equal(strlen(strstr(out, want)), strlen(want));
+	}
+	/* runs of spaces are one separator, as for LKP */
+	assert_non_null(strstr(t_report_line("a  b c   d e f"), "ksm-unmerge: a  b c   d e f -\n"));
+	assert_non_null(strstr(t_report_line(" a b c d e f"), "ksm-unmerge:  a b c d e f -\n"));
+}
+
+/*
+ *  t_shared()
+ *	a shared state of n instances after a run of method (all zero)
+ */
+static stress_ksm_unmerge_shared_t *t_shared(const uint32_t n, const size_t method)
+{
+	stress_ksm_unmerge_shared_t *sh = calloc(1, sizeof(*sh) + n * sizeof(stress_ksm_unmerge_instance_t));
+
+	assert_non_null(sh);
+	sh->instances = n;
+	sh->method = method;
+	return sh;
+}
+
+/*
+ *  t_report()
+ *	report()'s output for sh; no line of it has 10 or 12 fields
+ */
+static const char *t_report(const stress_ksm_unmerge_shared_t *sh)
+{
+	const char *out, *p, *nl;
+	t_capture_t cap;
+
+	t_capture_begin(&cap, STDOUT_FILENO);
+	stress_ksm_unmerge_report(sh);
+	out = t_capture_end(&cap);
+	for (p = out; (nl = strchr(p, '\n')) != NULL; p = nl + 1) {
+		const int fields = t_fields(p, (size_t)(nl - p));
+
+		if (fields == 10 || fields == 12)
+			fail_msg("a report line LKP would parse as a metrics row: %.*s", (int)(nl - p), p);
+	}
+	assert_string_equal(p, "");
+	return out;
+}
+
+/*
+ *  test_report()
+ *	totals over instances; each racer of the method reached, NOT reached or skipped, with why
+ */
+static void test_report(void **state)
+{
+	stress_ksm_unmerge_shared_t *sh = t_shared(2, 0);
+	stress_ksm_unmerge_racer_stats_t *vs0 = &sh->inst[0].racer[0], *vs1 = &sh->inst[1].racer[0];
+	const size_t fz = KSM_RACERS - 1;
+	const char *out;
+
+	(void)state;
+	sh->inst[0].cycles = 5;
+	sh->inst[1].cycles = 7;
+	sh->inst[0].failures = 1;
+	sh->inst[1].pages_zero = 4096;
+	vs0->active = vs1->active = true;
+	vs0->ops = 3;
+	vs1->ops = 4;
+	vs1->evidence = 9;
+	vs0->detail[1] = 2;
+	vs1->meet_timeouts = 1;
+	sh->inst[0].racer[1].active = true;
+	sh->inst[0].racer[1].ops = 6;
+	(void)shim_strscpy(sh->inst[1].racer[2].reason, "no uffd here", sizeof(sh->inst[1].racer[2].reason));
+	sh->inst[1].racer[3].active = true;	/* started, never ran an op */
+	sh->inst[0].racer[fz].active = true;
+	sh->inst[0].racer[fz].ops = 3;
+	sh->inst[0].racer[fz].evidence = 3;
+	sh->inst[0].racer[fz].detail[2] = 1;
+	out = t_report(sh);
+	assert_non_null(strstr(out, "ksm-unmerge: totals: cycles=12,"));
+	assert_non_null(strstr(out, ",zero-pages=4096,"));
+	assert_non_null(strstr(out, ",failures=1\n"));
+	assert_non_null(strstr(out, "ksm-unmerge: racer vmsplice reached: ops=7 ksm-pages-spliced=9,"
+		"merged-phase-timeouts=1,splices-held-over-unmerge=0,ksm-pages-held-over-unmerge=2\n"));
+	assert_non_null(strstr(out, "ksm-unmerge: racer gup NOT reached: ops=6 ksm-pages-pinned=0,odirect-pins=0,"
+		"odirect-ksm-pages=0,longterm-pins=0,longterm-ksm-pages=0 (its path never met a KSM page)\n"));
+	assert_non_null(strstr(out, "ksm-unmerge: racer uffd-wp skipped: no uffd here -\n"));
+	assert_non_null(strstr(out, "ksm-unmerge: racer mrelease NOT reached: ops=0 ksm-victims-killed=0,"
+		"mrelease-reaps=0,mrelease-esrch=0,victim-ksm-pages=0 (its path never met a KSM page)\n"));
+	assert_non_null(strstr(out, "ksm-unmerge: racer sparse skipped: not started\n"));
+	assert_non_null(strstr(out, "ksm-unmerge: racer fork-zero reached: ops=3 zero-page-forks=3,"
+		"forks-during-unmerge=0,overcharged-uncopied=0,overcharged-unmerging=1\n"));
+	assert_null(strstr(out, "millisecs"));	/* no samples, no spread */
+	free(sh);
+
+	/* one racer's method: that racer alone */
+	sh = t_shared(1, 3 + fz);
+	out = t_report(sh);
+	assert_non_null(strstr(out, "racer fork-zero skipped"));
+	assert_null(strstr(out, "racer vmsplice"));
+	free(sh);
+	sh = t_shared(1, 1);
+	assert_null(strstr(t_report(sh), "racer "));
+	free(sh);
+}
+
+/*
+ *  test_report_spread()
+ *	nearest-rank p50/p95/p99, mean and stdev over every instance's ring of the latest 4096
+ */
+static void test_report_spread(void **state)
+{
+	stress_ksm_unmerge_shared_t *sh = t_shared(2, 1);
+	const char *out;
+	size_t i;
+
+	(void)state;
+	for (i = 1; i <= 60; i++)
+		stress_ksm_unmerge_lat_add(&sh->inst[i & 1].unmerge_lat, (double)(61 - i));
+	for (i = 61; i <= 100; i++)
+		stress_ksm_unmerge_lat_add(&sh->inst[0].unmerge_lat, (double)i);
+	out = t_report(sh);
+	assert_non_null(strstr(out, "ksm-unmerge: unmerge millisecs per cycle: p50=50.000 p95=95.000 p99=99.000 "
+		"mean=50.500 stdev=28.866 samples=100\n"));
+	assert_null(strstr(out, "mrelease"));
+	free(sh);
+
+	/* 5000 samples: the ring keeps 905..5000 */
+	sh = t_shared(1, 1);
+	for (i = 1; i <= 5000; i++)
+		stress_ksm_unmerge_lat_add(&sh->inst[0].mrelease_lat, (double)i);
+	assert_int_equal(sh->inst[0].mrelease_lat.count, KSM_LAT_SAMPLES);
+	assert_non_null(strstr(t_report(sh), "ksm-unmerge: mrelease kill-to-reaped millisecs: p50=2952.000 "
+		"p95=4796.000 p99=4960.000 mean=2952.500 stdev=1182.413 samples=4096\n"));
+	free(sh);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_method_lists),
-		cmocka_unit_test(test_page_check),
-		cmocka_unit_test(test_patterns_distinct),
+		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_method_parse),
+		cmocka_unit_test(test_use),
+		cmocka_unit_test(test_page_kind),
+		cmocka_unit_test(test_page_fill_check),
 		cmocka_unit_test(test_expect),
-		cmocka_unit_test(test_data_verify),
-		cmocka_unit_test(test_spread),
-		cmocka_unit_test(test_fields),
-		cmocka_unit_test(test_proc_field),
-		cmocka_unit_test(test_counter_source),
-		cmocka_unit_test(test_pfn_sort),
-		cmocka_unit_test(test_verify_pfns),
-		cmocka_unit_test(test_stop_cuts_check),
-		cmocka_unit_test(test_cap),
-		cmocka_unit_test(test_verify_merge_bounds),
-		cmocka_unit_test_setup_teardown(test_knobs_save_set_restore, t_knobs_setup, t_knobs_teardown),
-		cmocka_unit_test_setup_teardown(test_state_repair, t_knobs_setup, t_knobs_teardown),
-		cmocka_unit_test_setup_teardown(test_ksmd_drain, t_knobs_setup, t_knobs_teardown),
+		cmocka_unit_test(test_verify_data),
+		cmocka_unit_test(test_counter),
+		cmocka_unit_test(test_field),
+		cmocka_unit_test(test_kver_flags),
+		cmocka_unit_test(test_report_line),
+		cmocka_unit_test(test_report),
+		cmocka_unit_test(test_report_spread),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,270 @@
+/*
+ * Copyright (C) 2026 stress-ksm-unmerge authors
+ *
+ * This program is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU General Public License
+ * as published by the Free Software Foundation; either version 2
+ * of the License, or (at your option) any later version.
+ *
+ * tests/unit/test-racers.c: cmocka unit tests of the verdicts the racers
+ * and the kernel checks reach from what they read, fed the values a
+ * broken kernel gives: the fork child's inherited KSM counters
+ * (4d6fc29f3634), pages a GUP pin broke, THP shapes, the sparse range's
+ * layout and walk allowance, the KSM zero pages a fork child is charged
+ * against those it maps and the global count no live process holds
+ * (issue 20).  (The checks that read fixed kernel paths are in
+ * test-knobs.c.)
+ */
+#include "../../stress-ksm-unmerge.c"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#define T_PAGE		(4096)
+
+/*
+ *  t_fork_sh()
+ *	what a fork child read: its two counters, pages_scanned before fork() and after its read
+ */
+static void t_fork_sh(stress_ksm_unmerge_fork_sh_t *sh, const int64_t merging, const int64_t rmap,
+	const int64_t scanned0, const int64_t scanned1)
+{
+	(void)memset((void *)sh, 0, sizeof(*sh));
+	sh->parent[0] = 4096;
+	sh->parent[1] = 4100;
+	sh->child[0] = merging;
+	sh->child[1] = rmap;
+	sh->verdict[0] = sh->verdict[1] = KSM_COUNTER_OK;
+	sh->scanned[0] = scanned0;
+	sh->scanned[1] = scanned1;
+	sh->fork_ns = 1000000000ULL;
+	sh->read_ns = sh->fork_ns + 50000;
+}
+
+/*
+ *  test_fork_counters()
+ *	4d6fc29f3634: the parent's counts in the child are the bug unless ksmd could have made them
+ */
+static void test_fork_counters(void **state)
+{
+	stress_ksm_unmerge_fork_sh_t sh;
+
+	(void)state;
+	t_fork_sh(&sh, 0, 0, 1000, 1000);	/* fixed kernel */
+	assert_int_equal(stress_ksm_unmerge_fork_counters_verdict(&sh), 0);
+	t_fork_sh(&sh, 4096, 4100, 1000, 1000);	/* the parent's counts, ksmd idle */
+	assert_int_equal(stress_ksm_unmerge_fork_counters_verdict(&sh), 1);
+	t_fork_sh(&sh, 0, 16, 1000, 1000);	/* only rmap items copied */
+	assert_int_equal(stress_ksm_unmerge_fork_counters_verdict(&sh), 1);
+	t_fork_sh(&sh, 4096, 0, 1000, 1000);	/* only merging pages */
+	assert_int_equal(stress_ksm_unmerge_fork_counters_verdict(&sh), 2);
+	t_fork_sh(&sh, 4096, 4100, 1000, 5100);	/* ksmd scanned as many pages as the child has items */
+	assert_int_equal(stress_ksm_unmerge_fork_counters_verdict(&sh), 2);
+	t_fork_sh(&sh, 4096, 4100, 1000, 5099);	/* ... one page short of them */
+	assert_int_equal(stress_ksm_unmerge_fork_counters_verdict(&sh), 1);
+	t_fork_sh(&sh, 10, 12, 1000, 1100);	/* ksmd's partial scan of the child */
+	assert_int_equal(stress_ksm_unmerge_fork_counters_verdict(&sh), 2);
+	t_fork_sh(&sh, 4096, 4100, -1, 0);	/* no pages_scanned (before 6.7) */
+	assert_int_equal(stress_ksm_unmerge_fork_counters_verdict(&sh), 2);
+	t_fork_sh(&sh, 4096, 4100, 1000, 10);	/* run=2 reset the count */
+	assert_int_equal(stress_ksm_unmerge_fork_counters_verdict(&sh), 2);
+	t_fork_sh(&sh, 4096, 4100, 1000, 1000);
+	sh.verdict[1] = KSM_COUNTER_MISSING;	/* rmap items unreadable */
+	assert_int_equal(stress_ksm_unmerge_fork_counters_verdict(&sh), 2);
+	sh.verdict[0] = KSM_COUNTER_GARBLED;
+	assert_int_equal(stress_ksm_unmerge_fork_counters_verdict(&sh), 0);
+	t_fork_sh(&sh, -1, -1, 1000, 1000);
+	sh.verdict[0] = sh.verdict[1] = KSM_COUNTER_NEGATIVE;
+	assert_int_equal(stress_ksm_unmerge_fork_counters_verdict(&sh), 0);
+	t_fork_sh(&sh, 4096, 4100, 1000, 1000);
+	sh.read_ns = 0;				/* the child never read */
+	assert_int_equal(stress_ksm_unmerge_fork_counters_verdict(&sh), 0);
+}
+
+/*
+ *  test_gup_broken()
+ *	pages a write pin broke (KSM or KSM zero before, private after); KSM pages alone are folios
+ */
+static void test_gup_broken(void **state)
+{
+	const uint8_t before[] = { KSM_PAGE_KSM, KSM_PAGE_KSM, KSM_PAGE_KZERO, KSM_PAGE_PRIVATE, KSM_PAGE_KSM,
+		KSM_PAGE_HOLE, KSM_PAGE_KZERO, KSM_PAGE_KSM, KSM_PAGE_ABSENT };
+	const uint8_t after[] = { KSM_PAGE_PRIVATE, KSM_PAGE_KSM, KSM_PAGE_PRIVATE, KSM_PAGE_PRIVATE, KSM_PAGE_ABSENT,
+		KSM_PAGE_PRIVATE, KSM_PAGE_KZERO, KSM_PAGE_PRIVATE, KSM_PAGE_PRIVATE };
+	uint64_t folios = 99;
+
+	(void)state;
+	assert_int_equal(stress_ksm_unmerge_gup_broken(before, after, SIZEOF_ARRAY(before), &folios), 3);
+	assert_int_equal(folios, 2);
+	assert_int_equal(stress_ksm_unmerge_gup_broken(before, before, SIZEOF_ARRAY(before), &folios), 0);
+	assert_int_equal(folios, 0);
+	assert_int_equal(stress_ksm_unmerge_gup_broken(before, after, 0, &folios), 0);
+}
+
+/*
+ *  test_thp_kind()
+ *	a PMD THP only with a head and tails on consecutive pfns; other THPs mTHPs; else small
+ */
+static void test_thp_kind(void **state)
+{
+	uint64_t pm[8], fl[8];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < 8; i++) {
+		pm[i] = PM_PRESENT | (0x1000 + i);
+		fl[i] = KPF_THP | KPF_ANON | (i ? KPF_TAIL : KPF_HEAD);
+	}
+	assert_int_equal(stress_ksm_unmerge_thp_kind(pm, fl, 8), 1);
+	fl[4] = KPF_THP | KPF_HEAD;		/* two 4-page folios on consecutive pfns */
+	assert_int_equal(stress_ksm_unmerge_thp_kind(pm, fl, 8), 2);
+	fl[4] = KPF_THP | KPF_TAIL;
+	pm[6] = PM_PRESENT | 0x2000;		/* a pfn out of sequence */
+	assert_int_equal(stress_ksm_unmerge_thp_kind(pm, fl, 8), 2);
+	pm[6] = PM_PRESENT | (0x1000 + 6);
+	pm[7] = 0;				/* a tail not present */
+	assert_int_equal(stress_ksm_unmerge_thp_kind(pm, fl, 8), 2);
+	pm[7] = PM_PRESENT | (0x1000 + 7);
+	fl[0] = KPF_THP | KPF_TAIL;		/* starts in the middle of a folio */
+	assert_int_equal(stress_ksm_unmerge_thp_kind(pm, fl, 8), 2);
+	assert_int_equal(stress_ksm_unmerge_thp_kind(pm, fl, 1), 2);
+	fl[0] = KPF_ANON;			/* small pages */
+	assert_int_equal(stress_ksm_unmerge_thp_kind(pm, fl, 8), 0);
+	fl[0] = KPF_THP | KPF_HEAD;
+	pm[0] = 0;				/* not present */
+	assert_int_equal(stress_ksm_unmerge_thp_kind(pm, fl, 8), 0);
+	pm[0] = PM_PRESENT | 0x1000;
+	assert_int_equal(stress_ksm_unmerge_thp_kind(pm, fl, 8), 1);
+	assert_int_equal(stress_ksm_unmerge_thp_kind(pm, fl, 1), 1);
+}
+
+/*
+ *  test_sparse_layout()
+ *	a populated page each 64 MiB, at most 1024 of them, two in a small range, page aligned
+ */
+static void test_sparse_layout(void **state)
+{
+	const uint64_t sizes[] = { 1 * MB, 1 * MB + 1, 100 * MB, 128 * MB, 128 * MB - T_PAGE, 16 * GB,
+		64 * GB, 64 * GB + T_PAGE, 128 * GB, 1000 * GB + 12345, MAX_48 };
+	size_t i, n, stride;
+
+	(void)state;
+	assert_int_equal(stress_ksm_unmerge_sparse_layout(16 * GB, T_PAGE, &n), 64 * MB);
+	assert_int_equal(n, 256);
+	assert_int_equal(stress_ksm_unmerge_sparse_layout(1 * MB, T_PAGE, &n), 512 * KB);
+	assert_int_equal(n, 2);
+	assert_int_equal(stress_ksm_unmerge_sparse_layout(128 * MB - T_PAGE, T_PAGE, &n), 64 * MB - T_PAGE);
+	assert_int_equal(n, 2);
+	assert_int_equal(stress_ksm_unmerge_sparse_layout(64 * GB, T_PAGE, &n), 64 * MB);
+	assert_int_equal(n, 1024);
+	assert_int_equal(stress_ksm_unmerge_sparse_layout(64 * GB + T_PAGE, T_PAGE, &n), 64 * MB);
+	assert_int_equal(n, 1024);
+	assert_int_equal(stress_ksm_unmerge_sparse_layout(128 * GB, T_PAGE, &n), 128 * MB);
+	assert_int_equal(n, 1024);
+	for (i = 0; i < SIZEOF_ARRAY(sizes); i++) {
+		stride = stress_ksm_unmerge_sparse_layout((size_t)sizes[i], T_PAGE, &n);
+		assert_int_equal(stride % T_PAGE, 0);
+		assert_true(stride >= 64 * MB || sizes[i] < 128 * MB);
+		assert_true(n >= 2 && n <= 1024);
+		assert_true((uint64_t)stride * n <= sizes[i]);
+	}
+}
+
+/*
+ *  test_sparse_allow()
+ *	four times the walk predicted at the slower rate, 250 ns a page when none was measured
+ */
+static void test_sparse_allow(void **state)
+{
+	(void)state;
+	assert_true(fabs(stress_ksm_unmerge_sparse_allow(4194304, 10.0, 0.0) - 0.16777216) < 1e-9);
+	assert_true(fabs(stress_ksm_unmerge_sparse_allow(4194304, 10.0, 40.0) - 0.67108864) < 1e-9);
+	assert_true(fabs(stress_ksm_unmerge_sparse_allow(4194304, 40.0, 10.0) - 0.67108864) < 1e-9);
+	assert_true(fabs(stress_ksm_unmerge_sparse_allow(1000000, 0.0, 0.0) - 1.0) < 1e-9);
+	assert_true(stress_ksm_unmerge_sparse_allow(0, 10.0, 10.0) == 0.0);
+}
+
+/*
+ *  test_fz_judge()
+ *	a child charged beyond what it maps: the excess split by cause; none on correct or unread values
+ */
+static void test_fz_judge(void **state)
+{
+	int64_t uncopied, unmerging;
+
+	(void)state;
+	/* 6.18: 256 MiB of KSM zero pages unmerged during the fork, the child maps none */
+	assert_int_equal(stress_ksm_unmerge_fz_judge(65536, 0, 0, &uncopied, &unmerging), 65536);
+	assert_int_equal(uncopied, 0);
+	assert_int_equal(unmerging, 65536);
+	/* the parent's DONTFORK and WIPEONFORK pages charged to the child */
+	assert_int_equal(stress_ksm_unmerge_fz_judge(128, 0, 128, &uncopied, &unmerging), 128);
+	assert_int_equal(uncopied, 128);
+	assert_int_equal(unmerging, 0);
+	/* both: the uncopied pages first, the rest unmerged during the fork */
+	assert_int_equal(stress_ksm_unmerge_fz_judge(4224, 50, 128, &uncopied, &unmerging), 4174);
+	assert_int_equal(uncopied, 128);
+	assert_int_equal(unmerging, 4046);
+	/* more uncopied pages than the excess: the excess is theirs */
+	assert_int_equal(stress_ksm_unmerge_fz_judge(100, 60, 128, &uncopied, &unmerging), 40);
+	assert_int_equal(uncopied, 40);
+	assert_int_equal(unmerging, 0);
+	/* uncopied unknown: all of it unmerged during the fork */
+	assert_int_equal(stress_ksm_unmerge_fz_judge(100, 60, -1, &uncopied, &unmerging), 40);
+	assert_int_equal(uncopied, 0);
+	assert_int_equal(unmerging, 40);
+	/* correct: charged what it maps (or less: pages unmerged after the charge) */
+	assert_int_equal(stress_ksm_unmerge_fz_judge(4096, 4096, 128, &uncopied, &unmerging), 0);
+	assert_int_equal(uncopied + unmerging, 0);
+	assert_int_equal(stress_ksm_unmerge_fz_judge(0, 0, 128, &uncopied, &unmerging), 0);
+	assert_int_equal(stress_ksm_unmerge_fz_judge(10, 4096, 0, &uncopied, &unmerging), 0);
+	assert_int_equal(uncopied + unmerging, 0);
+	/* the child could not read one side: nothing judged */
+	assert_int_equal(stress_ksm_unmerge_fz_judge(-1, 0, 128, &uncopied, &unmerging), 0);
+	assert_int_equal(stress_ksm_unmerge_fz_judge(65536, -1, 0, &uncopied, &unmerging), 0);
+	assert_int_equal(uncopied + unmerging, 0);
+}
+
+/*
+ *  test_leak_judge()
+ *	zero pages no live process holds beyond the start: the least reading; 0 when unknown or fewer
+ */
+static void test_leak_judge(void **state)
+{
+	const int64_t leaked[] = { 24 + 121659, 24 + 121659 };
+	const int64_t settling[] = { 65560, 4120, 24 };
+	const int64_t partly[] = { 70000, 65560, 65560 };
+	const int64_t unread[] = { -1, 24 + 16384, -1 };
+	const int64_t none[] = { -1, -1 };
+	const int64_t fewer[] = { 10 };
+
+	(void)state;
+	assert_int_equal(stress_ksm_unmerge_leak_judge(24, leaked, 2), 121659);
+	assert_int_equal(stress_ksm_unmerge_leak_judge(24, leaked, 1), 121659);
+	assert_int_equal(stress_ksm_unmerge_leak_judge(24, settling, 3), 0);
+	assert_int_equal(stress_ksm_unmerge_leak_judge(24, settling, 2), 4096);
+	assert_int_equal(stress_ksm_unmerge_leak_judge(24, partly, 3), 65536);
+	assert_int_equal(stress_ksm_unmerge_leak_judge(24, unread, 3), 16384);
+	assert_int_equal(stress_ksm_unmerge_leak_judge(0, none, 2), 0);
+	assert_int_equal(stress_ksm_unmerge_leak_judge(0, none, 0), 0);
+	assert_int_equal(stress_ksm_unmerge_leak_judge(-1, leaked, 2), 0);
+	assert_int_equal(stress_ksm_unmerge_leak_judge(24, fewer, 1), 0);
+	assert_int_equal(stress_ksm_unmerge_leak_judge(0, fewer, 1), 10);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fork_counters),
+		cmocka_unit_test(test_gup_broken),
+		cmocka_unit_test(test_thp_kind),
+		cmocka_unit_test(test_sparse_layout),
+		cmocka_unit_test(test_sparse_allow),
+		cmocka_unit_test(test_fz_judge),
+		cmocka_unit_test(test_leak_judge),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
