@@ -392,6 +392,7 @@ static void test_counter(void **state)
 	assert_int_equal(stress_ksm_unmerge_counter("ksm_zero_pages -1\n", "ksm_zero_pages", &v), KSM_COUNTER_NEGATIVE);
 	assert_int_equal(v, -1);
 	assert_int_equal(stress_ksm_unmerge_counter("-24\n", NULL, &v), KSM_COUNTER_NEGATIVE);
+	assert_int_equal(stress_ksm_unmerge_counter("-\n", NULL, &v), KSM_COUNTER_GARBLED);
 	assert_int_equal(v, -24);
 	assert_int_equal(stress_ksm_unmerge_counter("ksm_zero_pages 18446744073709551615\n", "ksm_zero_pages", &v),
 		KSM_COUNTER_WRAPPED);
@@ -606,10 +607,11 @@ static void test_report(void **state)
 	sh->inst[0].racer[fz].ops = 3;
 	sh->inst[0].racer[fz].evidence = 3;
 	sh->inst[0].racer[fz].detail[2] = 1;
+	sh->inst[0].racer[fz].failures = 2;
 	out = t_report(sh);
 	assert_non_null(strstr(out, "ksm-unmerge: totals: cycles=12,"));
 	assert_non_null(strstr(out, ",zero-pages=4096,"));
-	assert_non_null(strstr(out, ",failures=1\n"));
+	assert_non_null(strstr(out, ",failures=1,racer-failures=2\n"));
 	assert_non_null(strstr(out, "ksm-unmerge: racer vmsplice reached: ops=7 ksm-pages-spliced=9,"
 		"merged-phase-timeouts=1,splices-held-over-unmerge=0,ksm-pages-held-over-unmerge=2\n"));
 	assert_non_null(strstr(out, "ksm-unmerge: racer gup NOT reached: ops=6 ksm-pages-pinned=0,odirect-pins=0,"
@@ -618,8 +620,8 @@ static void test_report(void **state)
 	assert_non_null(strstr(out, "ksm-unmerge: racer mrelease NOT reached: ops=0 ksm-victims-killed=0,"
 		"mrelease-reaps=0,mrelease-esrch=0,victim-ksm-pages=0 (its path never met a KSM page)\n"));
 	assert_non_null(strstr(out, "ksm-unmerge: racer sparse skipped: not started\n"));
-	assert_non_null(strstr(out, "ksm-unmerge: racer fork-zero reached: ops=3 zero-page-forks=3,"
-		"forks-during-unmerge=0,overcharged-uncopied=0,overcharged-unmerging=1\n"));
+	assert_non_null(strstr(out, "ksm-unmerge: racer fork-zero reached: ops=3 zero-page-forks=3,failures=2,"
+		"forks-during-unmerge=0,overcharged-uncopied=0,overcharged-unmerging=1,undercharged=0\n"));
 	assert_null(strstr(out, "millisecs"));	/* no samples, no spread */
 	free(sh);
 
