@@ -3365,6 +3365,7 @@ static int stress_ksm_unmerge_thp_start(stress_ksm_unmerge_ctx_t *ctx, stress_ks
 		return stress_ksm_unmerge_racer_reason(run, "mmap, MADV_HUGEPAGE or memory for %zu bytes failed, "
 			"errno=%d (%s)", t->map_size, errno, strerror(errno));
 	stress_memory_anon_name_set(t->thp, t->size, "ksm-unmerge-thp");
+	stress_ksm_unmerge_same_fill(ctx, t->thp, t->npages);	/* what a park before its first merge checks */
 	if (geteuid() == 0) {
 		t->verify_fd = stress_ksm_unmerge_keep_fd(run, open("/proc/sys/vm/compact_memory", O_WRONLY | O_CLOEXEC));
 		t->compact_fd = stress_ksm_unmerge_keep_fd(run, open("/proc/sys/vm/compact_memory", O_WRONLY | O_CLOEXEC));
@@ -4340,7 +4341,7 @@ static int stress_ksm_unmerge_cycle(stress_ksm_unmerge_ctx_t *ctx, uint64_t sw, 
 	int rc, ret, err;
 
 	ctx->cycle++;
-	ctx->quiet = ctx->racers && (ctx->cycle % KSM_QUIET_EVERY) == 1;	/* odd: a madvise cycle anyway */
+	ctx->quiet = ctx->racers && (ctx->cycle % KSM_QUIET_EVERY) == 3;	/* odd: a madvise cycle anyway */
 	if (ctx->quiet) {
 		sw = KSM_SW_MADVISE;
 		if (!stress_ksm_unmerge_racers_quiesce(ctx))
