@@ -28,7 +28,8 @@
  * Needs root (pagemap PFNs, /proc/kpageflags, the KSM knobs), CONFIG_KSM and
  * a kernel with ksm_zero_pages; otherwise it skips (exit 4).  Every KSM knob
  * it writes (run, pages_to_scan, sleep_millisecs, use_zero_pages,
- * advisor_mode) is put back on exit, on error and on SIGINT/SIGTERM/SIGHUP.
+ * advisor_mode, smart_scan) is put back on exit, on error and on
+ * SIGINT/SIGTERM/SIGHUP.
  * Exit status: 0 all pass, 1 a test failed, 4 everything skipped.
  *
  * Build: gcc -static -O2 -Wall -Wextra -Werror -pthread -o ksm_fork_zero_pages ksm_fork_zero_pages.c
@@ -113,6 +114,7 @@ static struct knob knobs[] = {
 	{ .name = "pages_to_scan" },
 	{ .name = "sleep_millisecs" },
 	{ .name = "use_zero_pages" },
+	{ .name = "smart_scan" },
 };
 #define NR_KNOBS	(sizeof(knobs) / sizeof(knobs[0]))
 
@@ -356,10 +358,12 @@ static long accounting_unexplained(const struct accounting *a,
 	return (b->global - a->global) - (b->processes - a->processes);
 }
 
+/* the zero page's pfn once seen (children inherit it), -1 until then */
+static uint64_t zero_pfn = (uint64_t)-1;
+
 /* true if pfn is a zero page, by /proc/kpageflags KPF_ZERO_PAGE */
 static bool pfn_is_zero_page(int kpf_fd, uint64_t pfn)
 {
-	static uint64_t zero_pfn = (uint64_t)-1;
 	uint64_t flags;
 
 	if (pfn == zero_pfn)
@@ -416,16 +420,16 @@ static long count_ksm_zero_ptes(const char *start, size_t npages)
 	return count;
 }
 
-/* the child's side: report its charge and what it maps, then exit */
-static void child_report_and_exit(const char *start, size_t npages)
+/* the child's side: report its charge and what it maps in slot r, then exit */
+static void child_report_and_exit(struct child_report *r, const char *start,
+				  size_t npages)
 {
-	report->error = 0;
-	report->charged_before = self_zero_pages();
-	report->mapped = count_ksm_zero_ptes(start, npages);
-	report->charged_after = self_zero_pages();
-	if (report->charged_before < 0 || report->mapped < 0 ||
-	    report->charged_after < 0)
-		report->error = errno ? errno : EIO;
+	r->error = 0;
+	r->charged_before = self_zero_pages();
+	r->mapped = count_ksm_zero_ptes(start, npages);
+	r->charged_after = self_zero_pages();
+	if (r->charged_before < 0 || r->mapped < 0 || r->charged_after < 0)
+		r->error = errno ? errno : EIO;
 	_exit(0);
 }
 
@@ -538,6 +542,12 @@ static char *zero_region_at(char *addr, size_t npages)
 		munmap(p, npages * page_size);
 		return NULL;
 	}
+	/* every page is a KSM zero page now: learn the zero pfn for the children */
+	if (count_ksm_zero_ptes(p, 1) != 1) {
+		printf("# the first merged page is not on a KPF_ZERO_PAGE pfn\n");
+		munmap(p, npages * page_size);
+		return NULL;
+	}
 	return p;
 }
 
@@ -590,7 +600,7 @@ static pid_t fork_reporter(const char *start, size_t npages)
 	pid_t pid = fork();
 
 	if (pid == 0)
-		child_report_and_exit(start, npages);
+		child_report_and_exit(report, start, npages);
 	return pid;
 }
 
@@ -659,6 +669,7 @@ struct racer {
 	size_t npages;
 	atomic_int go;		/* set by the main thread */
 	atomic_int started;	/* set by the racer right before its work */
+	atomic_long done;	/* pages the write racer has written */
 	double t_start, t_end;
 	int err;
 };
@@ -687,8 +698,10 @@ static void *write_racer(void *arg)
 		;
 	r->t_start = now();
 	atomic_store(&r->started, 1);
-	for (i = 0; i < r->npages; i++)
+	for (i = 0; i < r->npages; i++) {
 		((volatile char *)r->start)[i * page_size] = 1;
+		atomic_store_explicit(&r->done, (long)i + 1, memory_order_relaxed);
+	}
 	r->t_end = now();
 	return NULL;
 }
@@ -752,18 +765,44 @@ static void test_unmerge_race(int n)
 	tap(n, ok, "%s of the range by another thread: the child is charged only what it maps", what);
 }
 
-/* test 5: fork while another thread write-faults the KSM zero pages */
+/*
+ * many small populated VMAs (every other one read-only, so that they do not
+ * merge): dup_mmap() takes some milliseconds over them; NULL on failure
+ */
+static char *slow_vmas_map(size_t npages)
+{
+	char *p = region_map(npages, false);
+	size_t i;
+
+	if (!p)
+		return NULL;
+	for (i = 0; i < npages; i += 4)
+		if (mprotect(p + i * page_size, 2 * page_size, PROT_READ)) {
+			munmap(p, npages * page_size);
+			return NULL;
+		}
+	return p;
+}
+
+/*
+ * test 5: fork while another thread write-faults the KSM zero pages.  The
+ * faults take only the per-VMA lock: they go on while dup_mmap() copies the
+ * 2048 small VMAs below the KSM range, until it write-locks that range.
+ */
 static void test_write_race(int n)
 {
 	const size_t zpages = 16 * MIB / page_size;
-	const size_t bpages = 32 * MIB / page_size;
+	const size_t spages = 8 * MIB / page_size;
+	/* pages written between fork() and the copy that show the window was there */
+	const long evidence = (long)zpages / 16;
 	const char *what = "fork during write faults";
 	struct accounting a, b;
 	struct racer r;
 	pthread_t th;
 	bool ok = false, hit = false;
+	long at_fork, at_copy;
 	int try;
-	char *z, *big;
+	char *z, *slow;
 	pid_t pid;
 
 	for (try = 1; try <= TRIES && !hit; try++) {
@@ -773,22 +812,22 @@ static void test_write_race(int n)
 			tap(n, false, "%s: setup failed", what);
 			return;
 		}
-		/* below the KSM range, so that dup_mmap() copies it first: it takes time */
-		big = region_map(bpages, false);
-		if (!big || big > z) {
-			printf("# the populated range is not below the KSM range (%p, %p)\n",
-			       (void *)big, (void *)z);
-			if (big)
-				munmap(big, bpages * page_size);
+		/* below the KSM range, so that dup_mmap() copies them first */
+		slow = slow_vmas_map(spages);
+		if (!slow || slow > z) {
+			printf("# the small VMAs are not below the KSM range (%p, %p)\n",
+			       (void *)slow, (void *)z);
+			if (slow)
+				munmap(slow, spages * page_size);
 			munmap(z, zpages * page_size);
-			tap_skip(n, what, "cannot place the populated range below the KSM zero pages");
+			tap_skip(n, what, "cannot place the small VMAs below the KSM zero pages");
 			return;
 		}
 		memset(&r, 0, sizeof(r));
 		r.start = z;
 		r.npages = zpages;
 		if (pthread_create(&th, NULL, write_racer, &r)) {
-			munmap(big, bpages * page_size);
+			munmap(slow, spages * page_size);
 			munmap(z, zpages * page_size);
 			tap(n, false, "%s: pthread_create failed", what);
 			return;
@@ -796,24 +835,26 @@ static void test_write_race(int n)
 		atomic_store(&r.go, 1);
 		while (!atomic_load(&r.started))
 			;
+		at_fork = atomic_load(&r.done);
 		pid = fork_reporter(z, zpages);
 		pthread_join(th, NULL);
 		ok = pid > 0 && reap(pid);
-		munmap(big, bpages * page_size);
+		munmap(slow, spages * page_size);
 		munmap(z, zpages * page_size);
 		accounting_read(&b);
 		if (!ok)
 			break;
-		/* the race was run if the child got some of the pages, not all */
-		hit = report->mapped > 0 && report->mapped < (long)zpages;
-		printf("# try %d: the writer took %.1f ms, child maps %ld of %zu\n",
-		       try, (r.t_end - r.t_start) * 1e3, report->mapped, zpages);
+		/* the race was run if the writer went on between fork() and the copy */
+		at_copy = (long)zpages - report->mapped;
+		hit = report->mapped > 0 && at_copy - at_fork >= evidence;
+		printf("# try %d: the writer had written %ld pages when fork() was called, %ld when the range was copied (of %zu, in %.1f ms)\n",
+		       try, at_fork, at_copy, zpages, (r.t_end - r.t_start) * 1e3);
 		ok = judge(what, true, accounting_unexplained(&a, &b));
 		if (!ok)
 			break;
 	}
 	if (ok && !hit) {
-		tap_skip(n, what, "the fork never copied the range while the writer ran");
+		tap_skip(n, what, "the writer never went on while fork() ran");
 		return;
 	}
 	tap(n, ok, "%s to the KSM zero pages by another thread: the child is charged only what it maps", what);
@@ -899,64 +940,106 @@ static void test_failed_fork(int n)
 	tap(n, ok, "%s (ENOMEM in dup_mmap()): the global counter loses nothing", what);
 }
 
-/* test 7: fork while ksmd merges: the child may map pages it is not charged for */
+/* a test 7 child not yet reaped: its pid and the parent's count before fork() */
+struct inflight {
+	pid_t pid;
+	long before;
+};
+
+/* test 7's tally */
+struct merge_race {
+	long forks, during, verdicts, worst;
+	bool failed, broken;
+};
+
+/* reap the test 7 child in slot i and judge what it reported */
+static void merge_race_reap(struct merge_race *m, struct inflight *in, int i)
+{
+	const struct child_report *r = &report[1 + i];
+
+	if (!reap(in[i].pid))
+		m->broken = true;
+	in[i].pid = 0;
+	m->forks++;
+	if (r->error || r->charged_before != r->charged_after)
+		return;		/* ksmd merged in the child meanwhile: no verdict */
+	m->verdicts++;
+	if (r->mapped > in[i].before)
+		m->during++;	/* ksmd merged between the parent's read and the copy */
+	if (r->charged_before != r->mapped && !m->failed) {
+		m->failed = true;
+		m->worst = r->charged_before - r->mapped;
+		report[0] = *r;
+	}
+}
+
+/*
+ * test 7: fork while ksmd merges: the child may map pages it is not charged
+ * for.  Each round maps a fresh range of zero-filled pages and forks children
+ * back to back (up to 8 at a time, each checks itself and exits) while ksmd
+ * merges them: its first pass records checksums, its second merges.  Only a
+ * merge that lands between dup_mm()'s memcpy() and dup_mmap()'s mmap lock
+ * shows, so this is a matter of numbers.
+ */
 static void test_merge_race(int n)
 {
+	enum { INFLIGHT = 8 };
 	const size_t npages = 64 * MIB / page_size;
 	const char *what = "fork during ksmd merging";
 	const double budget = 10.0;
+	const long enough = 50;
+	struct inflight in[INFLIGHT];
+	struct merge_race m;
 	struct accounting a, b;
 	double t_end;
-	long worst = 0, forks = 0, during = 0, before;
-	bool ok = true;
+	int round, i;
 	char *p;
 	pid_t pid;
-	int round;
 
+	memset(&m, 0, sizeof(m));
+	memset(in, 0, sizeof(in));
 	accounting_read(&a);
-	p = region_map(npages, true);
-	if (!p) {
-		tap(n, false, "%s: setup failed", what);
-		return;
-	}
-	/* the first pass only records checksums: merge once, then time the rounds */
-	if (!ksm_merge_until((long)npages)) {
-		munmap(p, npages * page_size);
-		tap(n, false, "%s: setup failed", what);
-		return;
-	}
 	t_end = now() + budget;
-	for (round = 0; now() < t_end && ok; round++) {
-		/* break every KSM zero page (fresh zero-filled pages), then let ksmd merge them back */
-		memset(p, 0, npages * page_size);
-		knob_must_set("run", "1");
-		while (now() < t_end && (before = self_zero_pages()) < (long)npages) {
-			pid = fork_reporter(p, npages);
-			if (pid < 0 || !reap(pid)) {
-				ok = false;
-				break;
-			}
-			forks++;
-			if (report->charged_before != report->charged_after)
-				continue;	/* ksmd merged in the child meanwhile: no verdict */
-			if (report->mapped > before)
-				during++;	/* ksmd merged between the parent's read and the copy */
-			if (report->charged_before != report->mapped) {
-				worst = report->charged_before - report->mapped;
-				ok = false;
-				break;
-			}
+	for (round = 0; !m.failed && !m.broken && now() < t_end && m.during < enough; round++) {
+		p = region_map(npages, true);
+		if (!p) {
+			tap(n, false, "%s: setup failed: %s", what, strerror(errno));
+			return;
 		}
+		knob_must_set("run", "1");
+		for (i = 0; !m.failed && !m.broken && now() < t_end && m.during < enough;
+		     i = (i + 1) % INFLIGHT) {
+			if (in[i].pid)
+				merge_race_reap(&m, in, i);
+			in[i].before = self_zero_pages();
+			if (in[i].before >= (long)npages)
+				break;
+			pid = fork();
+			if (pid == 0)
+				child_report_and_exit(&report[1 + i], p, npages);
+			if (pid < 0) {
+				m.broken = true;
+				break;
+			}
+			in[i].pid = pid;
+		}
+		for (i = 0; i < INFLIGHT; i++)
+			if (in[i].pid)
+				merge_race_reap(&m, in, i);
 		knob_must_set("run", "0");
+		munmap(p, npages * page_size);
 	}
-	munmap(p, npages * page_size);
 	accounting_read(&b);
-	printf("# %s: %d rounds, %ld forks, %ld of them copied pages ksmd merged after the parent's last read\n",
-	       what, round, forks, during);
-	if (!ok) {
+	printf("# %s: %d rounds, %ld forks, %ld judged, %ld of them copied pages ksmd merged after the parent's last read\n",
+	       what, round, m.forks, m.verdicts, m.during);
+	if (m.broken) {
+		tap(n, false, "%s: fork or a child failed", what);
+		return;
+	}
+	if (m.failed) {
 		judge(what, true, accounting_unexplained(&a, &b));
-		printf("# %s: the child is short %ld: ksmd merged them between dup_mm()'s memcpy and the copy\n",
-		       what, -worst);
+		printf("# %s: the child is %s %ld: ksmd merged them between dup_mm()'s memcpy and the copy\n",
+		       what, m.worst < 0 ? "short" : "over", m.worst < 0 ? -m.worst : m.worst);
 		tap(n, false, "%s: the child is charged every KSM zero page it maps", what);
 		return;
 	}
@@ -965,7 +1048,7 @@ static void test_merge_race(int n)
 		tap(n, false, "%s: the child is charged every KSM zero page it maps", what);
 		return;
 	}
-	if (!during) {
+	if (!m.during) {
 		tap_skip(n, what, "no fork copied a page ksmd had just merged");
 		return;
 	}
@@ -1110,6 +1193,9 @@ int main(void)
 	knob_must_set("use_zero_pages", "1");
 	knob_must_set("pages_to_scan", "4096");
 	knob_must_set("sleep_millisecs", "0");
+	/* smart scan would skip pages that did not merge for a while (6.7+) */
+	if (knobs[5].present)
+		knob_must_set("smart_scan", "0");
 	ksm_read("ksm_zero_pages", &g);
 	printf("# global ksm_zero_pages %ld at start, %ld held by live processes\n",
 	       g, all_processes_zero_pages());
