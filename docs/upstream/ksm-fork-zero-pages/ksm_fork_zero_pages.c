@@ -577,12 +577,13 @@ static bool judge(const char *what, bool child, long unexplained)
 		       what, strerror(report->error));
 		return false;
 	}
-	if (report->charged_before != report->mapped) {
-		printf("# %s: the child is charged %+ld KSM zero pages it %s\n",
-		       what, report->charged_before - report->mapped,
-		       report->charged_before > report->mapped ?
-		       "does not map (the parent's count at the memcpy in dup_mm())" :
-		       "maps but was never charged for");
+	if (report->charged_before > report->mapped) {
+		printf("# %s: the child is charged %ld KSM zero pages it does not map (the parent's count at the memcpy in dup_mm())\n",
+		       what, report->charged_before - report->mapped);
+		ok = false;
+	} else if (report->charged_before < report->mapped) {
+		printf("# %s: the child maps %ld KSM zero pages it was never charged for\n",
+		       what, report->mapped - report->charged_before);
 		ok = false;
 	}
 global:
