@@ -122,6 +122,7 @@ static const stress_opt_t opts[] = {
     defined(MADV_UNMERGEABLE) &&	\
     defined(MADV_DONTFORK) &&		\
     defined(HAVE_ATOMIC_FETCH_OR) &&	\
+    defined(HAVE_ATOMIC_ADD_FETCH) &&	\
     defined(HAVE_ATOMIC_SUB_FETCH) &&	\
     defined(HAVE_LOCKF)
 
@@ -153,7 +154,10 @@ static const stress_opt_t opts[] = {
 #define KSM_STOP_SECS		(10.0)		/* a worker must end this soon after the stop */
 #define KSM_TEARDOWN_RATE	(3.0 * GB)	/* bytes/s unmapped at exit, measured low end */
 #define KSM_DRAIN_SECS		(2.0)		/* end of run: ksmd's last full scan, bound */
-#define KSM_QUIET_EVERY		(4)		/* every 4th cycle: racers held off */
+#define KSM_QUIET_FIRST		(5.0)		/* quiet windows: 5 s into the run, */
+#define KSM_QUIET_PERIOD	(10.0)		/* then every 10 s, */
+#define KSM_QUIET_LEN		(3.0)		/* 3 s long: every instance stops its racers, */
+#define KSM_QUIET_SETTLE	(1.0)		/* counted 1 s after the last one did */
 #define KSM_OP_PAGES		(16)		/* pages per racer op */
 #define KSM_RACER_BYTES		(4 * MB)	/* memory a racer keeps besides per-page state */
 
@@ -183,7 +187,7 @@ enum {
 	KSM_PHASE_UNMERGING,
 	KSM_PHASE_VERIFY,
 	KSM_PHASE_PARK,		/* racer thread, before it parks: leave the region as the cycle expects */
-	KSM_PHASE_RESTORE,	/* every racer parked (not in quiet cycles) */
+	KSM_PHASE_RESTORE,	/* every racer parked */
 	KSM_PHASE_STOP,		/* the racer ends (also after a failed start) */
 };
 
@@ -282,9 +286,9 @@ typedef struct {
 typedef struct {
 	uint64_t cycles, merge_timeouts, partial_merges, failures;
 	uint64_t pages_merged, pages_zero, cow_ksm;	/* each verified cycle unmerged what it merged */
-	uint64_t method_cycles[2], unmerge_calls, unmerge_cycles;
-	uint64_t quiet_cycles, quiet_pages;	/* cycles with every racer held off */
-	double unmerge_secs, merge_wait_secs, quiet_secs;
+	uint64_t method_cycles[2];
+	uint64_t quiet_cycles, quiet_pages;	/* cycles of a window every instance's racers were stopped in */
+	double unmerge_secs, merge_wait_secs, quiet_secs, quiet_cpu_secs;
 	char stop_step[32];		/* step the end of the run cut, "" none */
 	stress_ksm_unmerge_lat_t unmerge_lat, mrelease_lat;
 	volatile int phase;
@@ -298,6 +302,9 @@ typedef struct {
 typedef struct {
 	uint32_t instances;
 	volatile uint32_t running;	/* instances not yet ended */
+	volatile double t0;		/* the first instance's start: the quiet windows' clock */
+	volatile uint32_t quiet_in;	/* instances in a quiet window, racers stopped */
+	volatile double quiet_all;	/* when the last one stopped them, 0 when not all */
 	bool knobs_ok;
 	char knob_error[160];
 	size_t pattern, method;
@@ -325,7 +332,6 @@ typedef struct stress_ksm_unmerge_run stress_ksm_unmerge_run_t;
 #define KSM_RF_COPY	STRESS_BIT_U(4)	/* its children keep a copy of every region page */
 #define KSM_RF_PARTIAL	STRESS_BIT_U(5)	/* blocks or breaks merges: partial merges are legitimate */
 #define KSM_RF_LAYOUT	STRESS_BIT_U(6)	/* discards pages or protects them: explains a zero page or EFAULT */
-#define KSM_RF_QUIET	STRESS_BIT_U(7)	/* its phase hook runs in quiet cycles too (to keep a lock) */
 
 /* one racer: a row of the racer table, the only list of racers */
 typedef struct {
@@ -384,9 +390,10 @@ struct stress_ksm_unmerge_ctx {
 	volatile uint64_t cycle;
 	volatile uint64_t quiesce;	/* cycle for which racers must park, 0 none */
 	volatile bool racers_stop;
-	bool quiet;			/* this cycle holds every racer off */
+	bool quiet;			/* in a quiet window: racers stopped */
+	uint32_t restarts;		/* racer restarts after a window: their start lines are not said again */
+	int compact_fd;			/* compact_memory, locked shared while verifying (thp racer compacts exclusive) */
 	uint64_t racers;		/* racers started */
-	char racers_str[160];
 	bool disturb_counts, disturb_layout;
 	size_t touch_npages;		/* racers reading/writing pages stay below this */
 	pthread_t main_thread;
@@ -740,10 +747,7 @@ static void stress_ksm_unmerge_ksmd_drain(const stress_ksm_unmerge_knobs_t *save
 		(void)shim_nanosleep_uint64(2000000);
 }
 
-/*
- *  stress_ksm_unmerge_supported()
- *	KSM must exist and its knobs be writable
- */
+/* KSM must exist and its knobs be writable */
 static int stress_ksm_unmerge_supported(const char *name)
 {
 	if (access(KSM_SYSFS "/run", F_OK) < 0) {
@@ -979,10 +983,7 @@ static void stress_ksm_unmerge_iface_counters(const stress_ksm_unmerge_obs_t *o,
 			" for %" PRIu64 " unshared KSM pages)", delta, o->merged == 1 ? o->ksm_pages : 0);
 }
 
-/*
- *  stress_ksm_unmerge_iface_judge()
- *	pure: which signals the verdicts may use, from the self-test's observations
- */
+/* pure: which signals the verdicts may use, from the self-test's observations */
 static void stress_ksm_unmerge_iface_judge(const stress_ksm_unmerge_obs_t *o, stress_ksm_unmerge_iface_t *ifc)
 {
 	(void)shim_memset(ifc, 0, sizeof(*ifc));
@@ -1003,10 +1004,7 @@ static void stress_ksm_unmerge_iface_judge(const stress_ksm_unmerge_obs_t *o, st
 	stress_ksm_unmerge_iface_counters(o, ifc);
 }
 
-/*
- *  stress_ksm_unmerge_page_what()
- *	pure: what a page is (KSM_PAGE_*), from the self-tested signals only
- */
+/* pure: what a page is (KSM_PAGE_*), from the self-tested signals only */
 static int stress_ksm_unmerge_page_what(const stress_ksm_unmerge_iface_t *ifc, const uint64_t e,
 	const uint64_t flags, const size_t sharers, const uint64_t mapcount, const int kind)
 {
@@ -1182,10 +1180,7 @@ static void stress_ksm_unmerge_iface_line(const stress_ksm_unmerge_iface_t *ifc,
 			stress_ksm_unmerge_iface_names[i], ifc->why[i], ifc->use[i]);
 }
 
-/*
- *  stress_ksm_unmerge_iface_selftest()
- *	probe and judge the kernel's signals once per run; say each unreliable one
- */
+/* probe and judge the kernel's signals once per run; say each unreliable one */
 static void stress_ksm_unmerge_iface_selftest(stress_ksm_unmerge_iface_t *ifc)
 {
 	stress_ksm_unmerge_obs_t o;
@@ -1286,10 +1281,7 @@ static void stress_ksm_unmerge_scan_chunk(stress_ksm_unmerge_ctx_t *ctx, const s
 	}
 }
 
-/*
- *  stress_ksm_unmerge_scan()
- *	judge every region page in bounded chunks; -1 without PFNs or at the end of the run
- */
+/* judge every region page in bounded chunks; -1 without PFNs or at the end of the run */
 static int stress_ksm_unmerge_scan(stress_ksm_unmerge_ctx_t *ctx, const bool sample,
 	stress_ksm_unmerge_page_fn fn, void *arg)
 {
@@ -1545,10 +1537,7 @@ static int stress_ksm_unmerge_verify_pfns(stress_ksm_unmerge_ctx_t *ctx, const u
 	return 0;
 }
 
-/*
- *  stress_ksm_unmerge_verify_data()
- *	every page (a rotating 1/16 without --verify) holds its bytes
- */
+/* every page (a rotating 1/16 without --verify) holds its bytes */
 static int stress_ksm_unmerge_verify_data(stress_ksm_unmerge_ctx_t *ctx)
 {
 	const size_t step = ctx->verify ? 1 : 16;
@@ -1862,10 +1851,7 @@ static void stress_ksm_unmerge_same_fill(const stress_ksm_unmerge_ctx_t *ctx, ui
 		(void)shim_memcpy(p + k * ctx->page_size, ctx->templates, ctx->page_size);
 }
 
-/*
- *  stress_ksm_unmerge_racer_thread()
- *	a racer's thread: ops while the cycle allows, parked when asked
- */
+/* a racer's thread: ops while the cycle allows, parked when asked */
 static void *stress_ksm_unmerge_racer_thread(void *arg)
 {
 	stress_ksm_unmerge_run_t *run = (stress_ksm_unmerge_run_t *)arg;
@@ -1940,6 +1926,8 @@ static void stress_ksm_unmerge_racers_start(stress_ksm_unmerge_ctx_t *ctx)
 
 		if (!(ctx->use & KSM_RACER_BIT(i)))
 			continue;
+		run->thread_done = false;
+		run->parked = run->met = 0;
 		if (r->not_built)
 			(void)stress_ksm_unmerge_racer_reason(run, "not built: %s", r->not_built);
 		else if ((r->flags & KSM_RF_PFNS) && !ctx->have_pfns)
@@ -1958,8 +1946,6 @@ static void stress_ksm_unmerge_racers_start(stress_ksm_unmerge_ctx_t *ctx)
 		if (ret == 0) {
 			run->rs->active = true;
 			ctx->racers |= STRESS_BIT_ULL(i);
-			(void)shim_strlcat(ctx->racers_str, ctx->racers_str[0] ? "," : "", sizeof(ctx->racers_str));
-			(void)shim_strlcat(ctx->racers_str, r->name, sizeof(ctx->racers_str));
 			ctx->disturb_counts |= !!(r->flags & KSM_RF_PARTIAL);
 			ctx->disturb_layout |= !!(r->flags & KSM_RF_LAYOUT);
 			continue;
@@ -1970,7 +1956,7 @@ static void stress_ksm_unmerge_racers_start(stress_ksm_unmerge_ctx_t *ctx)
 			(void)shim_strscpy(run->rs->reason, why, sizeof(run->rs->reason));
 		}
 		run->rs->skipped = true;
-		if (stress_instance_zero(ctx->args))
+		if (stress_instance_zero(ctx->args) && !ctx->restarts)
 			pr_inf_skip("%s: racer %s skipped: %s\n", ctx->args->name, r->name, run->rs->reason);
 	}
 }
@@ -1991,6 +1977,35 @@ static void stress_ksm_unmerge_racers_stop(stress_ksm_unmerge_ctx_t *ctx)
 		stress_ksm_unmerge_racer_end(ctx, &ctx->run[i]);
 	}
 	ctx->racers = 0;
+	ctx->disturb_counts = ctx->disturb_layout = false;
+	ctx->touch_npages = ctx->npages;
+	if (stress_ksm_unmerge_vmflags(ctx->region, ctx->vmflags, sizeof(ctx->vmflags), true) < 0)
+		ctx->vmflags[0] = '\0';	/* uffd-wp's "uw" gone */
+}
+
+/* enter or leave the shared quiet window: every instance stops its racers for 3 s every 10 s */
+static void stress_ksm_unmerge_window(stress_ksm_unmerge_ctx_t *ctx, const bool end)
+{
+	stress_ksm_unmerge_shared_t *sh = stress_ksm_unmerge_shared;
+	const double t = stress_time_now() - sh->t0 - KSM_QUIET_FIRST;
+	const bool in = !end && ctx->use >= KSM_RACER_BIT(0) && t >= 0.0 && fmod(t, KSM_QUIET_PERIOD) < KSM_QUIET_LEN;
+
+	if (in == ctx->quiet)
+		return;
+	ctx->quiet = in;
+	if (in) {
+		stress_ksm_unmerge_racers_stop(ctx);
+		if (__atomic_add_fetch(&sh->quiet_in, 1, __ATOMIC_SEQ_CST) >= sh->running)
+			sh->quiet_all = stress_time_now();
+		return;
+	}
+	sh->quiet_all = 0.0;
+	(void)__atomic_sub_fetch(&sh->quiet_in, 1, __ATOMIC_SEQ_CST);
+	if (!end) {
+		ctx->racers_stop = false;
+		ctx->restarts++;
+		stress_ksm_unmerge_racers_start(ctx);
+	}
 }
 
 /* wait up to 50 ms for every racer that needs merged pages to begin an op on them */
@@ -2039,12 +2054,12 @@ static bool stress_ksm_unmerge_racers_quiesce(stress_ksm_unmerge_ctx_t *ctx)
 		}
 	}
 	for (i = 0; i < KSM_RACERS; i++)
-		if ((ctx->racers & STRESS_BIT_ULL(i)) && ctx->run[i].r->phase && !ctx->quiet)
+		if ((ctx->racers & STRESS_BIT_ULL(i)) && ctx->run[i].r->phase)
 			ctx->run[i].r->phase(ctx, &ctx->run[i], KSM_PHASE_RESTORE);
 	return true;
 }
 
-/* enter a cycle phase: the racers' phase hooks run (not in quiet cycles) */
+/* enter a cycle phase: the racers' phase hooks run; shared compaction lock while verifying */
 static void stress_ksm_unmerge_phase_set(stress_ksm_unmerge_ctx_t *ctx, const int phase)
 {
 	size_t i;
@@ -2054,9 +2069,12 @@ static void stress_ksm_unmerge_phase_set(stress_ksm_unmerge_ctx_t *ctx, const in
 	ctx->st->phase_since = stress_time_now();
 	ctx->st->hang_allow = 0.0;
 	for (i = 0; i < KSM_RACERS; i++)
-		if ((ctx->racers & STRESS_BIT_ULL(i)) && ctx->run[i].r->phase &&
-		    (!ctx->quiet || (ctx->run[i].r->flags & KSM_RF_QUIET)))
+		if ((ctx->racers & STRESS_BIT_ULL(i)) && ctx->run[i].r->phase)
 			ctx->run[i].r->phase(ctx, &ctx->run[i], phase);
+	/* migration entries and reused pfns would read as lost or shared pages */
+	while (ctx->compact_fd >= 0 && flock(ctx->compact_fd, (phase == KSM_PHASE_MERGED || phase == KSM_PHASE_VERIFY) ?
+	       LOCK_SH : LOCK_UN) < 0 && errno == EINTR)
+		;
 	if (phase == KSM_PHASE_IDLE)
 		ctx->quiesce = 0;
 }
@@ -2375,7 +2393,7 @@ static int stress_ksm_unmerge_gup_start(stress_ksm_unmerge_ctx_t *ctx, stress_ks
 	if (ret < 0 && g->ring_fd < 0)
 		return stress_ksm_unmerge_racer_reason(run, "no io_uring for long-term pins and no O_DIRECT file in %s: %s",
 			stress_fs_temp_path_get(), ret == -EXDEV ? "tmpfs takes no pin, use --temp-path" : strerror(-ret));
-	if (stress_instance_zero(ctx->args) && (ret < 0 || g->ring_fd < 0))
+	if (stress_instance_zero(ctx->args) && !ctx->restarts && (ret < 0 || g->ring_fd < 0))
 		pr_inf("%s: gup racer: %s\n", ctx->args->name, ret == -EXDEV ? "O_DIRECT half off: the temp path "
 			"is on tmpfs, which takes no pin (use --temp-path)" : ret < 0 ? "O_DIRECT half off: no O_DIRECT "
 			"file in the temp path" : "long-term pins off: io_uring_setup failed");
@@ -2992,8 +3010,8 @@ static void stress_ksm_unmerge_mprotect_phase(stress_ksm_unmerge_ctx_t *ctx, str
 			if (stress_ksm_unmerge_is_ksm(what) && !(what == KSM_PAGE_KZERO && stress_ksm_unmerge_others_run(ctx, run->r)))
 				stress_ksm_unmerge_racer_fail(run, "page %zu was a KSM page (pfn %#" PRIx64 ") under %s at the "
 					"start of the unmerge and still maps a KSM page after it (pfn %#" PRIx64 "); cycle %"
-					PRIu64 ", racers %s", mp->first + i, mp->snap[i], mp->prot[i] == 2 ? "PROT_NONE" :
-					"PROT_READ", (uint64_t)(mp->pm[i] & PM_PFN_MASK), ctx->cycle, ctx->racers_str);
+					PRIu64, mp->first + i, mp->snap[i], mp->prot[i] == 2 ? "PROT_NONE" :
+					"PROT_READ", (uint64_t)(mp->pm[i] & PM_PFN_MASK), ctx->cycle);
 		}
 	}
 	if (phase == KSM_PHASE_VERIFY || phase == KSM_PHASE_IDLE || phase == KSM_PHASE_PARK) {
@@ -3202,7 +3220,7 @@ static int stress_ksm_unmerge_sparse_start(stress_ksm_unmerge_ctx_t *ctx, stress
 	for (k = 0; k < s->populated; k++)
 		stress_ksm_unmerge_same_fill(ctx, s->base + k * s->stride, 1);
 	walk = stress_ksm_unmerge_sparse_allow(s->size / ps, 0.0, 0.0) / 4.0;	/* at a slow kernel's pace */
-	if (stress_instance_zero(ctx->args) && (s->size < want || walk >= 1.0))
+	if (stress_instance_zero(ctx->args) && !ctx->restarts && (s->size < want || walk >= 1.0))
 		pr_inf("%s: sparse racer: %zu bytes (%zu asked), %zu populated pages; one unmerge may take up to "
 			"%.1f s%s\n", ctx->args->name, s->size, want, s->populated, walk, (hung > 0 && walk > (double)hung) ?
 			", past kernel.hung_task_timeout_secs: ksmd, blocked on the mmap lock, may be reported hung" : "");
@@ -3221,7 +3239,7 @@ typedef struct {
 	bool was_thp[KSM_THP_MAX];	/* THP-mapped before merging */
 	volatile uint64_t unmerged;	/* cycle whose unmerge the thread did */
 	uint64_t compacted;		/* cycle compaction ran in */
-	int verify_fd, compact_fd;	/* compact_memory: locked shared while verifying, exclusive compacting */
+	int compact_fd;			/* compact_memory, locked exclusive while compacting */
 	uint64_t thps;
 } stress_ksm_unmerge_thp_t;
 
@@ -3290,9 +3308,7 @@ static void stress_ksm_unmerge_thp_phase(stress_ksm_unmerge_ctx_t *ctx, stress_k
 		stress_ksm_unmerge_thp_park(ctx, run, t);
 	if (phase == KSM_PHASE_STOP && !t->thps && !run->rs->reason[0])
 		(void)stress_ksm_unmerge_racer_reason(run, "no THP could be faulted (KPF_THP never set)");
-	if (phase > KSM_PHASE_VERIFY)
-		return;
-	for (c = 0; c < t->chunks && phase == KSM_PHASE_MERGING && !ctx->quiet; c++) {
+	for (c = 0; c < t->chunks && phase == KSM_PHASE_MERGING; c++) {
 		int kind = 0;
 
 		(void)shim_madvise(t->thp + c * t->pmd, t->pmd, MADV_DONTNEED);
@@ -3304,13 +3320,10 @@ static void stress_ksm_unmerge_thp_phase(stress_ksm_unmerge_ctx_t *ctx, stress_k
 		run->rs->detail[0] += (kind == 1);
 		run->rs->detail[1] += (kind == 2);
 	}
-	if (phase == KSM_PHASE_MERGING && !ctx->quiet && shim_madvise(t->thp, t->size, MADV_MERGEABLE) < 0)
+	if (phase == KSM_PHASE_MERGING && shim_madvise(t->thp, t->size, MADV_MERGEABLE) < 0)
 		stress_ksm_unmerge_racer_fail(run, "MADV_MERGEABLE on the THP region failed, errno=%d (%s)", errno, strerror(errno));
-	for (c = 0; c < t->chunks && phase == KSM_PHASE_MERGED && !ctx->quiet; c++)
+	for (c = 0; c < t->chunks && phase == KSM_PHASE_MERGED; c++)
 		run->rs->evidence += (t->was_thp[c] && stress_ksm_unmerge_thp_ksm(ctx, t, c) > 0);
-	while (t->verify_fd >= 0 && flock(t->verify_fd, (phase == KSM_PHASE_MERGED || phase == KSM_PHASE_VERIFY) ?
-	       LOCK_SH : LOCK_UN) < 0 && errno == EINTR)
-		;
 }
 
 /* during the main unmerge: compact memory, then unmerge the THP region */
@@ -3343,7 +3356,7 @@ static int stress_ksm_unmerge_thp_start(stress_ksm_unmerge_ctx_t *ctx, stress_ks
 	const int64_t pmd = stress_ksm_unmerge_field("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", NULL);
 	char buf[128];
 
-	t->verify_fd = t->compact_fd = -1;
+	t->compact_fd = -1;
 	if (stress_fs_file_read("/sys/kernel/mm/transparent_hugepage/enabled", buf, sizeof(buf)) <= 0 ||
 	    strstr(buf, "[never]") || pmd < 2 * (int64_t)ctx->page_size || (pmd & (pmd - 1)) || pmd > 32 * (int64_t)MB) {
 		(void)stress_ksm_unmerge_racer_reason(run, "transparent huge pages not built in, [never], or an "
@@ -3366,10 +3379,8 @@ static int stress_ksm_unmerge_thp_start(stress_ksm_unmerge_ctx_t *ctx, stress_ks
 			"errno=%d (%s)", t->map_size, errno, strerror(errno));
 	stress_memory_anon_name_set(t->thp, t->size, "ksm-unmerge-thp");
 	stress_ksm_unmerge_same_fill(ctx, t->thp, t->npages);	/* what a park before its first merge checks */
-	if (geteuid() == 0) {
-		t->verify_fd = stress_ksm_unmerge_keep_fd(run, open("/proc/sys/vm/compact_memory", O_WRONLY | O_CLOEXEC));
+	if (geteuid() == 0)
 		t->compact_fd = stress_ksm_unmerge_keep_fd(run, open("/proc/sys/vm/compact_memory", O_WRONLY | O_CLOEXEC));
-	}
 	return 0;
 }
 #define KSM_THP_NOT_BUILT	NULL
@@ -4025,7 +4036,7 @@ static const stress_ksm_unmerge_racer_t stress_ksm_unmerge_racers[KSM_RACERS] = 
 	  .phase = stress_ksm_unmerge_sparse_phase },
 	{ .name = "thp", .evidence = "thps-split", .not_built = KSM_THP_NOT_BUILT,
 	  .desc = "KSM split of THPs, and unmerge racing memory compaction (migration entries)",
-	  .details = { "pmd-thps", "mthps" }, .flags = KSM_RF_PARTIAL | KSM_RF_QUIET, KSM_PRIV(stress_ksm_unmerge_thp_t),
+	  .details = { "pmd-thps", "mthps" }, .flags = KSM_RF_PARTIAL, KSM_PRIV(stress_ksm_unmerge_thp_t),
 	  .start = stress_ksm_unmerge_thp_start, .op = stress_ksm_unmerge_thp_op, .phase = stress_ksm_unmerge_thp_phase },
 	{ .name = "signal", .evidence = "unmerges-interrupted", .desc = "signals interrupting the unmerge walk (EINTR, retried)",
 	  KSM_PRIV(stress_ksm_unmerge_signal_t), .start = stress_ksm_unmerge_signal_start,
@@ -4131,7 +4142,7 @@ static size_t stress_ksm_unmerge_region_size(stress_args_t *args, const uint64_t
 /* release everything the context holds */
 static void stress_ksm_unmerge_ctx_free(stress_ksm_unmerge_ctx_t *ctx)
 {
-	int *fds[] = { &ctx->pagemap_fd, &ctx->kpageflags_fd, &ctx->kpagecount_fd };
+	int *fds[] = { &ctx->pagemap_fd, &ctx->kpageflags_fd, &ctx->kpagecount_fd, &ctx->compact_fd };
 	size_t i;
 
 	for (i = 0; i < SIZEOF_ARRAY(fds); i++) {
@@ -4179,6 +4190,7 @@ static int stress_ksm_unmerge_ctx_init(stress_ksm_unmerge_ctx_t *ctx, stress_arg
 	ctx->pagemap_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	ctx->kpageflags_fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
 	ctx->kpagecount_fd = open("/proc/kpagecount", O_RDONLY | O_CLOEXEC);
+	ctx->compact_fd = open("/proc/sys/vm/compact_memory", O_WRONLY | O_CLOEXEC);	/* root */
 	if (access(KSM_SYSFS "/full_scans", R_OK) < 0) {
 		pr_inf_skip("%s: cannot read %s/full_scans, errno=%d (%s), skipping stressor\n", args->name,
 			KSM_SYSFS, errno, strerror(errno));
@@ -4231,21 +4243,23 @@ static int stress_ksm_unmerge_ctx_init(stress_ksm_unmerge_ctx_t *ctx, stress_arg
 
 /*
  *  stress_ksm_unmerge_timed_off()
- *	the timed unmerge: madvise in 128 MiB calls, or one prctl call
+ *	the timed unmerge (wall and thread CPU time): one call, or madvise in 128 MiB calls while
+ *	racers run (between calls ksmd frees the stale rmap_items under the mmap lock the next one needs)
  */
-static int stress_ksm_unmerge_timed_off(stress_ksm_unmerge_ctx_t *ctx, const uint64_t sw, double *dt)
+static int stress_ksm_unmerge_timed_off(stress_ksm_unmerge_ctx_t *ctx, const uint64_t sw, double *dt, double *cpu)
 {
+	const size_t call = ctx->racers ? KSM_CALL_BYTES : ctx->region_size;
 	stress_ksm_unmerge_run_t *sig = NULL;
+	struct timespec c0, c1;
 	size_t off, i;
 	int ret = 0;
 
-	for (i = 0; i < KSM_RACERS && !ctx->quiet; i++)
+	for (i = 0; i < KSM_RACERS; i++)
 		if ((ctx->racers & STRESS_BIT_ULL(i)) && ctx->run[i].r->op == stress_ksm_unmerge_signal_op)
 			sig = &ctx->run[i];
-	*dt = 0.0;
-	ctx->st->unmerge_cycles++;
-	for (off = 0; off < ctx->region_size && ret == 0; off += KSM_CALL_BYTES) {
-		const size_t len = (sw == KSM_SW_PRCTL) ? ctx->region_size : STRESS_MINIMUM(KSM_CALL_BYTES, ctx->region_size - off);
+	*dt = *cpu = 0.0;
+	for (off = 0; off < ctx->region_size && ret == 0; off += call) {
+		const size_t len = (sw == KSM_SW_PRCTL) ? ctx->region_size : STRESS_MINIMUM(call, ctx->region_size - off);
 		uint64_t t0, t1;
 
 		if (off && stress_ksm_unmerge_stop_seen(ctx, "unmerge")) {
@@ -4253,13 +4267,15 @@ static int stress_ksm_unmerge_timed_off(stress_ksm_unmerge_ctx_t *ctx, const uin
 			return -1;
 		}
 		ctx->st->in_call = true;
+		(void)shim_clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
 		t0 = stress_ksm_unmerge_now_ns();
 		ret = sig ? stress_ksm_unmerge_signal_call(ctx, sig, sw, off, len) :
 			stress_ksm_unmerge_switch(ctx, sw, off, len, false);
 		t1 = stress_ksm_unmerge_now_ns();
+		(void)shim_clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
 		ctx->st->in_call = false;
 		*dt += (double)(t1 - t0) / 1.0E9;
-		ctx->st->unmerge_calls++;
+		*cpu += (double)(c1.tv_sec - c0.tv_sec) + (double)(c1.tv_nsec - c0.tv_nsec) / 1.0E9;
 		if (sw == KSM_SW_PRCTL)
 			break;
 	}
@@ -4333,28 +4349,26 @@ static int stress_ksm_unmerge_merge(stress_ksm_unmerge_ctx_t *ctx, const uint64_
  */
 static int stress_ksm_unmerge_cycle(stress_ksm_unmerge_ctx_t *ctx, uint64_t sw, const double bound)
 {
+	const stress_ksm_unmerge_shared_t *sh = stress_ksm_unmerge_shared;
 	stress_ksm_unmerge_instance_t *st = ctx->st;
+	/* a quiet figure only from a window every instance is in, settled */
+	const bool quiet = ctx->quiet && sh->quiet_all > 0.0 && stress_time_now() - sh->quiet_all >= KSM_QUIET_SETTLE;
 	uint64_t ksm = 0, kzero = 0;
 	int64_t cow0, cow1;
-	double dt = 0.0;
+	double dt = 0.0, cpu = 0.0;
 	bool empty = false;
 	int rc, ret, err;
 
 	ctx->cycle++;
-	ctx->quiet = ctx->racers && (ctx->cycle % KSM_QUIET_EVERY) == 3;	/* odd: a madvise cycle anyway */
-	if (ctx->quiet) {
-		sw = KSM_SW_MADVISE;
-		if (!stress_ksm_unmerge_racers_quiesce(ctx))
-			return -1;
-	}
+	sw = ctx->quiet ? KSM_SW_MADVISE : sw;
 	rc = stress_ksm_unmerge_merge(ctx, sw, bound, &ksm, &kzero, &empty);
 	if (rc > 0)
 		return 1;
-	if (ksm + kzero && !ctx->quiet)
+	if (ksm + kzero)
 		stress_ksm_unmerge_racers_meet(ctx);
 	cow0 = stress_ksm_unmerge_field("/proc/vmstat", "cow_ksm");
 	stress_ksm_unmerge_phase_set(ctx, KSM_PHASE_UNMERGING);
-	ret = stress_ksm_unmerge_timed_off(ctx, sw, &dt);
+	ret = stress_ksm_unmerge_timed_off(ctx, sw, &dt, &cpu);
 	err = errno;	/* before the cow_ksm read: its parse sets errno = 0 */
 	cow1 = stress_ksm_unmerge_field("/proc/vmstat", "cow_ksm");
 	if (ret < 0) {
@@ -4383,10 +4397,11 @@ static int stress_ksm_unmerge_cycle(stress_ksm_unmerge_ctx_t *ctx, uint64_t sw, 
 	st->unmerge_secs += (ksm + kzero) ? dt : 0.0;
 	if (ksm + kzero)
 		stress_ksm_unmerge_lat_add(&st->unmerge_lat, dt * 1000.0);
-	if (ctx->quiet && ksm + kzero >= ctx->expect_merged + ctx->expect_zero) {
+	if (quiet && sh->quiet_all > 0.0 && ksm + kzero >= ctx->expect_merged + ctx->expect_zero) {
 		st->quiet_cycles++;
 		st->quiet_pages += ksm + kzero;
 		st->quiet_secs += dt;
+		st->quiet_cpu_secs += cpu;
 	}
 	if (rc < 0)
 		return -1;
@@ -4410,14 +4425,14 @@ static void stress_ksm_unmerge_metrics(stress_ksm_unmerge_ctx_t *ctx)
 	size_t i;
 
 	if (st->pages_merged && st->unmerge_secs > 0.0)
-		stress_metrics_set(args, "MB per sec unmerge rate", (double)st->pages_merged * mib / st->unmerge_secs,
+		stress_metrics_set(args, "unmerge MB per sec", (double)st->pages_merged * mib / st->unmerge_secs,
 			STRESS_METRIC_HARMONIC_MEAN);
 	if (st->quiet_pages && st->quiet_secs > 0.0)
-		stress_metrics_set(args, "MB per sec quiet unmerge rate", (double)st->quiet_pages * mib / st->quiet_secs,
+		stress_metrics_set(args, "quiet unmerge MB per sec", (double)st->quiet_pages * mib / st->quiet_secs,
 			STRESS_METRIC_HARMONIC_MEAN);
-	if (st->unmerge_cycles && st->unmerge_calls > st->unmerge_cycles)
-		stress_metrics_set(args, "unmerge calls per cycle", (double)st->unmerge_calls / (double)st->unmerge_cycles,
-			STRESS_METRIC_GEOMETRIC_MEAN);
+	if (st->quiet_pages && st->quiet_cpu_secs > 0.0)
+		stress_metrics_set(args, "quiet CPU-time unmerge MB per sec", (double)st->quiet_pages * mib /
+			st->quiet_cpu_secs, STRESS_METRIC_HARMONIC_MEAN);
 	if (st->cycles) {
 		stress_metrics_set(args, "merge wait millisecs per cycle", st->merge_wait_secs * 1000.0 / (double)st->cycles,
 			STRESS_METRIC_GEOMETRIC_MEAN);
@@ -4509,7 +4524,10 @@ static int stress_ksm_unmerge_worker(stress_args_t *args)
 	bound = 10.0 + (double)(ctx.region_size * args->instances) / (32.0 * MB);
 	stress_ksm_unmerge_racers_start(&ctx);
 	while (!stress_ksm_unmerge_ending(&ctx)) {
-		const int ret = stress_ksm_unmerge_cycle(&ctx, sw == KSM_SW_BOTH ?
+		int ret;
+
+		stress_ksm_unmerge_window(&ctx, false);
+		ret = stress_ksm_unmerge_cycle(&ctx, sw == KSM_SW_BOTH ?
 			((ctx.cycle & 1) ? KSM_SW_PRCTL : KSM_SW_MADVISE) : sw, bound);
 
 		if (ret > 0)
@@ -4522,6 +4540,7 @@ static int stress_ksm_unmerge_worker(stress_args_t *args)
 			}
 		}
 	}
+	stress_ksm_unmerge_window(&ctx, true);
 	stress_ksm_unmerge_racers_stop(&ctx);
 	stress_ksm_unmerge_phase_set(&ctx, KSM_PHASE_IDLE);
 	if (stress_ksm_unmerge_zero_check(&ctx, "after the racers' children exited") < 0)
@@ -4662,10 +4681,7 @@ static int64_t stress_ksm_unmerge_leak_judge(const int64_t base, const int64_t *
 	return (base < 0 || leak == INT64_MAX || leak < 0) ? 0 : leak;
 }
 
-/*
- *  stress_ksm_unmerge_zero_leak_check()
- *	the last instance: no KSM zero page left held by no process
- */
+/* the last instance: no KSM zero page left held by no process */
 static int stress_ksm_unmerge_zero_leak_check(stress_args_t *args)
 {
 	const stress_ksm_unmerge_shared_t *sh = stress_ksm_unmerge_shared;
@@ -4707,6 +4723,8 @@ static int stress_ksm_unmerge(stress_args_t *args)
 	stress_proc_state_set(args->name, STRESS_STATE_SYNC_WAIT);
 	stress_sync_start_wait(args);
 	stress_proc_state_set(args->name, STRESS_STATE_RUN);
+	if (!(sh->t0 > 0.0))
+		sh->t0 = stress_time_now();	/* the instances start together: one clock for the windows */
 	pid = fork();
 	if (pid == 0) {
 		stress_parent_died_alarm();
@@ -4904,10 +4922,7 @@ static void stress_ksm_unmerge_init(const uint32_t instances)
 	sh->zero_leak0 = stress_ksm_unmerge_zero_leak();
 }
 
-/*
- *  stress_ksm_unmerge_deinit()
- *	parent, after the instances: the report, ksmd's last scan, the knobs restored
- */
+/* parent, after the instances: the report, ksmd's last scan, the knobs restored */
 static void stress_ksm_unmerge_deinit(void)
 {
 	stress_ksm_unmerge_shared_t *sh = stress_ksm_unmerge_shared;

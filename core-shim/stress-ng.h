@@ -115,6 +115,7 @@
 #endif
 #if !defined(STRESS_NO_HAVE_ATOMIC)
 #define HAVE_ATOMIC_FETCH_OR	(1)
+#define HAVE_ATOMIC_ADD_FETCH	(1)
 #define HAVE_ATOMIC_SUB_FETCH	(1)
 #endif
 #if !defined(STRESS_NO_HAVE_PIPE2)
