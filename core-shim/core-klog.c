@@ -1964,6 +1964,42 @@ static int stress_klog_shm_init(void)
 }
 
 /*
+ *  stress_klog_skip_to_end()
+ *	read past every record logged so far, keeping the sequence number
+ *	of the last one, so records overwritten before the reader's first
+ *	read of the run are counted as lost too; -1 if the log cannot be read
+ */
+static int stress_klog_skip_to_end(const int fd)
+{
+	static char rec[STRESS_KLOG_REC_MAX];
+	stress_klog_state_t *st = &stress_klog_state;
+	uint32_t i;
+
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return -1;
+	/* a bound, should the log grow as fast as it is read */
+	for (i = 0; i < (1U << 20); i++) {
+		const ssize_t n = read(fd, rec, sizeof(rec) - 1);
+		uint64_t seq;
+
+		if (n > 0) {
+			if (stress_klog_record_parse(rec, (size_t)n, NULL, &seq,
+					NULL, NULL, NULL, NULL) == 0) {
+				st->seq_valid = true;
+				st->seq_next = seq + 1;
+			}
+			continue;
+		}
+		if ((n < 0) && ((errno == EPIPE) || (errno == EINTR)))
+			continue;
+		if ((n < 0) && (errno != EAGAIN))
+			return -1;
+		return 0;
+	}
+	return (lseek(fd, 0, SEEK_END) < 0) ? -1 : 0;
+}
+
+/*
  *  stress_klog_start()
  *	record the taint mask, fork the kernel-log reader; says in one
  *	line why the kernel log is not checked if it cannot be
@@ -2001,8 +2037,8 @@ void stress_klog_start(void)
 		return;
 	}
 	/* only records logged from now on */
-	if (lseek(fd, 0, SEEK_END) < 0) {
-		pr_inf("%s: cannot seek %s, errno=%d (%s), the kernel log is not checked\n",
+	if (stress_klog_skip_to_end(fd) < 0) {
+		pr_inf("%s: cannot read %s, errno=%d (%s), the kernel log is not checked\n",
 			STRESS_KLOG_NAME, STRESS_KLOG_KMSG, errno, strerror(errno));
 		(void)close(fd);
 		return;

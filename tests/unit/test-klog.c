@@ -1067,6 +1067,9 @@ static void test_reader_live(void **state)
 	assert_true(stress_klog_pid > 0);
 	assert_int_equal(stress_klog_shm->status, STRESS_KLOG_STATUS_OK);
 	assert_true(stress_klog_shm->taint_valid);
+	/* the records before the run were read past: a baseline sequence */
+	assert_true(stress_klog_state.seq_valid);
+	assert_true(stress_klog_state.seq_next > 0);
 	(void)usleep(200000);
 	assert_int_equal(kill(stress_klog_pid, 0), 0);	/* still reading */
 	stress_klog_stop(&success);
