@@ -683,7 +683,8 @@ FILE *stress_yaml_open(const char *filename)
 
 /*
  *  stress_yaml_extra_add()
- *	queue an extra top-level section for the YAML file
+ *	queue an extra top-level section for the YAML file; a section of
+ *	a name already queued replaces that one's body (no duplicate keys)
  */
 void stress_yaml_extra_add(const char *name, const char *yaml_body)
 {
@@ -691,6 +692,18 @@ void stress_yaml_extra_add(const char *name, const char *yaml_body)
 
 	if (!name || !*name)
 		return;
+	for (e = yaml_extras_head; e; e = e->next) {
+		char *body;
+
+		if (strcmp(e->name, name))
+			continue;
+		body = strdup(yaml_body ? yaml_body : "");
+		if (!body)
+			goto nomem;
+		free(e->body);
+		e->body = body;
+		return;
+	}
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		goto nomem;

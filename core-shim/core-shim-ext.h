@@ -21,6 +21,7 @@
  *  Extension: add an extra top-level YAML section.  name is the key
  *  (e.g. "kernel-log"), yaml_body the already indented lines that
  *  follow "name:\n".  Emitted after metrics: and before the final "...".
+ *  Adding a name again replaces the body queued under it.
  */
 extern void stress_yaml_extra_add(const char *name, const char *yaml_body);
 

@@ -1,6 +1,10 @@
-# tests/klog.mk: kernel-log watcher tests.  Included by the top Makefile.
+# tests/klog.mk: tests of the standalone core's kernel-log check
+# (core-shim/core-klog.c, -K/--klog-check).  Included by the top Makefile.
+# None of them needs the stressor: test-klog links the shim with the dummy
+# stressor, the others compile core-klog.c alone with silent stubs.
 #
-#   make tests/build/test-klog   cmocka tests (corpora, parser, taint, YAML)
+#   make tests/build/test-klog   cmocka tests (corpora, parser, taint, YAML,
+#                                report lines, -K rule, live reader)
 #   make fuzz-klog               libFuzzer run of parser + classifier
 #                                (FUZZ_KLOG_TIME seconds, default 30; clang)
 #   make tests/build/klog-normalise   the LKP key normaliser over 300,731
@@ -12,9 +16,8 @@ KLOG_TEST       := $(KLOG_TEST_DIR)/test-klog
 KLOG_FUZZ       := $(KLOG_TEST_DIR)/fuzz-klog
 KLOG_FUZZ_DIR   := $(KLOG_TEST_DIR)/fuzz-klog-corpus
 KLOG_NORM       := $(KLOG_TEST_DIR)/klog-normalise
-# The watcher is the stressor's private header; the tests include it
-# directly and fake the few core functions it calls
-KLOG_SRC        := $(STRESSOR)-klog.h
+# the tests include core-klog.c itself (they look at its static state)
+KLOG_SRC        := core-shim/core-klog.c
 KLOG_CORPUS     := $(wildcard tests/data/corpus/klog/*.txt)
 FUZZ_CC         ?= clang
 FUZZ_KLOG_TIME  ?= 30
@@ -31,14 +34,15 @@ CLEAN_FILES  += $(KLOG_TEST) $(KLOG_FUZZ) $(KLOG_NORM)
 klog-tests: $(KLOG_TEST)
 	./$(KLOG_TEST)
 
-# the shim's syscall wrappers are real; pr_*, the clock and YAML are faked
-$(KLOG_TEST): tests/unit/test-klog.c $(KLOG_SRC) $(SHIM_HDR) $(KLOG_CORPUS) core-shim/core-shim.c
+# the real shim (pr_*, YAML, /proc reads) with the dummy stressor; the
+# test's copy of core-klog.c stands in for the library's core-klog.o
+$(KLOG_TEST): tests/unit/test-klog.c tests/unit/test-shim-common.h $(KLOG_SRC) $(SHIM_HDR) $(KLOG_CORPUS) tests/build/dummy-stressor.o core-shim/libshim.a
 	@mkdir -p $(KLOG_TEST_DIR)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ tests/unit/test-klog.c core-shim/core-shim.c -lcmocka
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ tests/unit/test-klog.c tests/build/dummy-stressor.o core-shim/libshim.a $(SHIM_TEST_LDLIBS)
 
-$(KLOG_NORM): tests/unit/klog-normalise.c tests/unit/klog-stubs.h $(KLOG_SRC) $(SHIM_HDR) core-shim/core-shim.c
+$(KLOG_NORM): tests/unit/klog-normalise.c tests/unit/klog-stubs.h $(KLOG_SRC) $(SHIM_HDR)
 	@mkdir -p $(KLOG_TEST_DIR)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ tests/unit/klog-normalise.c core-shim/core-shim.c
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ tests/unit/klog-normalise.c
 
 $(KLOG_FUZZ): tests/unit/fuzz-klog.c tests/unit/klog-stubs.h $(KLOG_SRC) $(SHIM_HDR)
 	@mkdir -p $(KLOG_TEST_DIR)
@@ -49,5 +53,7 @@ fuzz-klog: $(KLOG_FUZZ)
 	./$(KLOG_FUZZ) -max_total_time=$(FUZZ_KLOG_TIME) -timeout=5 -rss_limit_mb=512 \
 		-print_final_stats=1 $(KLOG_FUZZ_DIR) tests/data/corpus/klog
 
-# the sanitizer build of test-klog (tests/hygiene.mk) includes the header too
+# the sanitizer build of test-klog (tests/hygiene.mk) includes core-klog.c
+# too and links the dummy stressor like the shim tests
 build/asan/tests/test-klog: $(KLOG_SRC)
+build/asan/tests/test-klog: ASAN_TEST_OBJS = $(ASAN_DUMMY)

@@ -16,6 +16,8 @@
  *                   one metric that is always 0.0
  *   DUMMY_TRACE     file to append "init N", "deinit" and "run I" lines to
  *   DUMMY_INSTANCE  with kill/segv/fail: only this instance misbehaves
+ *   DUMMY_KMSG      a line instance 0 writes to /dev/kmsg as its last act
+ *                   (the kernel-log check must still catch it)
  */
 #include "stress-ng.h"
 
@@ -170,6 +172,31 @@ static bool stress_dummy_misbehaves(stress_args_t *args)
 }
 
 /*
+ *  stress_dummy_kmsg()
+ *	write $DUMMY_KMSG to /dev/kmsg, if set
+ */
+static void stress_dummy_kmsg(void)
+{
+	const char *env = getenv("DUMMY_KMSG");
+	char line[1024];
+	int fd;
+
+	if (!env)
+		return;
+	/* one write, with its newline: the kernel keeps a record without one
+	 * open (unreadable) until the next record arrives */
+	(void)snprintf(line, sizeof(line), "%s\n", env);
+	fd = open("/dev/kmsg", O_WRONLY);
+	if (fd < 0) {
+		pr_inf("dummy: cannot open /dev/kmsg, errno=%d (%s)\n", errno, strerror(errno));
+		return;
+	}
+	if (write(fd, line, strlen(line)) < 0)
+		pr_inf("dummy: write to /dev/kmsg failed, errno=%d (%s)\n", errno, strerror(errno));
+	(void)close(fd);
+}
+
+/*
  *  stress_dummy()
  *	the fake stressor loop
  */
@@ -217,6 +244,8 @@ static int stress_dummy(stress_args_t *args)
 	}
 	if (!strcmp(mode, "notready"))
 		args->bogo.count.counter_ready = false;
+	if (stress_instance_zero(args))
+		stress_dummy_kmsg();
 	stress_proc_state_set(args->name, STRESS_STATE_DEINIT);
 	return EXIT_SUCCESS;
 }

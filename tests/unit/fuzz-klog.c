@@ -6,21 +6,16 @@
  * as published by the Free Software Foundation; either version 2
  * of the License, or (at your option) any later version.
  *
- * tests/unit/fuzz-klog.c: libFuzzer target for the kernel-log watcher's
- * record parser, unescaper, classifier / LKP key normaliser and splat
- * grouping.  The input is a list of /dev/kmsg records, one per line
+ * tests/unit/fuzz-klog.c: libFuzzer target for the kernel-log check's
+ * (core-shim/core-klog.c) record parser, unescaper, classifier / LKP key
+ * normaliser, splat grouping and stress-ng's -K level rule.  The input is a list of /dev/kmsg records, one per line
  * (lines starting with a space are dictionary lines of the record
  * before), as in tests/data/corpus/klog.  Invariants are checked with
  * __builtin_trap().
  *
  *   make fuzz-klog FUZZ_KLOG_TIME=30
  */
-#include "stress-ng.h"
-#include "core-builtin.h"
-#include <poll.h>
-#include <sys/prctl.h>
-#include "stress-ksm-unmerge-klog.h"	/* the stressor's kernel-log watcher */
-#include "klog-stubs.h"		/* silent pr_* and YAML stubs */
+#include "klog-stubs.h"		/* core-klog.c with silent core stubs */
 
 #include <time.h>
 
@@ -31,50 +26,6 @@ double stress_time_now(void)
 {
 	return fuzz_clock;
 }
-
-/* stub: shim_usleep() */
-int shim_usleep(uint64_t usec)
-{
-	(void)usec;
-	return 0;
-}
-
-/* stub: shim_waitpid() */
-pid_t shim_waitpid(pid_t pid, int *wstatus, int options)
-{
-	return waitpid(pid, wstatus, options);
-}
-
-/* stub: shim_kill() */
-int shim_kill(pid_t pid, int sig)
-{
-	return kill(pid, sig);
-}
-
-/* stub: shim_strscpy() */
-ssize_t shim_strscpy(char *dst, const char *src, size_t len)
-{
-	size_t n = strlen(src);
-
-	if (!len)
-		return -E2BIG;
-	if (n >= len) {
-		(void)memcpy(dst, src, len - 1);
-		dst[len - 1] = '\0';
-		return -E2BIG;
-	}
-	(void)memcpy(dst, src, n + 1);
-	return (ssize_t)n;
-}
-
-/* the process-level entry points are not fuzzed; keep them referenced */
-static const void *fuzz_unfuzzed[] __attribute__((used)) = {
-	(const void *)stress_ksm_unmerge_klog_start,
-	(const void *)stress_ksm_unmerge_klog_stop,
-	(const void *)stress_ksm_unmerge_klog_events,
-	(const void *)stress_ksm_unmerge_klog_sync,
-	(const void *)stress_ksm_unmerge_klog_context_set,
-};
 
 /*
  *  fuzz_check_str()
@@ -92,21 +43,21 @@ static void fuzz_check_str(const char *buf, const size_t len)
  */
 static void fuzz_one_record(const char *rec, const size_t len)
 {
-	char key[STRESS_KSM_UNMERGE_KLOG_KEY_LEN], msgbuf[STRESS_KSM_UNMERGE_KLOG_REC_MAX];
+	char key[STRESS_KLOG_KEY_LEN], msgbuf[STRESS_KLOG_REC_MAX];
 	const char *msg = NULL;
 	size_t msglen = 0, n;
 	uint64_t seq, usec;
 	int level = -1, fac = -1;
 
-	if (stress_ksm_unmerge_klog_record_parse(rec, len, &level, &seq, &usec, &fac, &msg, &msglen) == 0) {
+	if (stress_klog_record_parse(rec, len, &level, &seq, &usec, &fac, &msg, &msglen) == 0) {
 		if ((level < 0) || (level > 7) || (fac < 0) || (fac > 127))
 			__builtin_trap();
 		if ((msg < rec) || (msg + msglen > rec + len) || memchr(msg, '\n', msglen))
 			__builtin_trap();
-		n = stress_ksm_unmerge_klog_unescape(msg, msglen, msgbuf, sizeof(msgbuf));
+		n = stress_klog_unescape(msg, msglen, msgbuf, sizeof(msgbuf));
 		if ((n >= sizeof(msgbuf)) || (n > msglen) || (msgbuf[n] != '\0'))
 			__builtin_trap();
-		if (stress_ksm_unmerge_klog_classify(msgbuf, key, sizeof(key)) == 0) {
+		if (stress_klog_lkp_classify(msgbuf, key, sizeof(key)) == 0) {
 			if (key[0])
 				__builtin_trap();
 		} else {
@@ -121,25 +72,34 @@ static void fuzz_one_record(const char *rec, const size_t len)
  */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	static stress_shared_t fuzz_shared;
 	static char buf[1 << 16], yaml[8192], rec[1 << 16];
-	char key[STRESS_KSM_UNMERGE_KLOG_KEY_LEN], letters[64];
+	char key[STRESS_KLOG_KEY_LEN], letters[64];
 	size_t i, start, reclen = 0;
 	uint32_t records = 0, bits = 0;
 
 	if (size >= sizeof(buf))
 		return 0;
-	if (!stress_ksm_unmerge_klog_shm && (stress_ksm_unmerge_klog_shm_init() < 0))
+	if (!stress_klog_shm && (stress_klog_shm_init() < 0))
 		__builtin_trap();
-	(void)memset(stress_ksm_unmerge_klog_shm, 0, sizeof(*stress_ksm_unmerge_klog_shm));
-	(void)memset(&stress_ksm_unmerge_klog_state, 0, sizeof(stress_ksm_unmerge_klog_state));
-	stress_ksm_unmerge_klog_shm->status = STRESS_KSM_UNMERGE_KLOG_STATUS_OK;
+	(void)memset(stress_klog_shm, 0, sizeof(*stress_klog_shm));
+	(void)memset(&stress_klog_state, 0, sizeof(stress_klog_state));
+	stress_klog_shm->status = STRESS_KLOG_STATUS_OK;
+	stress_klog_shm->taint_valid = 1;
 	fuzz_clock = 0.0;
+	g_shared = &fuzz_shared;
+	fuzz_shared.klog_errors = 0;
+	/* half the inputs also go through stress-ng's -K level rule */
+	if (size & 1)
+		g_opt_flags |= OPT_FLAGS_KLOG_CHECK;
+	else
+		g_opt_flags &= ~OPT_FLAGS_KLOG_CHECK;
 
 	/* the whole input as one record and as one message */
 	(void)memcpy(buf, data, size);
 	buf[size] = '\0';
 	fuzz_one_record(buf, size);
-	(void)stress_ksm_unmerge_klog_classify(buf, key, sizeof(key));
+	(void)stress_klog_lkp_classify(buf, key, sizeof(key));
 	fuzz_check_str(key, sizeof(key));
 
 	/* the input as a record stream through the watcher logic */
@@ -153,11 +113,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		} else {
 			if (reclen) {
 				fuzz_one_record(rec, reclen);
-				if (stress_ksm_unmerge_klog_feed(rec, reclen, fuzz_clock) == 0)
+				if (stress_klog_feed(rec, reclen, fuzz_clock) == 0)
 					records++;
 				fuzz_clock += 0.125;
 				if ((records & 7) == 7)
-					stress_ksm_unmerge_klog_idle(fuzz_clock, false);
+					stress_klog_idle(fuzz_clock, false);
 			}
 			reclen = i - start;
 			(void)memcpy(rec, data + start, reclen);
@@ -166,30 +126,38 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (reclen) {
 		fuzz_one_record(rec, reclen);
-		if (stress_ksm_unmerge_klog_feed(rec, reclen, fuzz_clock) == 0)
+		if (stress_klog_feed(rec, reclen, fuzz_clock) == 0)
 			records++;
 	}
-	stress_ksm_unmerge_klog_idle(fuzz_clock, true);
+	stress_klog_idle(fuzz_clock, true);
 
 	/* invariants: one event needs at least one record, keys are strings */
-	if (stress_ksm_unmerge_klog_shm->events > records)
+	if (stress_klog_shm->events > records)
 		__builtin_trap();
-	if (stress_ksm_unmerge_klog_shm->records != records)
+	/* every splat is an error; -K adds at most one per record */
+	if (fuzz_shared.klog_errors < stress_klog_shm->events)
 		__builtin_trap();
-	if (stress_ksm_unmerge_klog_shm->nkeys > STRESS_KSM_UNMERGE_KLOG_KEYS_MAX)
+	if (fuzz_shared.klog_errors > (uint64_t)stress_klog_shm->events + records)
 		__builtin_trap();
-	for (i = 0; i < stress_ksm_unmerge_klog_shm->nkeys; i++) {
-		fuzz_check_str(stress_ksm_unmerge_klog_shm->keys[i].key, STRESS_KSM_UNMERGE_KLOG_KEY_LEN);
-		if (!stress_ksm_unmerge_klog_shm->keys[i].key[0] || !stress_ksm_unmerge_klog_shm->keys[i].count)
+	if (!(g_opt_flags & OPT_FLAGS_KLOG_CHECK) &&
+	    (fuzz_shared.klog_errors != stress_klog_shm->events))
+		__builtin_trap();
+	if (stress_klog_shm->records != records)
+		__builtin_trap();
+	if (stress_klog_shm->nkeys > STRESS_KLOG_KEYS_MAX)
+		__builtin_trap();
+	for (i = 0; i < stress_klog_shm->nkeys; i++) {
+		fuzz_check_str(stress_klog_shm->keys[i].key, STRESS_KLOG_KEY_LEN);
+		if (!stress_klog_shm->keys[i].key[0] || !stress_klog_shm->keys[i].count)
 			__builtin_trap();
 	}
-	if (stress_ksm_unmerge_klog_yaml(yaml, sizeof(yaml)) >= sizeof(yaml))
+	if (stress_klog_yaml(yaml, sizeof(yaml)) >= sizeof(yaml))
 		__builtin_trap();
 
 	if (size >= 4)
 		(void)memcpy(&bits, data, sizeof(bits));
-	stress_ksm_unmerge_klog_taint_letters(bits, letters, sizeof(letters));
+	stress_klog_taint_letters(bits, letters, sizeof(letters));
 	fuzz_check_str(letters, sizeof(letters));
-	stress_ksm_unmerge_klog_taint_check(bits);
+	stress_klog_taint_check(bits);
 	return 0;
 }

@@ -6,7 +6,8 @@
  * as published by the Free Software Foundation; either version 2
  * of the License, or (at your option) any later version.
  *
- * tests/unit/klog-normalise.c: the kernel-log watcher's LKP key normaliser run
+ * tests/unit/klog-normalise.c: the kernel-log check's LKP key normaliser
+ * (core-shim/core-klog.c) run
  * over a fixed line set, for the equivalence test (tests/it/klog/normalise.sh)
  * and its speed.  The line set is every message of tests/data/corpus/klog plus
  * seeded mutations of them (digits, hex words, punctuation, spaces, tabs,
@@ -18,12 +19,7 @@
  *   klog-normalise --time R DIR        time R passes, print the median CPU
  *                                      seconds of one pass (normalising only)
  */
-#include "stress-ng.h"
-#include "core-builtin.h"
-#include <poll.h>
-#include <sys/prctl.h>
-#include "stress-ksm-unmerge-klog.h"
-#include "klog-stubs.h"		/* silent pr_* and YAML stubs */
+#include "klog-stubs.h"		/* core-klog.c with silent core stubs */
 
 #include <dirent.h>
 #include <stdarg.h>
@@ -31,27 +27,11 @@
 
 #define NORM_LINES	(300731)	/* corpus lines + mutations */
 
-volatile bool g_stress_continue_flag = true;
-
 /* stub: stress_time_now() */
 double stress_time_now(void)
 {
 	return 0.0;
 }
-
-/* the process-level entry points are not run here; keep them referenced */
-static const void *norm_unused[] __attribute__((used)) = {
-	(const void *)stress_ksm_unmerge_klog_start,
-	(const void *)stress_ksm_unmerge_klog_stop,
-	(const void *)stress_ksm_unmerge_klog_events,
-	(const void *)stress_ksm_unmerge_klog_sync,
-	(const void *)stress_ksm_unmerge_klog_context_set,
-	(const void *)stress_ksm_unmerge_klog_classify,
-	(const void *)stress_ksm_unmerge_klog_feed,
-	(const void *)stress_ksm_unmerge_klog_idle,
-	(const void *)stress_ksm_unmerge_klog_kind_name,
-	(const void *)stress_ksm_unmerge_klog_yaml,
-};
 
 static char **norm_lines;
 static size_t norm_n;
@@ -197,11 +177,11 @@ static void norm_pass(FILE *out)
 	size_t i;
 
 	for (i = 0; i < norm_n; i++) {
-		char id[STRESS_KSM_UNMERGE_KLOG_LINE_MAX], key[STRESS_KSM_UNMERGE_KLOG_KEY_LEN];
+		char id[STRESS_KLOG_LINE_MAX], key[STRESS_KLOG_KEY_LEN];
 
 		(void)snprintf(id, sizeof(id), "%s", norm_lines[i]);
-		stress_ksm_unmerge_klog_error_id(id, sizeof(id));
-		stress_ksm_unmerge_klog_make_key(norm_lines[i], key, sizeof(key));
+		stress_klog_error_id(id, sizeof(id));
+		stress_klog_make_key(norm_lines[i], key, sizeof(key));
 		if (out)
 			(void)fprintf(out, "%s\t%s\n", id, key);
 	}

@@ -100,8 +100,10 @@ static void yaml_file_write(const char *path)
 	assert_non_null(yaml);
 	stress_metrics_dump(yaml, "ksm-unmerge");
 	stress_times_dump(yaml, 2.0);
-	stress_yaml_extra_add("kernel-log", "      errors: 0\n      lines: ['a: b', 'it''s']");
+	stress_yaml_extra_add("kernel-log", "      errors: 7\n");
 	stress_yaml_extra_add("ksm-unmerge", "      pages-unmerged: 1234\n");
+	/* the same name again replaces the body, in its place */
+	stress_yaml_extra_add("kernel-log", "      errors: 0\n      lines: ['a: b', 'it''s']");
 	stress_yaml_close(yaml);
 	stress_shared_free();
 	g_opt_flags = 0;
@@ -173,6 +175,8 @@ static void test_yaml_file(void **state)
 	assert_non_null(map_get(&doc, map_get(&doc, root, "times"), "run-time"));
 	node = map_get(&doc, map_get(&doc, root, "ksm-unmerge"), "pages-unmerged");
 	assert_string_equal((const char *)node->data.scalar.value, "1234");
+	node = map_get(&doc, map_get(&doc, root, "kernel-log"), "errors");
+	assert_string_equal((const char *)node->data.scalar.value, "0");
 
 	yaml_document_delete(&doc);
 	yaml_parser_delete(&parser);

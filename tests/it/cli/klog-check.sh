@@ -3,7 +3,10 @@
 # shim (dummy runner): a user-space "<3>" record (facility 1) is ignored;
 # a real kernel level-3 error (ext4 mount of a zeroed loop file) fails
 # the run with exit 2 and the verdict after the final line; without -K
-# the same error does not fail the run.  Needs root, /dev/kmsg, losetup.
+# the same error does not fail the run (the standalone default checks
+# kernel splats only, tests/it/klog/inject.sh); a user who cannot read
+# /dev/kmsg gets one line and the run goes on.  Needs root, /dev/kmsg,
+# losetup.
 
 cd "$(dirname "$0")/../../.." || exit 1
 . tests/lib/checks.sh
@@ -73,6 +76,23 @@ checked; tail -n 2 "$tmp/out" | head -n 1 | grep -q 'successful run completed' |
 run_with kernel_error
 rc=$?
 check [ "$rc" -eq 0 ] || fail "kernel error without -K: exit $rc, expected 0"
+check grep -q 'klog-check' "$tmp/out" && fail "kernel error without -K: a klog-check line"
+
+# no permission to read the kernel log: one line, the run goes on
+if [ "$(cat /proc/sys/kernel/dmesg_restrict 2>/dev/null)" = 1 ] && command -v setpriv >/dev/null; then
+	chmod 755 "$tmp"
+	cp "$R" "$tmp/runner"	# the tree may not be reachable for uid 65534
+	(cd "$tmp" && setpriv --reuid=65534 --regid=65534 --clear-groups \
+		./runner --ksm-unmerge 1 -t 1 -K) >"$tmp/out" 2>&1
+	rc=$?
+	check [ "$rc" -eq 0 ] || fail "unprivileged -K run: exit $rc, expected 0"
+	n=$(grep -c 'klog-check' "$tmp/out")
+	check [ "$n" -eq 1 ] || fail "unprivileged -K run: $n klog-check lines, expected 1"
+	check grep -q '^stress-ng: info:  \[[0-9]*\] klog-check: cannot open /dev/kmsg, errno=[0-9]* ([^)]*), the kernel log is not checked$' "$tmp/out" ||
+		fail "unprivileged -K run: no 'cannot open /dev/kmsg' line"
+else
+	echo "unprivileged run not checked: dmesg_restrict is not 1 or no setpriv"
+fi
 
 [ "$errors" -eq 0 ] || { cat "$tmp/out"; echo "$errors check(s) failed"; exit 1; }
 echo "klog-check semantics OK"
