@@ -2351,9 +2351,10 @@ static int stress_ksm_unmerge_gup_file(stress_ksm_unmerge_ctx_t *ctx, stress_ksm
 	struct statfs sfs;
 #endif
 
-	if (access(stress_fs_temp_path_get(), W_OK) < 0 || stress_fs_temp_dir_make_args(ctx->args) < 0)
-		return -errno;
 	(void)stress_fs_temp_dir_args(ctx->args, path, sizeof(path));
+	/* a restart after a quiet window finds the dir the first start made */
+	if (access(stress_fs_temp_path_get(), W_OK) < 0 || (access(path, F_OK) < 0 && stress_fs_temp_dir_make_args(ctx->args) < 0))
+		return -errno;
 #if defined(O_TMPFILE)
 	fd = open(path, O_TMPFILE | O_RDWR | O_DIRECT | O_CLOEXEC, 0600);
 #endif
@@ -4502,7 +4503,7 @@ static int stress_ksm_unmerge_outcome(stress_ksm_unmerge_ctx_t *ctx, int rc)
 static int stress_ksm_unmerge_worker(stress_args_t *args)
 {
 	stress_ksm_unmerge_ctx_t ctx;
-	uint64_t sw;
+	uint64_t sw, n = 0;
 	double bound;
 	int rc;
 
@@ -4527,8 +4528,9 @@ static int stress_ksm_unmerge_worker(stress_args_t *args)
 		int ret;
 
 		stress_ksm_unmerge_window(&ctx, false);
-		ret = stress_ksm_unmerge_cycle(&ctx, sw == KSM_SW_BOTH ?
-			((ctx.cycle & 1) ? KSM_SW_PRCTL : KSM_SW_MADVISE) : sw, bound);
+		n += !ctx.quiet;	/* the switches alternate outside the windows */
+		ret = stress_ksm_unmerge_cycle(&ctx, sw == KSM_SW_BOTH ? ((n & 1) ? KSM_SW_PRCTL : KSM_SW_MADVISE) : sw,
+			bound);
 
 		if (ret > 0)
 			break;
