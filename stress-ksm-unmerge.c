@@ -4352,8 +4352,9 @@ static int stress_ksm_unmerge_cycle(stress_ksm_unmerge_ctx_t *ctx, uint64_t sw, 
 {
 	const stress_ksm_unmerge_shared_t *sh = stress_ksm_unmerge_shared;
 	stress_ksm_unmerge_instance_t *st = ctx->st;
-	/* a quiet figure only from a window every instance is in, settled */
-	const bool quiet = ctx->quiet && sh->quiet_all > 0.0 && stress_time_now() - sh->quiet_all >= KSM_QUIET_SETTLE;
+	/* a quiet figure from a window every instance is in, settled; without racers every cycle is quiet */
+	const bool quiet = ctx->use < KSM_RACER_BIT(0) ||
+		(ctx->quiet && sh->quiet_all > 0.0 && stress_time_now() - sh->quiet_all >= KSM_QUIET_SETTLE);
 	uint64_t ksm = 0, kzero = 0;
 	int64_t cow0, cow1;
 	double dt = 0.0, cpu = 0.0;
@@ -4398,7 +4399,7 @@ static int stress_ksm_unmerge_cycle(stress_ksm_unmerge_ctx_t *ctx, uint64_t sw, 
 	st->unmerge_secs += (ksm + kzero) ? dt : 0.0;
 	if (ksm + kzero)
 		stress_ksm_unmerge_lat_add(&st->unmerge_lat, dt * 1000.0);
-	if (quiet && sh->quiet_all > 0.0 && ksm + kzero >= ctx->expect_merged + ctx->expect_zero) {
+	if (quiet && (sh->quiet_all > 0.0 || ctx->use < KSM_RACER_BIT(0)) && ksm + kzero >= ctx->expect_merged + ctx->expect_zero) {
 		st->quiet_cycles++;
 		st->quiet_pages += ksm + kzero;
 		st->quiet_secs += dt;
