@@ -11,16 +11,11 @@
  * MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
  * GNU General Public License for more details.
  *
- * ksm-unmerge: merge anonymous memory with KSM (ksmd), unmerge it
- * (break_ksm() through MADV_UNMERGEABLE or PR_SET_MEMORY_MERGE 0) while
- * racers drive other kernel paths on the same pages (vmsplice, GUP pins,
- * userfaultfd-wp, fork, exit/process_mrelease, mprotect, mremap, ...),
- * and verify every step from the kernel's own view (pagemap, kpageflags,
- * ksm_stat, cow_ksm).  One bogo op is one verified merge/unmerge cycle.
- * Each instance runs its cycles in a worker child it supervises: a
- * killed worker fails the run, a stuck unmerge is reported with its
- * kernel stack.  ksmd's knobs are global: they are saved, set and
- * restored by the parent (init/deinit).
+ * ksm-unmerge: merge anonymous memory with ksmd and unmerge it (break_ksm())
+ * while racers drive other kernel paths on the same pages; verify every step
+ * from the kernel's own view.  One bogo op is one verified merge/unmerge
+ * cycle, run by a worker each instance supervises.  ksmd's global knobs are
+ * saved, set and restored by init/deinit.
  */
 #include "stress-ng.h"
 #include "core-builtin.h"
@@ -277,7 +272,7 @@ typedef struct {
 	uint64_t ops, evidence, failures, op_ns, meet_timeouts;
 	uint64_t detail[KSM_DETAILS];
 	bool active, skipped;
-	char reason[96];		/* why skipped or not reached */
+	char reason[160];		/* why skipped or not reached */
 } stress_ksm_unmerge_racer_stats_t;
 
 #define KSM_RACERS	(14)
@@ -332,6 +327,7 @@ typedef struct stress_ksm_unmerge_run stress_ksm_unmerge_run_t;
 #define KSM_RF_COPY	STRESS_BIT_U(4)	/* its children keep a copy of every region page */
 #define KSM_RF_PARTIAL	STRESS_BIT_U(5)	/* blocks or breaks merges: partial merges are legitimate */
 #define KSM_RF_LAYOUT	STRESS_BIT_U(6)	/* discards pages or protects them: explains a zero page or EFAULT */
+#define KSM_RF_WP	STRESS_BIT_U(7)	/* uffd-wp protects pages: 6.1's long-term pin of one fails, EFAULT */
 
 /* one racer: a row of the racer table, the only list of racers */
 typedef struct {
@@ -1197,9 +1193,6 @@ static void stress_ksm_unmerge_iface_selftest(stress_ksm_unmerge_iface_t *ifc)
 		else
 			pr_inf("%s\n", line);
 	}
-	if (!ifc->zero_unshare)
-		pr_dbg("ksm-unmerge: kernel before 6.4: KSM zero pages stay mapped after unmerge by design, "
-			"not checked\n");
 }
 
 /* stopped, or too close to the timeout to free the region before it */
@@ -1686,13 +1679,14 @@ static int FORMAT(printf, 2, 3) stress_ksm_unmerge_racer_reason(stress_ksm_unmer
 	return -1;
 }
 
-/* does a racer other than self discard or protect region pages */
-static bool stress_ksm_unmerge_others_run(const stress_ksm_unmerge_ctx_t *ctx, const stress_ksm_unmerge_racer_t *self)
+/* does a racer other than self with flag (KSM_RF_LAYOUT: discards or protects region pages) run */
+static bool stress_ksm_unmerge_others_run(const stress_ksm_unmerge_ctx_t *ctx, const stress_ksm_unmerge_racer_t *self,
+	const unsigned int flag)
 {
 	size_t i;
 
 	for (i = 0; i < KSM_RACERS; i++)
-		if ((ctx->racers & STRESS_BIT_ULL(i)) && (stress_ksm_unmerge_racers[i].flags & KSM_RF_LAYOUT) &&
+		if ((ctx->racers & STRESS_BIT_ULL(i)) && (stress_ksm_unmerge_racers[i].flags & flag) &&
 		    &stress_ksm_unmerge_racers[i] != self)
 			return true;
 	return false;
@@ -1755,7 +1749,7 @@ static int stress_ksm_unmerge_copy_check(stress_ksm_unmerge_run_t *run, const si
 {
 	const stress_ksm_unmerge_ctx_t *ctx = run->ctx;
 	const size_t ps = ctx->page_size;
-	const bool others = stress_ksm_unmerge_others_run(ctx, NULL);
+	const bool others = stress_ksm_unmerge_others_run(ctx, NULL, KSM_RF_LAYOUT);
 	size_t j;
 
 	for (j = 0; j * ps < len; j++) {
@@ -2029,10 +2023,7 @@ static void stress_ksm_unmerge_racers_meet(stress_ksm_unmerge_ctx_t *ctx)
 	}
 }
 
-/*
- *  stress_ksm_unmerge_racers_quiesce()
- *	park every racer thread, then their restore events; false if one did not park
- */
+/* park every racer thread, then their restore events; false if one did not park */
 static bool stress_ksm_unmerge_racers_quiesce(stress_ksm_unmerge_ctx_t *ctx)
 {
 	const double deadline = stress_time_now() + 5.0;
@@ -2259,7 +2250,7 @@ static void stress_ksm_unmerge_gup_odirect(stress_ksm_unmerge_ctx_t *ctx, stress
 	run->rs->evidence += broken;
 	run->rs->detail[1] += broken;
 	/* a page another racer discarded refaults private without a COW */
-	if (cow0 >= 0 && cow1 >= 0 && (uint64_t)(cow1 - cow0) < folios && !stress_ksm_unmerge_others_run(ctx, run->r))
+	if (cow0 >= 0 && cow1 >= 0 && (uint64_t)(cow1 - cow0) < folios && !stress_ksm_unmerge_others_run(ctx, run->r, KSM_RF_LAYOUT))
 		stress_ksm_unmerge_racer_fail(run, "O_DIRECT read broke %" PRIu64 " KSM pages (%zu..%zu) but cow_ksm "
 			"grew by only %" PRId64, folios, first, first + n - 1, cow1 - cow0);
 	(void)stress_ksm_unmerge_copy_check(run, first, ctx->region + first * ps, n * ps,
@@ -2285,9 +2276,8 @@ static void stress_ksm_unmerge_gup_longterm(stress_ksm_unmerge_ctx_t *ctx, stres
 		if (errno == ENOMEM || errno == EPERM || errno == EOPNOTSUPP) {
 			pr_inf("%s: gup racer: long-term pins off from now on, IORING_REGISTER_BUFFERS failed, "
 				"errno=%d (%s)\n", ctx->args->name, errno, strerror(errno));
-			(void)close(g->ring_fd);
-			g->ring_fd = -1;
-		} else if (errno != EINTR) {
+			g->ring_fd = -1;	/* closed with the racer's fds */
+		} else if (errno != EINTR && !(errno == EFAULT && stress_ksm_unmerge_others_run(ctx, run->r, KSM_RF_WP))) {
 			stress_ksm_unmerge_racer_fail(run, "IORING_REGISTER_BUFFERS of merged pages failed, errno=%d (%s)",
 				errno, strerror(errno));
 		}
@@ -2557,7 +2547,7 @@ static void stress_ksm_unmerge_uffd_phase(stress_ksm_unmerge_ctx_t *ctx, stress_
 	u->snap_valid = (phase == KSM_PHASE_UNMERGING);
 	run->rs->detail[1] += kept;
 	run->rs->detail[2] += still;
-	if (lost && !stress_ksm_unmerge_others_run(ctx, NULL))
+	if (lost && !stress_ksm_unmerge_others_run(ctx, NULL, KSM_RF_LAYOUT))
 		stress_ksm_unmerge_racer_fail(run, "%" PRIu64 " KSM pages lost their uffd-wp bit across the unmerge "
 			"(first: page %zu, pagemap %#" PRIx64 ")", lost, first_lost, u->pm[first_lost]);
 }
@@ -2760,7 +2750,7 @@ static int stress_ksm_unmerge_fork_cow(stress_ksm_unmerge_ctx_t *ctx, stress_ksm
 		return 0;
 	sh->off = stress_ksm_unmerge_page_check(ctx, i, page, &want);
 	if (sh->off >= 0)
-		return (stress_ksm_unmerge_all_zero(page, ctx->page_size) && stress_ksm_unmerge_others_run(ctx, NULL)) ? 0 : 3;
+		return (stress_ksm_unmerge_all_zero(page, ctx->page_size) && stress_ksm_unmerge_others_run(ctx, NULL, KSM_RF_LAYOUT)) ? 0 : 3;
 	for (k = 0; k < ctx->page_size / sizeof(*w); k++)
 		w[k] = 0xf04b636f77000000ULL ^ ((uint64_t)i << 20) ^ k;
 	if (stress_ksm_unmerge_pagemap_read(pm_fd, page, 1, ctx->page_size, &e1) < 0)
@@ -2782,7 +2772,7 @@ static int stress_ksm_unmerge_fork_cow(stress_ksm_unmerge_ctx_t *ctx, stress_ksm
 			continue;
 		sh->off = stress_ksm_unmerge_page_check(ctx, k, ctx->region + k * ctx->page_size, &want);
 		sh->page = k;
-		if (sh->off >= 0 && !(stress_ksm_unmerge_others_run(ctx, NULL) &&
+		if (sh->off >= 0 && !(stress_ksm_unmerge_others_run(ctx, NULL, KSM_RF_LAYOUT) &&
 		    stress_ksm_unmerge_all_zero(ctx->region + k * ctx->page_size, ctx->page_size)))
 			return 6;
 	}
@@ -3008,7 +2998,7 @@ static void stress_ksm_unmerge_mprotect_phase(stress_ksm_unmerge_ctx_t *ctx, str
 				continue;
 			run->rs->evidence += (what == KSM_PAGE_PRIVATE);
 			/* a discarded page read back: pagemap cannot tell it from a KSM zero page */
-			if (stress_ksm_unmerge_is_ksm(what) && !(what == KSM_PAGE_KZERO && stress_ksm_unmerge_others_run(ctx, run->r)))
+			if (stress_ksm_unmerge_is_ksm(what) && !(what == KSM_PAGE_KZERO && stress_ksm_unmerge_others_run(ctx, run->r, KSM_RF_LAYOUT)))
 				stress_ksm_unmerge_racer_fail(run, "page %zu was a KSM page (pfn %#" PRIx64 ") under %s at the "
 					"start of the unmerge and still maps a KSM page after it (pfn %#" PRIx64 "); cycle %"
 					PRIu64, mp->first + i, mp->snap[i], mp->prot[i] == 2 ? "PROT_NONE" :
@@ -3164,8 +3154,7 @@ static void stress_ksm_unmerge_sparse_phase(stress_ksm_unmerge_ctx_t *ctx, stres
 	} while (ret < 0 && err == EINTR && stress_continue(ctx->args));
 	ctx->st->hang_allow = (double)spent / 1.0E9;
 	if (ret < 0 && err == EINTR) {
-		pr_inf("%s: sparse racer: the end of the run interrupted the unmerge of %zu bytes after %.3f s "
-			"(EINTR); not counted\n", ctx->args->name, s->size, (double)spent / 1.0E9);
+		pr_dbg("%s: sparse racer: the end of the run interrupted its unmerge (EINTR): not counted\n", ctx->args->name);
 		(void)munmap(s->base, s->size);	/* a prctl unmerge must not walk it again */
 		s->base = NULL;
 		return;
@@ -3303,16 +3292,23 @@ static void stress_ksm_unmerge_thp_phase(stress_ksm_unmerge_ctx_t *ctx, stress_k
 {
 	stress_ksm_unmerge_thp_t *t = (stress_ksm_unmerge_thp_t *)run->priv;
 	const size_t per = t->pmd / ctx->page_size;
+	const double deadline = stress_time_now() + 5.0;
+	const int64_t scans = (phase == KSM_PHASE_MERGED) ? stress_ksm_unmerge_field(KSM_SYSFS "/full_scans", NULL) : 0;
 	size_t c;
 
 	if (phase == KSM_PHASE_PARK)
 		stress_ksm_unmerge_thp_park(ctx, run, t);
 	if (phase == KSM_PHASE_STOP && !t->thps && !run->rs->reason[0])
 		(void)stress_ksm_unmerge_racer_reason(run, "no THP could be faulted (KPF_THP never set)");
+	/* a fresh mapping: MADV_DONTNEED keeps the PTE table a KSM split left (no PMD THP again on 6.12) */
+	if (phase == KSM_PHASE_MERGING && (mmap(t->thp, t->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS |
+	    MAP_FIXED, -1, 0) == MAP_FAILED || shim_madvise(t->thp, t->size, MADV_HUGEPAGE) < 0 ||
+	    shim_madvise(t->thp, t->size, MADV_DONTFORK) < 0))
+		stress_ksm_unmerge_racer_fail(run, "mmap(MAP_FIXED) or madvise of the THP region failed, errno=%d (%s)",
+			errno, strerror(errno));
 	for (c = 0; c < t->chunks && phase == KSM_PHASE_MERGING; c++) {
 		int kind = 0;
 
-		(void)shim_madvise(t->thp + c * t->pmd, t->pmd, MADV_DONTNEED);
 		stress_ksm_unmerge_same_fill(ctx, t->thp + c * t->pmd, per);
 		if (stress_ksm_unmerge_thp_ksm(ctx, t, c) >= 0)
 			kind = stress_ksm_unmerge_thp_kind(t->pm, t->flags, per);
@@ -3323,6 +3319,13 @@ static void stress_ksm_unmerge_thp_phase(stress_ksm_unmerge_ctx_t *ctx, stress_k
 	}
 	if (phase == KSM_PHASE_MERGING && shim_madvise(t->thp, t->size, MADV_MERGEABLE) < 0)
 		stress_ksm_unmerge_racer_fail(run, "MADV_MERGEABLE on the THP region failed, errno=%d (%s)", errno, strerror(errno));
+	for (c = 0; phase == KSM_PHASE_MERGED && !run->rs->evidence && c < t->chunks && !t->was_thp[c]; c++)
+		;
+	/* until its first evidence: ksmd may reach the region up to two full scans after the main merge */
+	while (phase == KSM_PHASE_MERGED && !run->rs->evidence && c < t->chunks && stress_ksm_unmerge_thp_ksm(ctx, t, c) == 0 &&
+	       stress_ksm_unmerge_field(KSM_SYSFS "/full_scans", NULL) < scans + 2 && stress_time_now() < deadline &&
+	       stress_continue(ctx->args))
+		(void)shim_nanosleep_uint64(20000000);
 	for (c = 0; c < t->chunks && phase == KSM_PHASE_MERGED; c++)
 		run->rs->evidence += (t->was_thp[c] && stress_ksm_unmerge_thp_ksm(ctx, t, c) > 0);
 }
@@ -3894,15 +3897,16 @@ static bool stress_ksm_unmerge_fz_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_u
 	run->rs->ops++;
 	run->rs->evidence += (before > 0);
 	run->rs->detail[0] += overlap;
+	if (sh->charged < 0 || sh->mapped < 0 || sh->mapped_zero < 0 || sh->charged2 != sh->charged) {
+		if (sh->charged2 == sh->charged)	/* else ksmd merged in the child meanwhile: no verdict */
+			stress_ksm_unmerge_racer_fail(run, "the child could not read its ksm_stat or pagemap, errno=%d (%s)",
+				sh->err, strerror(sh->err));
+		return true;
+	}
 	run->rs->detail[1] += (uncopied > 0);
 	run->rs->detail[2] += (unmerging > 0);
 	run->rs->detail[3] += (deficit > 0);
-	if (sh->charged < 0 || sh->mapped < 0 || sh->mapped_zero < 0)
-		stress_ksm_unmerge_racer_fail(run, "the child could not read its ksm_stat or pagemap, errno=%d (%s)",
-			sh->err, strerror(sh->err));
-	else if (sh->charged2 != sh->charged)
-		return true;	/* ksmd merged in the child meanwhile: no verdict */
-	else if (deficit)
+	if (deficit)
 		stress_ksm_unmerge_racer_fail(run, "KSM zero pages charged at fork: a child maps %" PRId64 " KSM zero pages "
 			"but was charged %" PRId64 " (parent %" PRId64 "): ksmd merged them after dup_mm() copied the count, and "
 			"its exit uncharges them", sh->mapped_zero, sh->charged, before);
@@ -4011,7 +4015,7 @@ static const stress_ksm_unmerge_racer_t stress_ksm_unmerge_racers[KSM_RACERS] = 
 	{ .name = "uffd-wp", .evidence = "wp-pages-unshared", .not_built = KSM_UFFD_WP_NOT_BUILT,
 	  .desc = "FAULT_FLAG_UNSHARE of userfaultfd-wp protected KSM pages",
 	  .details = { "wp-ksm-pages-at-unmerge", "wp-bits-kept", "wp-kept-still-ksm" },
-	  .page_bytes = 1 + sizeof(uint32_t) + sizeof(uint64_t), KSM_PRIV(stress_ksm_unmerge_uffd_t),
+	  .flags = KSM_RF_WP, .page_bytes = 1 + sizeof(uint32_t) + sizeof(uint64_t), KSM_PRIV(stress_ksm_unmerge_uffd_t),
 	  .start = stress_ksm_unmerge_uffd_start, .op = stress_ksm_unmerge_uffd_op, .phase = stress_ksm_unmerge_uffd_phase },
 	{ .name = "mrelease", .evidence = "ksm-victims-killed",
 	  .desc = "process_mrelease against exit_mmap of SIGKILLed children sharing KSM pages",
@@ -4233,8 +4237,6 @@ static int stress_ksm_unmerge_ctx_init(stress_ksm_unmerge_ctx_t *ctx, stress_arg
 			"skipping stressor\n", args->name);
 		return EXIT_NOT_IMPLEMENTED;
 	}
-	if (!ctx->have_pfns && stress_instance_zero(args))
-		pr_inf("%s: pagemap PFNs not readable: verifying with per-process counters only\n", args->name);
 	if (stress_ksm_unmerge_vmflags(ctx->region, ctx->vmflags, sizeof(ctx->vmflags), true) < 0)
 		ctx->vmflags[0] = '\0';
 	if (stress_instance_zero(args))
@@ -4244,11 +4246,11 @@ static int stress_ksm_unmerge_ctx_init(stress_ksm_unmerge_ctx_t *ctx, stress_arg
 
 /*
  *  stress_ksm_unmerge_timed_off()
- *	the timed unmerge (wall and thread CPU time): one call, or madvise in 128 MiB calls while
- *	racers run (between calls ksmd frees the stale rmap_items under the mmap lock the next one needs)
+ *	the timed unmerge (wall and CPU time): one call, or 128 MiB madvise calls while racers run
  */
 static int stress_ksm_unmerge_timed_off(stress_ksm_unmerge_ctx_t *ctx, const uint64_t sw, double *dt, double *cpu)
 {
+	/* one call: between calls ksmd frees stale rmap_items under the mmap lock the next one needs */
 	const size_t call = ctx->racers ? KSM_CALL_BYTES : ctx->region_size;
 	stress_ksm_unmerge_run_t *sig = NULL;
 	struct timespec c0, c1;
@@ -4415,10 +4417,7 @@ static int stress_ksm_unmerge_cycle(stress_ksm_unmerge_ctx_t *ctx, uint64_t sw, 
 	return 0;
 }
 
-/*
- *  stress_ksm_unmerge_metrics()
- *	this instance's metrics; none whose value is legitimately 0
- */
+/* this instance's metrics; none whose value is legitimately 0 */
 static void stress_ksm_unmerge_metrics(stress_ksm_unmerge_ctx_t *ctx)
 {
 	stress_args_t *args = ctx->args;
