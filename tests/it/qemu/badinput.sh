@@ -90,6 +90,15 @@ if command -v readelf > /dev/null && readelf -l /bin/ls | grep -q 'program inter
 else
 	echo "skip dynamic stressor: no readelf or /bin/ls is not dynamic"
 fi
+expect_bad "program '$T/nope' is missing" "no --program binary" \
+	KSM_QEMU_BIN=/bin/true "$TOOL" --kernel "$T/bzImage" --program "$T/nope"
+if command -v readelf > /dev/null && readelf -l /bin/ls | grep -q 'program interpreter'; then
+	expect_bad "dynamically linked" "dynamic --program" \
+		KSM_QEMU_BIN=/bin/true "$TOOL" --kernel "$T/bzImage" --program /bin/ls
+fi
+cp "$T/static" "$T/bad name"
+expect_bad "has characters other than" "--program name with a space" \
+	KSM_QEMU_BIN=/bin/true "$TOOL" --kernel "$T/bzImage" --program "$T/bad name"
 expect_bad "busybox" "no busybox" \
 	KSM_QEMU_BUSYBOX=/nonexistent/busybox "${GOOD[@]}" -- --ksm-unmerge 1
 

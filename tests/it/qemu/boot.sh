@@ -5,7 +5,8 @@
 #      stressor's summary printed in the guest (pass <-> "successful run
 #      completed"; fail <-> exit 2 and a "fail:" line), and the output, YAML
 #      and guest dmesg came back;
-#   2. a guest command's exit status is passed through (--init-cmd 'exit 5');
+#   2. a guest command's exit status is passed through (--init-cmd 'exit 5'),
+#      and another static program's (--program) arguments, output and status;
 #   3. a guest kernel panic gives 126, a hung guest gives 124.
 # Slow (each boot is ~10 s under TCG), so it runs only with KSM_QEMU_TESTS=1.
 # Needs: make static (or KSM_QEMU_STRESSOR=/path/static-binary),
@@ -85,6 +86,19 @@ fi
 harness rc5 --timeout 300 --init-cmd 'echo from-guest; exit 5'
 [ "$RC" -eq 5 ] && grep -q '^from-guest$' "$T/rc5/stdout.txt" 2>/dev/null &&
 	ok "guest status 5 passed through" || bad "guest 'exit 5' gave harness exit $RC"
+
+# 2b. another static program (--program): its arguments, output and status
+printf '#include <stdio.h>\nint main(int c, char **v) { printf("prog %%s %%d\\n", v[1], c); return 3; }\n' > "$T/prog.c"
+if gcc -static -o "$T/prog.bin" "$T/prog.c" 2> "$T/prog.err"; then
+	harness prog --timeout 300 --program "$T/prog.bin" -- 'one arg'
+	[ "$RC" -eq 3 ] && grep -q '^prog one arg 2$' "$T/prog/stdout.txt" 2>/dev/null &&
+		grep -q '^program: ' "$T/prog/summary.txt" &&
+		grep -q 'result: program prog.bin exit status 3' "$T/prog.log" &&
+		ok "--program: argument, output and status 3 passed through" ||
+		bad "--program gave harness exit $RC (want 3) or lost its output"
+else
+	bad "cannot build the static test program: $(head -n 1 "$T/prog.err")"
+fi
 
 # 3. panic and timeout
 harness panic --timeout 300 --init-cmd 'echo c > /proc/sysrq-trigger; sleep 60'
