@@ -197,22 +197,10 @@ enum {
 };
 
 /* what one page holds under a pattern */
-enum {
-	KSM_KIND_SAME = 0,
-	KSM_KIND_FEW,
-	KSM_KIND_ZERO,
-	KSM_KIND_UNIQUE,
-};
+enum { KSM_KIND_SAME = 0, KSM_KIND_FEW, KSM_KIND_ZERO, KSM_KIND_UNIQUE };
 
 /* kernel interfaces the verdicts use, self-tested once per run */
-enum {
-	KSM_IFACE_ZERO_PAGE = 0,
-	KSM_IFACE_KPF_KSM,
-	KSM_IFACE_PFNS,
-	KSM_IFACE_KSM_STAT,
-	KSM_IFACE_COW_KSM,
-	KSM_IFACES,
-};
+enum { KSM_IFACE_ZERO_PAGE = 0, KSM_IFACE_KPF_KSM, KSM_IFACE_PFNS, KSM_IFACE_KSM_STAT, KSM_IFACE_COW_KSM, KSM_IFACES };
 
 static const char * const stress_ksm_unmerge_iface_names[] = {
 	"zero-page", "kpageflags-ksm", "pfns", "ksm_stat", "cow_ksm",
@@ -316,8 +304,6 @@ static stress_ksm_unmerge_shared_t *stress_ksm_unmerge_shared;
 static size_t stress_ksm_unmerge_shared_size;
 static int stress_ksm_unmerge_lock_fd = -1;
 
-struct stress_ksm_unmerge_ctx;
-struct stress_ksm_unmerge_run;
 typedef struct stress_ksm_unmerge_ctx stress_ksm_unmerge_ctx_t;
 typedef struct stress_ksm_unmerge_run stress_ksm_unmerge_run_t;
 
@@ -731,7 +717,20 @@ static int stress_ksm_unmerge_knobs_set(char *err, const size_t len)
 	return 0;
 }
 
-/* let ksmd end one more full scan (bounded): it frees the rmap_items of dead mms */
+/* ksmd's rmap_items (shared+sharing+unshared+volatile) system-wide; 0 when its mm list is empty */
+static int64_t stress_ksm_unmerge_rmap_items(void)
+{
+	static const char * const paths[] = { KSM_SYSFS "/pages_shared", KSM_SYSFS "/pages_sharing",
+		KSM_SYSFS "/pages_unshared", KSM_SYSFS "/pages_volatile" };
+	int64_t sum = 0;
+	size_t i;
+
+	for (i = 0; i < SIZEOF_ARRAY(paths); i++)
+		sum += STRESS_MAXIMUM(stress_ksm_unmerge_field(paths[i], NULL), (int64_t)0);
+	return sum;
+}
+
+/* let ksmd end one more full scan (bounded): it frees the rmap_items of dead mms; none left, no scan ends */
 static void stress_ksm_unmerge_ksmd_drain(const stress_ksm_unmerge_knobs_t *saved)
 {
 	const double deadline = stress_time_now() + KSM_DRAIN_SECS;
@@ -739,7 +738,8 @@ static void stress_ksm_unmerge_ksmd_drain(const stress_ksm_unmerge_knobs_t *save
 
 	if (!strcmp(saved->value[0], "1"))
 		return;		/* ksmd stays on: it frees them itself */
-	while (stress_time_now() < deadline && stress_ksm_unmerge_field(KSM_SYSFS "/full_scans", NULL) == scans)
+	while (stress_time_now() < deadline && stress_ksm_unmerge_field(KSM_SYSFS "/full_scans", NULL) == scans &&
+	       stress_ksm_unmerge_rmap_items() > 0)
 		(void)shim_nanosleep_uint64(2000000);
 }
 
