@@ -82,6 +82,7 @@ typedef struct {
 	int64_t cow_ksm;		/* /proc/vmstat cow_ksm delta, -1 unknown */
 	double merge_secs;		/* MADV_MERGEABLE to fully merged */
 	double unmerge_secs;		/* the timed MADV_UNMERGEABLE */
+	double unmerge_cpu_secs;	/* the thread's CPU time in it (no run-queue wait) */
 } ref_result_t;
 
 static volatile pid_t ref_child;	/* current child, for the signal path */
@@ -355,7 +356,7 @@ static int ref_merge_wait(ref_result_t *r, const double timeout)
 static void ref_unmerge_once(const size_t bytes, const double timeout, ref_result_t *r)
 {
 	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	struct timespec a, b;
+	struct timespec a, b, ca, cb;
 	int64_t cow0, cow1;
 	uint8_t *buf;
 
@@ -378,14 +379,17 @@ static void ref_unmerge_once(const size_t bytes, const double timeout, ref_resul
 		return;
 
 	cow0 = ref_cow_ksm();
+	(void)clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ca);
 	(void)clock_gettime(CLOCK_MONOTONIC, &a);
 	if (madvise(buf, bytes, MADV_UNMERGEABLE) < 0) {
 		ref_fail(r, "madvise MADV_UNMERGEABLE", errno);
 		return;
 	}
 	(void)clock_gettime(CLOCK_MONOTONIC, &b);
+	(void)clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cb);
 	cow1 = ref_cow_ksm();
 	r->unmerge_secs = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1.0E-9;
+	r->unmerge_cpu_secs = (double)(cb.tv_sec - ca.tv_sec) + (double)(cb.tv_nsec - ca.tv_nsec) * 1.0E-9;
 	r->cow_ksm = (cow0 >= 0 && cow1 >= cow0) ? cow1 - cow0 : -1;
 	(void)munmap(buf, bytes);
 }
@@ -494,7 +498,7 @@ static void ref_summary(const char *key, const char *what, double *v, const size
  */
 static int ref_unmerge_mode(const size_t mib, const int repeats, const double timeout)
 {
-	double *rates, *merge_ms, secs = 0.0;
+	double *rates, *merge_ms, secs = 0.0, cpu_secs = 0.0;
 	ref_result_t r;
 	int i, failures;
 
@@ -518,10 +522,11 @@ static int ref_unmerge_mode(const size_t mib, const int repeats, const double ti
 		rates[i] = ((double)mib) / r.unmerge_secs;
 		merge_ms[i] = r.merge_secs * 1000.0;
 		secs += r.unmerge_secs;
+		cpu_secs += r.unmerge_cpu_secs;
 		(void)printf("unmerge-ref: run=%d size-mib=%zu pages=%" PRIu64 " merged=%" PRIu64
-			" cow-ksm-delta=%" PRId64 " merge-ms=%.3f unmerge-ms=%.3f mib-per-sec=%.2f\n",
-			i + 1, mib, r.pages, r.merged, r.cow_ksm, r.merge_secs * 1000.0,
-			r.unmerge_secs * 1000.0, rates[i]);
+			" cow-ksm-delta=%" PRId64 " merge-ms=%.3f unmerge-ms=%.3f unmerge-cpu-ms=%.3f"
+			" mib-per-sec=%.2f\n", i + 1, mib, r.pages, r.merged, r.cow_ksm,
+			r.merge_secs * 1000.0, r.unmerge_secs * 1000.0, r.unmerge_cpu_secs * 1000.0, rates[i]);
 		(void)fflush(stdout);
 	}
 	failures = ref_knobs_restore();
@@ -536,8 +541,9 @@ static int ref_unmerge_mode(const size_t mib, const int repeats, const double ti
 	}
 	/* the stressor's figure: all MiB unmerged over all time inside the call */
 	if (i > 0 && secs > 0.0)
-		(void)printf("unmerge-ref: aggregate size-mib=%zu runs=%d mib-per-sec=%.2f\n",
-			mib, i, (double)mib * (double)i / secs);
+		(void)printf("unmerge-ref: aggregate size-mib=%zu runs=%d mib-per-sec=%.2f"
+			" mib-per-cpu-sec=%.2f\n", mib, i, (double)mib * (double)i / secs,
+			cpu_secs > 0.0 ? (double)mib * (double)i / cpu_secs : 0.0);
 	free(rates);
 	free(merge_ms);
 	return (i == repeats && !failures) ? EXIT_SUCCESS : EXIT_FAILURE;

@@ -118,16 +118,22 @@ typedef struct {
 } kr_fail_row_t;
 
 /*
- * misc metric descriptions of the ksm-unmerge stressor that are not a
- * racer's "<racer> ops per sec" (those come from tools/ksm-racers)
+ * misc metric descriptions of the ksm-unmerge stressor, then the names
+ * older stressors printed (before the quiet windows of issue 21), so
+ * their runs still compare under the same keys
  */
 static const kr_desc_t kr_known_desc[] = {
-	{ "mb-per-sec-unmerge-rate",		"MB per sec unmerge rate" },
-	{ "pages-unmerged-per-sec",		"pages unmerged per sec" },
+	{ "unmerge-mb-per-sec",			"unmerge MB per sec" },
+	{ "quiet-unmerge-mb-per-sec",		"quiet unmerge MB per sec" },
+	{ "quiet-cputime-unmerge-mb-per-sec",	"quiet CPU-time unmerge MB per sec" },
 	{ "merge-wait-millisecs-per-cycle",	"merge wait millisecs per cycle" },
 	{ "pages-merged-per-cycle",		"pages merged per cycle" },
-	{ "unmerge-calls-per-cycle",		"unmerge calls per cycle" },
 	{ "nanosecs-per-sparse-page",		"nanosecs per sparse page" },
+	/* older stressors */
+	{ "mb-per-sec-unmerge-rate",		"MB per sec unmerge rate" },
+	{ "mb-per-sec-quiet-unmerge-rate",	"MB per sec quiet unmerge rate" },
+	{ "pages-unmerged-per-sec",		"pages unmerged per sec" },
+	{ "unmerge-calls-per-cycle",		"unmerge calls per cycle" },
 	{ "ksmd-scan-nanosecs-per-sparse-gib",	"ksmd scan nanosecs per sparse GiB" },
 };
 
@@ -459,24 +465,12 @@ void kr_racers_free(void)
  */
 const char *kr_desc_of_key(const char *key)
 {
-	static char racer_desc[160];
-
 	for (size_t i = 0; i < kr_n_learnt; i++)
 		if (!strcmp(kr_learnt_desc[i].yaml_key, key))
 			return kr_learnt_desc[i].description;
 	for (size_t i = 0; i < sizeof(kr_known_desc) / sizeof(kr_known_desc[0]); i++)
 		if (!strcmp(kr_known_desc[i].yaml_key, key))
 			return kr_known_desc[i].description;
-	/* "<racer> ops per sec" for each racer of the table */
-	kr_racers_load();
-	for (size_t i = 0; i < kr_n_racers; i++) {
-		char k[64];
-
-		snprintf(racer_desc, sizeof(racer_desc), "%s ops per sec", kr_racers[i].name);
-		kr_yamlify(racer_desc, k, sizeof(k));
-		if (!strcmp(k, key))
-			return racer_desc;
-	}
 	return NULL;
 }
 
@@ -1437,7 +1431,7 @@ int kr_stat_direction(const char *key)
 {
 	const size_t len = strlen(key);
 
-	/* *_per_sec KPIs and throughputs such as MB_per_sec_unmerge_rate */
+	/* *_per_sec KPIs (quiet_CPU-time_unmerge_MB_per_sec) and older throughputs (MB_per_sec_unmerge_rate) */
 	if ((len > 8 && !strcmp(key + len - 8, "_per_sec")) || strstr(key, "_per_sec_"))
 		return 1;
 	if (strstr(key, ".latency.") || strstr(key, "secs_per_") ||
@@ -2449,6 +2443,27 @@ static int kr_spawn(char *const *argv, const char *outpath)
 }
 
 /*
+ *  kr_is_headline()
+ *	true for a key of the progress line: ops_per_sec, the unmerge rate of
+ *	every cycle, the quiet-window rate a performance report watches, and
+ *	older stressors' unmerge rate
+ */
+static bool kr_is_headline(const char *key)
+{
+	static const char *const heads[] = {
+		"unmerge_MB_per_sec", "quiet_CPU-time_unmerge_MB_per_sec", "MB_per_sec_unmerge_rate",
+	};
+	const char *last = strrchr(key, '.');
+
+	if (kr_is_ops_per_sec(key))
+		return true;
+	for (size_t i = 0; last && i < sizeof(heads) / sizeof(heads[0]); i++)
+		if (!strcmp(last + 1, heads[i]))
+			return true;
+	return false;
+}
+
+/*
  *  kr_headline()
  *	short description of a finished run's YAML for the progress line
  */
@@ -2481,7 +2496,7 @@ static void kr_headline(const char *yaml, char *buf, size_t len)
 		for (size_t i = 0; i < run->n_perf && off < len; i++) {
 			const char *k = run->perf[i].key;
 
-			if (!kr_is_ops_per_sec(k) && !strstr(k, ".MB_per_sec_unmerge_rate"))
+			if (!kr_is_headline(k))
 				continue;
 			off += (size_t)snprintf(buf + off, len - off, "%s%s %.2f", off ? ", " : "",
 						strrchr(k, '.') + 1, run->perf[i].value);

@@ -74,15 +74,21 @@ static void test_yamlify_known(void **state)
 	assert_string_equal(buf, "100percent-of-a-very-long-description-t");
 }
 
-/* known YAML keys (and racer metrics, from the racer table) map back to
- * LKP keys; unknown ones are used as is */
+/* known YAML keys (today's and older stressors') map back to LKP keys;
+ * unknown ones, such as an older stressor's racer rates, are used as is */
 static void test_misc_stat_key(void **state)
 {
 	char *k;
 
 	(void)state;
+	k = kr_misc_stat_key("ksm-unmerge", "quiet-cputime-unmerge-mb-per-sec");
+	assert_string_equal(k, "stress-ng.ksm-unmerge.quiet_CPU-time_unmerge_MB_per_sec");
+	free(k);
+	k = kr_misc_stat_key("ksm-unmerge", "unmerge-mb-per-sec");
+	assert_string_equal(k, "stress-ng.ksm-unmerge.unmerge_MB_per_sec");
+	free(k);
 	k = kr_misc_stat_key("ksm-unmerge", "uffdwp-ops-per-sec");
-	assert_string_equal(k, "stress-ng.ksm-unmerge.uffd-wp_ops_per_sec");
+	assert_string_equal(k, "stress-ng.ksm-unmerge.uffdwp-ops-per-sec");
 	free(k);
 	k = kr_misc_stat_key("ksm-unmerge", "mb-per-sec-unmerge-rate");
 	assert_string_equal(k, "stress-ng.ksm-unmerge.MB_per_sec_unmerge_rate");
@@ -188,6 +194,11 @@ static void test_latency_direction(void **state)
 	assert_false(down.regression);
 	assert_int_equal(kr_stat_direction("stress-ng.ksm-unmerge.ops"), 0);
 	assert_int_equal(kr_stat_direction("stress-ng.ksm-unmerge.nanosecs_per_sparse_page"), -1);
+	/* every unmerge rate is higher-is-better: the names end in _per_sec */
+	assert_int_equal(kr_stat_direction("stress-ng.ksm-unmerge.quiet_CPU-time_unmerge_MB_per_sec"), 1);
+	assert_int_equal(kr_stat_direction("stress-ng.ksm-unmerge.quiet_unmerge_MB_per_sec"), 1);
+	assert_int_equal(kr_stat_direction("stress-ng.ksm-unmerge.unmerge_MB_per_sec"), 1);
+	assert_int_equal(kr_stat_direction("stress-ng.ksm-unmerge.MB_per_sec_unmerge_rate"), 1);
 	freerow(&up);
 	freerow(&down);
 }

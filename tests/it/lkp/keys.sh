@@ -208,6 +208,9 @@ else
 	python3 "$TMP/lkp-parse.py" "$TMP/real.txt" >"$TMP/real.keys"
 	sed 's/^/    /' "$TMP/real.keys"
 	check_keys "$TMP/real.txt" "$TMP/real.keys" real
+	check "real: the unmerge rate's key" grep -qE '^ksm-unmerge\.unmerge_MB_per_sec: [0-9.]+$' "$TMP/real.keys"
+	check "real: every MB rate key ends in _per_sec (LKP's higher-is-better rates)" \
+		bash -c "! grep -E '^ksm-unmerge\.[^:]*MB[^:]*: ' '$TMP/real.keys' | grep -vqE '^[^:]*_per_sec(\.pass)?: '"
 	[ "$LKP_REAL" = 1 ] && check "lkp's programs/stress-ng/parse = re-implementation on the real run" \
 		diff -u <(lkp_parse "$TMP/real.txt") "$TMP/real.keys"
 	[ "$fails" -eq 0 ] || sed 's/^/    | /' "$TMP/real.txt"

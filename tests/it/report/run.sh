@@ -91,6 +91,8 @@ if [ -x "$BIN" ] && [ -w /sys/kernel/mm/ksm/run ]; then
 	check "real run compares" [ $? -eq 0 ]
 	check "real run: metrics from the YAML, totals and latency from the text" \
 		bash -c "grep -q 'stress-ng.ksm-unmerge.ops_per_sec' '$TMP/rc' && grep -q 'ksm-unmerge.cycles' '$TMP/rc' && grep -q 'ksm-unmerge.latency.unmerge-millisecs.p50' '$TMP/rc'"
+	check "real run: the unmerge rate under its LKP key, in the progress line too" \
+		bash -c "grep -Eq 'stress-ng\.ksm-unmerge\.unmerge_MB_per_sec( |\$)' '$TMP/rc' && grep -q '^run 1 of 2, .*, unmerge_MB_per_sec [0-9]' '$TMP/rp'"
 else
 	echo "note: real series skipped (./stress-ksm-unmerge not built or no KSM)"
 fi
