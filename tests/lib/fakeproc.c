@@ -18,6 +18,11 @@
  *   ksm-stat-61   Debian 6.1.192: /proc/<pid>/ksm_stat holds only
  *                 ksm_rmap_items; no global ksm_zero_pages or
  *                 general_profit in /sys/kernel/mm/ksm
+ *   ksm-stat-none Linux 5.19-6.0: no /proc/<pid>/ksm_stat (6.1), no global
+ *                 ksm_zero_pages or general_profit
+ *   ksm-merging-none  no /proc/<pid>/ksm_merging_pages (5.19); with
+ *                 ksm-stat-none: a kernel before 5.19, no per-process
+ *                 counter at all
  *   no-zero-page  a kernel booted with pvm_no_zero_page=1: a read fault of
  *                 anonymous memory maps a fresh exclusive page, not the
  *                 zero page.  Only the interface self-test's probe (a
@@ -49,13 +54,23 @@ enum { FD_REAL = 0, FD_KSM_STAT, FD_KPAGEFLAGS };
 
 static unsigned char fake_fd[FAKE_FDS];	/* FD_* per fd */
 static off_t fake_pos[FAKE_FDS];	/* read() position of a ksm_stat fd */
-static int fake_modes = -1;		/* bit 0 kpf-ksm-all, 1 ksm-stat-61, 2 no-zero-page */
+static int fake_modes = -1;		/* FAKE_* */
+
+enum {
+	FAKE_KPF_KSM_ALL = 1,
+	FAKE_KSM_STAT_61 = 2,
+	FAKE_NO_ZERO_PAGE = 4,
+	FAKE_KSM_STAT_NONE = 8,
+	FAKE_KSM_MERGING_NONE = 16,
+};
 
 static int (*real_open)(const char *, int, ...);
 static int (*real_open64)(const char *, int, ...);
 static int (*real_openat)(int, const char *, int, ...);
 static int (*real_openat64)(int, const char *, int, ...);
 static int (*real_close)(int);
+static int (*real_access)(const char *, int);
+static int (*real_faccessat)(int, const char *, int, int);
 static ssize_t (*real_read)(int, void *, size_t);
 static ssize_t (*real_pread)(int, void *, size_t, off_t);
 static ssize_t (*real_pread64)(int, void *, size_t, off_t);
@@ -77,6 +92,8 @@ static void fake_init(void)
 	real_openat = dlsym(RTLD_NEXT, "openat");
 	real_openat64 = dlsym(RTLD_NEXT, "openat64");
 	real_close = dlsym(RTLD_NEXT, "close");
+	real_access = dlsym(RTLD_NEXT, "access");
+	real_faccessat = dlsym(RTLD_NEXT, "faccessat");
 	real_read = dlsym(RTLD_NEXT, "read");
 	real_pread = dlsym(RTLD_NEXT, "pread");
 	real_pread64 = dlsym(RTLD_NEXT, "pread64");
@@ -87,25 +104,29 @@ static void fake_init(void)
 	if (!env)
 		return;
 	if (strstr(env, "kpf-ksm-all"))
-		fake_modes |= 1;
+		fake_modes |= FAKE_KPF_KSM_ALL;
 	if (strstr(env, "ksm-stat-61"))
-		fake_modes |= 2;
+		fake_modes |= FAKE_KSM_STAT_61;
 	if (strstr(env, "no-zero-page"))
-		fake_modes |= 4;
+		fake_modes |= FAKE_NO_ZERO_PAGE;
+	if (strstr(env, "ksm-stat-none"))
+		fake_modes |= FAKE_KSM_STAT_NONE;
+	if (strstr(env, "ksm-merging-none"))
+		fake_modes |= FAKE_KSM_MERGING_NONE;
 }
 
 /*
- *  fake_is_ksm_stat()
- *	"/proc/<self|pid>/ksm_stat"
+ *  fake_is_proc()
+ *	"/proc/<self|pid>/<name>"
  */
-static bool fake_is_ksm_stat(const char *path)
+static bool fake_is_proc(const char *path, const char *name)
 {
 	const char *p;
 
 	if (strncmp(path, "/proc/", 6))
 		return false;
 	p = strchr(path + 6, '/');
-	return p && !strcmp(p, "/ksm_stat");
+	return p && p[1] && !strcmp(p + 1, name);
 }
 
 /*
@@ -114,8 +135,14 @@ static bool fake_is_ksm_stat(const char *path)
  */
 static bool fake_hidden(const char *path)
 {
-	return (fake_modes & 2) && (!strcmp(path, "/sys/kernel/mm/ksm/ksm_zero_pages") ||
-		!strcmp(path, "/sys/kernel/mm/ksm/general_profit"));
+	if (!path)
+		return false;
+	if ((fake_modes & (FAKE_KSM_STAT_61 | FAKE_KSM_STAT_NONE)) &&
+	    (!strcmp(path, "/sys/kernel/mm/ksm/ksm_zero_pages") || !strcmp(path, "/sys/kernel/mm/ksm/general_profit")))
+		return true;
+	if ((fake_modes & FAKE_KSM_STAT_NONE) && fake_is_proc(path, "ksm_stat"))
+		return true;
+	return (fake_modes & FAKE_KSM_MERGING_NONE) && fake_is_proc(path, "ksm_merging_pages");
 }
 
 /*
@@ -128,9 +155,9 @@ static int fake_opened(const int fd, const char *path)
 		return fd;
 	fake_fd[fd] = FD_REAL;
 	fake_pos[fd] = 0;
-	if ((fake_modes & 2) && fake_is_ksm_stat(path))
+	if ((fake_modes & FAKE_KSM_STAT_61) && fake_is_proc(path, "ksm_stat"))
 		fake_fd[fd] = FD_KSM_STAT;
-	else if ((fake_modes & 1) && !strcmp(path, "/proc/kpageflags"))
+	else if ((fake_modes & FAKE_KPF_KSM_ALL) && !strcmp(path, "/proc/kpageflags"))
 		fake_fd[fd] = FD_KPAGEFLAGS;
 	return fd;
 }
@@ -206,6 +233,26 @@ int openat64(int dirfd, const char *path, int flags, ...)
 		return -1;
 	}
 	return fake_opened(real_openat64(dirfd, path, flags, mode), path);
+}
+
+int access(const char *path, int mode)
+{
+	fake_init();
+	if (fake_hidden(path)) {
+		errno = ENOENT;
+		return -1;
+	}
+	return real_access(path, mode);
+}
+
+int faccessat(int dirfd, const char *path, int mode, int flags)
+{
+	fake_init();
+	if (fake_hidden(path)) {
+		errno = ENOENT;
+		return -1;
+	}
+	return real_faccessat(dirfd, path, mode, flags);
 }
 
 int close(int fd)
@@ -318,7 +365,7 @@ static void *fake_mmap(void *(*fn)(void *, size_t, int, int, int, off_t), void *
 	volatile char *p;
 	size_t i;
 
-	if (!(fake_modes & 4) || addr || prot != PROT_READ || flags != (MAP_PRIVATE | MAP_ANONYMOUS) ||
+	if (!(fake_modes & FAKE_NO_ZERO_PAGE) || addr || prot != PROT_READ || flags != (MAP_PRIVATE | MAP_ANONYMOUS) ||
 	    fd != -1 || len != 2 * ps)
 		return fn(addr, len, prot, flags, fd, off);
 	p = fn(NULL, len, PROT_READ | PROT_WRITE, flags, -1, 0);
