@@ -33,7 +33,9 @@
  * Nothing is printed; the stressor's "interface ... unreliable" lines show
  * the fake took effect.
  */
+#if !defined(_GNU_SOURCE)
 #define _GNU_SOURCE
+#endif
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
