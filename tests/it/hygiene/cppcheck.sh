@@ -13,6 +13,7 @@
 # skipped (noted) when clang is missing.
 #
 # Exit: 0 pass, 77 skip (reason printed), anything else fail.
+# run-tests: no KSM lock (it never touches the host's KSM)
 
 cd "$(dirname "$0")/../../.." || exit 2
 . tests/lib/checks.sh

@@ -10,6 +10,7 @@
 #   tests/it/hygiene/fuzz-opts.sh --seeds DIR TSV   (used by make) write the seeds
 #
 # Exit: 0 pass, 77 skip (reason printed), anything else fail.
+# run-tests: no KSM lock (it never touches the host's KSM)
 
 cd "$(dirname "$0")/../../.." || exit 2
 

@@ -11,6 +11,7 @@
 # nothing else.
 #
 # Exit: 0 pass, anything else fail (never skips).
+# run-tests: no KSM lock (it never touches the host's KSM)
 
 cd "$(dirname "$0")/../../.." || exit 2
 . tests/lib/checks.sh
