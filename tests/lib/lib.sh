@@ -7,7 +7,8 @@ STRESSOR=${STRESSOR:-$TOP/stress-ksm-unmerge}
 KSM=/sys/kernel/mm/ksm
 KNOBS="run pages_to_scan sleep_millisecs use_zero_pages max_page_sharing merge_across_nodes smart_scan advisor_mode"
 TMPD=$(mktemp -d /tmp/ksm-it.XXXXXX)
-trap 'rm -rf "$TMPD"' EXIT
+# KSM_IT_KEEP=1 keeps the temp dir (logs) for a look after a failure
+trap '[ -n "$KSM_IT_KEEP" ] || rm -rf "$TMPD"' EXIT
 
 # skip: print the reason and exit 77
 skip() { echo "SKIP: $*"; exit 77; }
@@ -29,9 +30,9 @@ knobs() {
 	echo "$out"
 }
 
-# field: value of key=N in the stressor's totals line of file $1
+# total LOG KEY: value of KEY=N in the stressor's totals line of LOG
 total() {
-	grep -o "[,: ]$2=[0-9]*" "$1" | head -1 | sed 's/.*=//'
+	grep -m1 'ksm-unmerge: totals: ' "$1" | grep -o "[,: ]$2=[0-9]*" | head -1 | sed 's/.*=//'
 }
 
 # bogo_ops: bogo ops from the metrics row in file $1
@@ -76,11 +77,30 @@ ours() {
 	done
 }
 
-# fds: "pid:count" for each instance (child of the runner $1)
+# instances_of RUNNER: the runner's instance processes (titled "[run]";
+# not the kernel-log reader the runner may also fork)
+instances_of() {
+	local c
+	for c in $(pgrep -P "$1"); do
+		grep -q '\[run\]' "/proc/$c/cmdline" 2>/dev/null && echo "$c"
+	done
+	return 0
+}
+
+# worker_of INSTANCE: the worker child the instance supervises (it runs the
+# cycles and the racers); empty if none (yet)
+worker_of() {
+	pgrep -P "$1" | head -n 1
+}
+
+# fds: "pid:count" for each instance and worker of the runner $1
 fds() {
-	local p
-	for p in $(pgrep -P "$1"); do
+	local p w
+	for p in $(instances_of "$1"); do
 		echo "$p:$(ls "/proc/$p/fd" 2>/dev/null | wc -l)"
+		for w in $(pgrep -P "$p"); do
+			echo "$w:$(ls "/proc/$w/fd" 2>/dev/null | wc -l)"
+		done
 	done
 }
 
@@ -131,6 +151,10 @@ racer_interface() {
 	prctl-exec)
 		kernel_at_least 6 4 || { echo "no PR_SET_MEMORY_MERGE before Linux 6.4"; return 1; }
 		;;
+	fork-zero)
+		grep -q '^ksm_zero_pages' /proc/self/ksm_stat 2>/dev/null ||
+			{ echo "no ksm_zero_pages in /proc/self/ksm_stat (per-process KSM zero pages: Linux 6.10)"; return 1; }
+		;;
 	esac
 	return 0
 }
@@ -151,19 +175,26 @@ racer_skip_ok() {
 	return 0
 }
 
-# racer_list [BINARY]: the stressor's racer table, one racer a line: "name
-# evidence-name built" or "name evidence-name not built: reason" (asks the
-# binary, default $STRESSOR: the table is the only list of racers)
+# racer_list: the stressor's racer table, one racer a line, tab separated:
+# name, evidence counter, "built" or "not built: reason", description.
+# tools/ksm-racers (built by make from the stressor's own source) prints it:
+# the table is the only list of racers, no test keeps its own
+RACERS_TOOL=${RACERS_TOOL:-$TOP/tools/ksm-racers}
 racer_list() {
 	local out
-	out=$("${1:-$STRESSOR}" --ksm-unmerge-method which) && [ -n "$out" ] ||
-		fail "${1:-$STRESSOR} --ksm-unmerge-method which listed no racers"
+	[ -x "$RACERS_TOOL" ] || fail "$RACERS_TOOL not built (make)"
+	out=$("$RACERS_TOOL") && [ -n "$out" ] || fail "$RACERS_TOOL listed no racers"
 	echo "$out"
 }
 
-# racer_evidence RACER [BINARY]: the name of racer RACER's evidence counter
+# racer_names: the racers' names, one a line
+racer_names() {
+	racer_list | cut -f1
+}
+
+# racer_evidence RACER: the name of racer RACER's evidence counter
 racer_evidence() {
-	racer_list "$2" | awk -v r="$1" '$1 == r { print $2; found = 1 } END { exit !found }'
+	racer_list | awk -F'\t' -v r="$1" '$1 == r { print $2; found = 1 } END { exit !found }'
 }
 
 # racers_check LOG: every racer "reached" with evidence in LOG, or "skipped:"
@@ -172,7 +203,7 @@ racer_evidence() {
 racers_check() {
 	local r line why
 	RACERS_REACHED=0
-	for r in $(racer_list | awk '{ print $1 }'); do
+	for r in $(racer_names); do
 		if grep -q "racer $r skipped: ." "$1"; then
 			line=$(grep -o "racer $r skipped:.*" "$1" | head -1)
 			checked
@@ -184,4 +215,71 @@ racers_check() {
 			{ grep "racer" "$1"; fail "racer $r not reached"; }
 		RACERS_REACHED=$((RACERS_REACHED + 1))
 	done
+}
+
+# The kernel bug "KSM zero pages charged at fork" (docs/racers.md, issue 20):
+# a child forked while its parent unmerges KSM zero pages, or while they
+# sit in MADV_DONTFORK/WIPEONFORK VMAs, is charged pages it never maps and
+# the global ksm_zero_pages keeps them.  On a kernel with the bug (6.12,
+# 6.18) a run that has KSM zero pages and forks during unmerges fails with
+# lines naming it: the fork-zero racer's and the run's global check.
+KNOWN_BUG="KSM zero pages charged at fork"
+
+# racer_forks RACER: racer RACER forks children during the cycles (with
+# prctl's merge-any every zero-filled page of the worker can be a KSM zero
+# page), so its runs may meet the bug; any other racer must pass with exit
+# 0.  A property of a few racers, not a racer list: a new racer that forks
+# fails its test with the named line until it is added here
+racer_forks() {
+	case $1 in mrelease|fork|prctl-exec|fork-zero) return 0;; esac
+	return 1
+}
+
+# fail_lines LOG: the run's fail: lines (stress-ng's pr_fail prefix)
+fail_lines() {
+	grep -E '^stress-ng: fail: ' "$1"
+}
+
+# known_bug_possible: this kernel counts KSM zero pages per process and
+# globally, so the bug can show (a kernel without the counters cannot fail
+# with it: no line naming it is then accepted)
+known_bug_possible() {
+	[ -r "$KSM/ksm_zero_pages" ] && grep -q '^ksm_zero_pages' /proc/self/ksm_stat 2>/dev/null
+}
+
+# expect_ok_or_known_bug LOG RC: a run that holds on kernels with the bug.
+# Succeeds when the run passed (exit 0, no fail: line), or failed only
+# through the kernel bug: exit 2, on a kernel that can show it, every
+# fail: line names it, every other check of the run passed (totals
+# failures=0, no racer NOT reached, no error line but the runner's "exit
+# status=2 (stressor failed)" one).  Sets KNOWN_BUG_SEEN to 1 or 0; on
+# failure prints the log and why (the caller fails).
+expect_ok_or_known_bug() {
+	local log=$1 rc=$2 other
+	KNOWN_BUG_SEEN=0
+	if [ "$rc" = 0 ]; then
+		fail_lines "$log" >/dev/null || return 0
+		cat "$log"; echo "exit 0 with fail: lines"; return 1
+	fi
+	if [ "$rc" != 2 ]; then
+		cat "$log"; echo "exit $rc (0, or 2 with only '$KNOWN_BUG' lines, expected)"; return 1
+	fi
+	if ! known_bug_possible; then
+		cat "$log"; echo "exit 2 on a kernel without per-process ksm_zero_pages: not the known bug"; return 1
+	fi
+	other=$(fail_lines "$log" | grep -vF "$KNOWN_BUG")
+	if ! fail_lines "$log" >/dev/null || [ -n "$other" ]; then
+		cat "$log"; echo "exit 2 with fail: lines other than '$KNOWN_BUG': ${other:-no fail: line at all}"
+		return 1
+	fi
+	other=$(grep -E '^stress-ng: error: ' "$log" | grep -v 'terminated with an error, exit status=2 (stressor failed)$')
+	if [ -n "$other" ]; then
+		cat "$log"; echo "exit 2 with other error lines: $other"; return 1
+	fi
+	if [ "$(total "$log" failures)" != 0 ] || grep -q 'racer .* NOT reached' "$log"; then
+		cat "$log"; echo "exit 2: the known bug and also failed cycles or a racer not reached"; return 1
+	fi
+	KNOWN_BUG_SEEN=1
+	echo "note: the kernel bug '$KNOWN_BUG' is present here and named by the run (expected): $(fail_lines "$log" | wc -l) line(s)"
+	return 0
 }

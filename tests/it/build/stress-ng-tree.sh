@@ -28,7 +28,7 @@
 #    $STRESS_NG_WORK.0day.log for tests/it/lkp);
 #  - with -K, a kernel WARNING injected into /dev/kmsg fails a run that
 #    passes without it (required when a core patch changes core-klog.c).
-# The build runs without the KSM lock; each KSM run takes it.
+# run-tests: no KSM lock (the build runs without it; each KSM run takes it).
 . "$(dirname "$0")/../../lib/lib.sh"
 . "$(dirname "$0")/../../lib/lock.sh"
 

@@ -1,40 +1,56 @@
 #!/bin/bash
-# tests/it/cycle/fallbacks.sh: the counter fallbacks older kernels need, exercised on
-# this kernel through --ksm-unmerge-proc (a fake /proc root): no per-process
-# counters -> pagemap; only ksm_merging_pages (5.19-6.0) -> that file, and
-# pagemap for zero pages.  Each run must still merge, verify and pass.
+# tests/it/cycle/fallbacks.sh: the counter fallbacks older kernels need,
+# run on this kernel with their files hidden by tests/build/fakeproc.so (an
+# LD_PRELOAD library built only for the tests; tests/lib/fakeproc.c):
+#   ksm-stat-none                  Linux 5.19-6.0: no /proc/<pid>/ksm_stat,
+#                                  no global ksm_zero_pages: merging pages
+#                                  from /proc/self/ksm_merging_pages, KSM
+#                                  zero pages from pagemap;
+#   ksm-stat-none,ksm-merging-none before 5.19: no per-process counter at
+#                                  all: both from pagemap.
+# Each run (madvise cycles, --verify) names its source in the "interface
+# ksm_stat: unreliable (...); using ..." line, exits 0 and merges (KSM zero
+# pages counted where the pattern has them); an unfaked run names none.
 . "$(dirname "$0")/../../lib/lib.sh"
 require_ksm
+FAKE=$TOP/tests/build/fakeproc.so
+if [ ! -e "$FAKE" ]; then
+	make -s -C "$TOP" tests/build/fakeproc.so >/dev/null 2>&1 || fail "cannot build $FAKE (make tests/build/fakeproc.so)"
+fi
 
-run() {	# run <root> <pattern> <expected source>
-	local log=$TMPD/run.log
-	"$STRESSOR" --ksm-unmerge 1 -t 3 --metrics --verify --ksm-unmerge-bytes 8M --ksm-unmerge-method madvise \
-		--ksm-unmerge-proc "$1" --ksm-unmerge-pattern "$2" > "$log" 2>&1
-	local rc=$?
-	check [ $rc = 0 ] || { cat "$log"; fail "proc root $1 pattern $2: exit $rc"; }
-	if [ "$3" = ksm_stat ]; then
-		check grep -q "merge waits read" "$log" && { cat "$log"; fail "$2: fell back with full counters"; }
+# run FAKE PATTERN WANT: a run with FAKEPROC=FAKE ("-" none); WANT is the
+# expected "using ..." text of the ksm_stat line, "-" for no such line
+run() {
+	local fake=$1 pattern=$2 want=$3 log=$TMPD/run-$1-$2.log rc merged zero
+	[ "$fake" = - ] && fake=
+	FAKEPROC=$fake LD_PRELOAD=$FAKE "$STRESSOR" --ksm-unmerge 1 -t 3 --metrics --verify --ksm-unmerge-bytes 8M \
+		--ksm-unmerge-method madvise --ksm-unmerge-pattern "$pattern" >"$log" 2>&1
+	rc=$?
+	check [ $rc = 0 ] || { cat "$log"; fail "fake '$fake' pattern $pattern: exit $rc"; }
+	if [ "$want" = - ]; then
+		check grep -q "interface ksm_stat: unreliable" "$log" && { cat "$log"; fail "$pattern: a fallback with every counter"; }
 	else
-		check grep -q "merge waits read $3" "$log" || { cat "$log"; fail "$2: expected source $3"; }
+		check grep -qF "interface ksm_stat: unreliable" "$log" && grep -qF "; using $want" "$log" ||
+			{ cat "$log"; fail "fake '$fake' pattern $pattern: expected the source '$want'"; }
 	fi
 	merged=$(total "$log" pages-merged)
-	check [ "$merged" -gt 0 ] || fail "proc root $1 pattern $2: nothing merged"
-	echo "ok root=$1 pattern=$2 source=$3 merged=$merged"
+	zero=$(total "$log" zero-pages)
+	check [ "$merged" -gt 0 ] || fail "fake '$fake' pattern $pattern: nothing merged"
+	case $pattern in
+	zero) check [ "$zero" = "$merged" ] || fail "zero: $zero of $merged merged pages counted as KSM zero pages";;
+	mixed) check [ "$zero" -gt 0 ] && [ "$zero" -lt "$merged" ] || fail "mixed: $zero KSM zero pages of $merged";;
+	same) check [ "$zero" = 0 ] || fail "same: $zero KSM zero pages";;
+	esac
+	echo "ok fake '$fake' pattern $pattern: merged $merged, zero $zero; $(grep -o 'interface ksm_stat: .*' "$log" || echo 'no ksm_stat line')"
 }
 
-empty=$TMPD/empty; mkdir -p "$empty/self"
-partial=$TMPD/partial; mkdir -p "$partial/self"
-ln -s /proc/self/ksm_merging_pages "$partial/self/ksm_merging_pages"
-full=$TMPD/full; mkdir -p "$full/self"
-ln -s /proc/self/ksm_stat "$full/self/ksm_stat"
-ln -s /proc/self/ksm_merging_pages "$full/self/ksm_merging_pages"
-
 before=$(knobs)
-run "$empty" same pagemap
-run "$empty" zero pagemap
-run "$partial" same ksm_merging_pages
-run "$partial" mixed pagemap
-run "$full" mixed ksm_stat
+run ksm-stat-none same "/proc/self/ksm_merging_pages for merging pages, pagemap for KSM zero pages"
+run ksm-stat-none mixed "/proc/self/ksm_merging_pages for merging pages, pagemap for KSM zero pages"
+run ksm-stat-none,ksm-merging-none same "pagemap for merging pages, pagemap for KSM zero pages"
+run ksm-stat-none,ksm-merging-none zero "pagemap for merging pages, pagemap for KSM zero pages"
+run ksm-stat-none,ksm-merging-none mixed "pagemap for merging pages, pagemap for KSM zero pages"
+run - mixed -
 check [ "$(knobs)" = "$before" ] || fail "knobs changed"
 checks_done
 exit 0

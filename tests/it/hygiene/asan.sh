@@ -17,6 +17,7 @@
 # in every process.
 #
 # ASAN_HYG_FAST=1 skips run 2.  Exit: 0 pass, 77 skip, anything else fail.
+# run-tests: no KSM lock (the real runs take it: tests/lib/lock.sh)
 
 . "$(dirname "$0")/../../lib/lib.sh"
 cd "$TOP" || exit 2

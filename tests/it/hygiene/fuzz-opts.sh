@@ -10,6 +10,7 @@
 #   tests/it/hygiene/fuzz-opts.sh --seeds DIR TSV   (used by make) write the seeds
 #
 # Exit: 0 pass, 77 skip (reason printed), anything else fail.
+# run-tests: no KSM lock (it never touches the host's KSM)
 
 cd "$(dirname "$0")/../../.." || exit 2
 
@@ -34,18 +35,25 @@ seeds() {
 	--ksm-unmerge 1 -t 5 --verify --metrics --ksm-unmerge-bytes 8M
 	--ksm-unmerge-method all --ksm-unmerge 2 -t 8
 	--ksm-unmerge 0 --ksm-unmerge-ops 100 --ksm-unmerge-pattern mixed --metrics-brief -Y /tmp/x.yaml
-	--ksm-unmerge 50% --timeout 1m --ksm-unmerge-bytes 5% --ksm-unmerge-method madvise,prctl,fork -K --times
-	--ksm-unmerge=1 --timeout=2s --ksm-unmerge-no-klog --temp-path /tmp -v -q --log-brief --stderr
-	--ksm-unmerge 1 --ksm-unmerge-hang-timeout 30 --ksm-unmerge-log /tmp/l.yaml --ksm-unmerge-pattern unique
+	--ksm-unmerge 50% --timeout 1m --ksm-unmerge-bytes 5% --ksm-unmerge-method fork-zero -K --times
+	--ksm-unmerge=1 --timeout=2s --ksm-unmerge-method=prctl --temp-path /tmp -v -q --log-brief --stderr
+	--ksm-unmerge 1 --ksm-unmerge-sparse 64G --ksm-unmerge-method sparse --ksm-unmerge-pattern unique
 	-qvKt 3 --ksm-unmerge 4096 --skip-silent --no-rand-seed
 	-h
 	EOF
-	# dictionary: long option names from the sources, method/pattern words
+	# dictionary: long option names from the sources, the method names
+	# (the racer table: tools/ksm-racers, or its rows' names in the source
+	# when the tool is not built yet) and pattern words
 	{
-		grep -ho '"ksm-unmerge[a-z-]*' stress-ksm-unmerge.c | sed 's/^"/--/'
+		echo --ksm-unmerge; echo --ksm-unmerge-ops
+		sed -n 's/.*{ OPT_ksm_unmerge_[a-z_]*, *"\([a-z-]*\)".*/--\1/p' stress-ksm-unmerge.c
 		sed -n 's/^	{ OPT_G_[a-z_]*, "\([a-z-]*\)".*/--\1/p' core-shim/core-opts.c
-		for w in madvise prctl vmsplice gup uffd-wp mrelease fork mprotect \
-			dontneed sparse thp all same few zero mixed unique \
+		if [ -x tools/ksm-racers ]; then
+			tools/ksm-racers | cut -f1
+		else
+			sed -n 's/.*{ \.name = "\([a-z-]*\)".*/\1/p' stress-ksm-unmerge.c
+		fi
+		for w in all madvise prctl same few zero mixed unique \
 			-t -Y -v -q -K -h = , % k m g s h d w y; do
 			echo "$w"
 		done

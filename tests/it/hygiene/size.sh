@@ -1,19 +1,24 @@
 #!/bin/bash
-# tests/it/hygiene/size.sh: the stressor stays readable (issue 12):
-#   1. no file of the stressor (stress-ksm-unmerge.c and its private
-#      stress-ksm-unmerge-*.h headers) is over 2,500 lines;
-#   2. no function in them is over 100 lines (from the line of its name to
+# tests/it/hygiene/size.sh: the stressor is the one file stress-ng would
+# merge (issue 19):
+#   1. stress-ksm-unmerge.c is at most 5,000 lines;
+#   2. there is no stress-ksm-unmerge-*.h (no code in private headers: the
+#      whole stressor is the .c);
+#   3. no function in it is over 100 lines (from the line of its name to
 #      its closing brace; a function is a column-0 "{" ... "}" block).
-# Canaries (a 2,501-line file, a 101-line function, a 100-line one) prove
-# the checks flag what they should and nothing else.
+# Canaries (a 5,001-line file, a header beside the stressor, a 101-line
+# function, a 100-line one) prove the checks flag what they should and
+# nothing else.
 #
 # Exit: 0 pass, anything else fail (never skips).
+# run-tests: no KSM lock (it never touches the host's KSM)
 
 cd "$(dirname "$0")/../../.." || exit 2
 . tests/lib/checks.sh
 tmp=$(mktemp -d /tmp/hyg-size.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-MAX_FILE=2500
+STRESSOR_SRC=stress-ksm-unmerge.c
+MAX_FILE=5000
 MAX_FUNC=100
 errors=0
 
@@ -41,6 +46,11 @@ long_file() {
 	[ "$n" -le "$MAX_FILE" ] || echo "$1 is $n lines (max $MAX_FILE)"
 }
 
+# headers DIR: the stressor's private headers in DIR
+headers() {
+	ls "$1"/stress-ksm-unmerge-*.h 2>/dev/null
+}
+
 # canary FILE BODY_LINES: a file with one function of BODY_LINES body lines
 canary() {
 	{
@@ -55,14 +65,20 @@ canary "$tmp/long.c" 97		# name, {, 97, return, } = 101 lines
 canary "$tmp/ok.c" 96		# 100 lines
 check [ -n "$(long_functions "$tmp/long.c")" ] || { echo "FAIL: a 101-line function is not flagged"; errors=$((errors + 1)); }
 check [ -z "$(long_functions "$tmp/ok.c")" ] || { echo "FAIL: a 100-line function is flagged"; errors=$((errors + 1)); }
-seq 1 $((MAX_FILE + 1)) >"$tmp/big.h"
-check [ -n "$(long_file "$tmp/big.h")" ] || { echo "FAIL: a $((MAX_FILE + 1))-line file is not flagged"; errors=$((errors + 1)); }
+seq 1 $((MAX_FILE + 1)) >"$tmp/big.c"
+check [ -n "$(long_file "$tmp/big.c")" ] || { echo "FAIL: a $((MAX_FILE + 1))-line file is not flagged"; errors=$((errors + 1)); }
+seq 1 "$MAX_FILE" >"$tmp/fits.c"
+check [ -z "$(long_file "$tmp/fits.c")" ] || { echo "FAIL: a $MAX_FILE-line file is flagged"; errors=$((errors + 1)); }
+: >"$tmp/stress-ksm-unmerge-racer.h"
+check [ -n "$(headers "$tmp")" ] || { echo "FAIL: a stress-ksm-unmerge-*.h is not found"; errors=$((errors + 1)); }
 
-files=(stress-ksm-unmerge.c stress-ksm-unmerge-*.h)
-for f in "${files[@]}"; do
-	out=$(long_file "$f"; long_functions "$f")
-	check [ -z "$out" ] || { echo "FAIL: $out"; errors=$((errors + 1)); }
-done
-echo "checked ${#files[@]} files: max $MAX_FILE lines a file, $MAX_FUNC a function"
+check [ -f "$STRESSOR_SRC" ] || { echo "FAIL: no $STRESSOR_SRC"; exit 1; }
+out=$(long_file "$STRESSOR_SRC")
+check [ -z "$out" ] || { echo "FAIL: $out"; errors=$((errors + 1)); }
+out=$(headers .)
+check [ -z "$out" ] || { echo "FAIL: private headers beside the stressor (the whole stressor is $STRESSOR_SRC): $(echo $out)"; errors=$((errors + 1)); }
+out=$(long_functions "$STRESSOR_SRC")
+check [ -z "$out" ] || { echo "FAIL: functions over $MAX_FUNC lines:"; echo "$out"; errors=$((errors + 1)); }
+echo "$STRESSOR_SRC: $(wc -l <"$STRESSOR_SRC") lines (max $MAX_FILE), $(headers . | wc -l) private headers (max 0), longest function $(MAX_FUNC=0 long_functions "$STRESSOR_SRC" | sed 's/.* is \([0-9]*\) lines.*/\1/' | sort -n | tail -1) lines (max $MAX_FUNC)"
 [ "$errors" = 0 ] || { echo "FAIL: $errors size checks failed"; exit 1; }
 checks_done
