@@ -65,6 +65,10 @@ static void stress_dummy_pattern(const char *opt_name, const char *opt_arg,
 	longjmp(g_error_env, 1);
 }
 
+/* option types the real stressor no longer has, on ids of the dummy's own */
+#define OPT_ksm_unmerge_hang_timeout	((stress_op_t)(OPT_SHIM_MAX + 1))
+#define OPT_ksm_unmerge_thp		((stress_op_t)(OPT_SHIM_MAX + 2))
+
 static const stress_opt_t opts[] = {
 	{ OPT_ksm_unmerge_bytes, "ksm-unmerge-bytes", TYPE_ID_SIZE_T_BYTES_VM,
 	  4 * KB, MAX_MEM_LIMIT, NULL },

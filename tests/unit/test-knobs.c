@@ -524,7 +524,8 @@ static void *t_scan_end(void *arg)
 
 /*
  *  test_ksmd_drain()
- *	no wait when ksmd was on before the run; else until a full scan ends, within KSM_DRAIN_SECS
+ *	no wait when ksmd was on before the run or no rmap_item is left; else until a full scan ends,
+ *	within KSM_DRAIN_SECS
  */
 static void test_ksmd_drain(void **state)
 {
@@ -542,6 +543,11 @@ static void test_ksmd_drain(void **state)
 
 	t_knob_put("run", "0\n");
 	stress_ksm_unmerge_knobs_save(&saved);
+	t0 = stress_time_now();
+	stress_ksm_unmerge_ksmd_drain(&saved);	/* no rmap_item: the scan would never end */
+	assert_true(stress_time_now() - t0 < 0.1);
+
+	t_knob_put("pages_volatile", "3\n");	/* a dead mm's rmap_items, for ksmd to free */
 	assert_int_equal(pthread_create(&thread, NULL, t_scan_end, NULL), 0);
 	t0 = stress_time_now();
 	stress_ksm_unmerge_ksmd_drain(&saved);
@@ -726,12 +732,12 @@ static void test_taint_check(void **state)
 
 /*
  *  t_settle()
- *	thread: an exit in flight; 300 ms on, the global count drops back
+ *	thread: an exit in flight; 150 ms on (before three readings agree), the global count drops back
  */
 static void *t_settle(void *arg)
 {
 	(void)arg;
-	(void)shim_nanosleep_uint64(300000000);
+	(void)shim_nanosleep_uint64(150000000);
 	t_knob_put("ksm_zero_pages", "1000000000066\n");
 	return NULL;
 }
