@@ -2577,7 +2577,7 @@ static int stress_ksm_unmerge_uffd_start(stress_ksm_unmerge_ctx_t *ctx, stress_k
 #define KSM_UFFD_BUILT		(1)
 #define KSM_UFFD_WP_NOT_BUILT	NULL
 #else
-#define KSM_UFFD_WP_NOT_BUILT	"userfaultfd write-protect missing (HAVE_LINUX_USERFAULTFD_H)"
+#define KSM_UFFD_WP_NOT_BUILT	"userfaultfd write-protect or poll() missing (HAVE_LINUX_USERFAULTFD_H, HAVE_POLL_H)"
 typedef int stress_ksm_unmerge_uffd_t;	/* the racer table's priv_size */
 #define stress_ksm_unmerge_uffd_start		NULL
 #define stress_ksm_unmerge_uffd_op		NULL
@@ -3678,7 +3678,7 @@ static int stress_ksm_unmerge_minor_start(stress_ksm_unmerge_ctx_t *ctx, stress_
 }
 #define KSM_UFFD_MINOR_NOT_BUILT	NULL
 #else
-#define KSM_UFFD_MINOR_NOT_BUILT	"userfaultfd minor mode or memfd_create missing (HAVE_LINUX_USERFAULTFD_H)"
+#define KSM_UFFD_MINOR_NOT_BUILT	"uffd minor mode, poll() or memfd_create() missing (HAVE_LINUX_USERFAULTFD_H, HAVE_POLL_H, HAVE_MEMFD_CREATE)"
 typedef int stress_ksm_unmerge_minor_t;	/* the racer table's priv_size */
 #define stress_ksm_unmerge_minor_start		NULL
 #define stress_ksm_unmerge_minor_phase		NULL
