@@ -204,7 +204,11 @@ else
 	locked timeout 50 "$BIN" --timeout 5 --times --verify --metrics --no-rand-seed \
 		$method_opt --ksm-unmerge 1 >"$TMP/real.txt" 2>&1
 	rc=$?
-	check "real run exit 0 (got $rc)" [ "$rc" -eq 0 ]
+	# exit 2 is allowed only through the kernel bug the fork-zero racer
+	# names (tests/lib/lib.sh's KNOWN_BUG): every fail: line names it
+	others=$(grep ' fail: ' "$TMP/real.txt" | grep -cv 'KSM zero pages charged at fork')
+	check "real run exit 0, or 2 with only 'KSM zero pages charged at fork' fail lines (got $rc)" \
+		bash -c "[ $rc -eq 0 ] || { [ $rc -eq 2 ] && [ $others -eq 0 ] && grep -q ' fail: ' '$TMP/real.txt'; }"
 	python3 "$TMP/lkp-parse.py" "$TMP/real.txt" >"$TMP/real.keys"
 	sed 's/^/    /' "$TMP/real.keys"
 	check_keys "$TMP/real.txt" "$TMP/real.keys" real
