@@ -220,7 +220,7 @@ open_files() {
 # as the kernel bug (0 if none)
 reported_leak() {
 	local n
-	n=$(sed -n 's/.*KSM zero pages charged at fork: the global ksm_zero_pages counts \([0-9]*\) more.*/\1/p' "$1" | head -1)
+	n=$(sed -n 's/.*KSM zero pages charged at fork: the global ksm_zero_pages holds \([0-9]*\) more.*/\1/p' "$1" | head -1)
 	echo "${n:-0}"
 }
 
