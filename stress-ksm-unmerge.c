@@ -244,9 +244,7 @@ static const char * const stress_ksm_unmerge_knob_names[] = {
 
 #define KSM_KNOBS	(SIZEOF_ARRAY(stress_ksm_unmerge_knob_names))
 
-typedef struct {
-	char value[KSM_KNOBS][32];	/* "" = absent */
-} stress_ksm_unmerge_knobs_t;
+typedef struct { char value[KSM_KNOBS][32]; } stress_ksm_unmerge_knobs_t;	/* "" = absent */
 
 /* ring of the latest latency samples, ms */
 typedef struct {
@@ -2062,10 +2060,12 @@ static void stress_ksm_unmerge_phase_set(stress_ksm_unmerge_ctx_t *ctx, const in
 	for (i = 0; i < KSM_RACERS; i++)
 		if ((ctx->racers & STRESS_BIT_ULL(i)) && ctx->run[i].r->phase)
 			ctx->run[i].r->phase(ctx, &ctx->run[i], phase);
+#if defined(HAVE_SYS_FILE_H)
 	/* migration entries and reused pfns would read as lost or shared pages */
 	while (ctx->compact_fd >= 0 && flock(ctx->compact_fd, (phase == KSM_PHASE_MERGED || phase == KSM_PHASE_VERIFY) ?
 	       LOCK_SH : LOCK_UN) < 0 && errno == EINTR)
 		;
+#endif
 	if (phase == KSM_PHASE_IDLE)
 		ctx->quiesce = 0;
 }
