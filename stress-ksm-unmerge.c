@@ -3733,8 +3733,9 @@ static bool stress_ksm_unmerge_exec_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm
 		return false;
 	pid = fork();
 	if (pid == 0) {
-		if (stress_ksm_unmerge_child_init(ctx, parent) < 0 || ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0 ||
-		    prctl(PR_SET_MEMORY_MERGE, 1UL, 0UL, 0UL, 0UL) < 0)
+		/* unmapped first: merge-any would let ksmd merge, in place, pages this copy shares with the region */
+		if (stress_ksm_unmerge_child_init(ctx, parent) < 0 || munmap((void *)ctx->region, ctx->region_size) < 0 ||
+		    ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0 || prctl(PR_SET_MEMORY_MERGE, 1UL, 0UL, 0UL, 0UL) < 0)
 			_exit(4);
 		(void)execve(exe, argv, envp);
 		_exit(5);
@@ -3742,7 +3743,7 @@ static bool stress_ksm_unmerge_exec_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm
 	if (pid < 0 || shim_waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status)) {
 		if (stress_continue(ctx->args))
 			stress_ksm_unmerge_racer_fail(run, "fork, ptrace, prctl or exec of %s failed (wait status %#x: "
-				"exit 4 ptrace/prctl, 5 execve), errno=%d (%s)", exe, status, errno, strerror(errno));
+				"exit 4 munmap/ptrace/prctl, 5 execve), errno=%d (%s)", exe, status, errno, strerror(errno));
 		if (pid > 0)
 			(void)stress_ksm_unmerge_reap(pid, 0.01, &status);
 		return true;

@@ -6,7 +6,7 @@
 #      walk): exit 0 under --verify, reached, no hang reported, exactly
 #      1024 populated pages checked per completed walk;
 #   2. 4T with -t 5: a walk far longer than the run; the timeout interrupts
-#      it (EINTR, "interrupted the unmerge" line) and the run ends within
+#      it (EINTR: -v's "interrupted its unmerge" line) and the run ends within
 #      2.5 s of the timeout, with no hang and no fail line;
 #   3. 4T, SIGTERM to the parent mid-walk: the run ends within 2.5 s.
 # With KSM_SPARSE_32T_TESTS=1 (opt-in, about 4 minutes more): 2 and 3 at
@@ -63,12 +63,12 @@ started() {
 stop_timeout() {
 	local log=$TMPD/timeout-$1.log rc t0 secs
 	t0=$(date +%s.%N)
-	"$STRESSOR" --ksm-unmerge 1 -t "$2" --metrics --ksm-unmerge-bytes 16M \
+	"$STRESSOR" --ksm-unmerge 1 -t "$2" -v --metrics --ksm-unmerge-bytes 16M \
 		--ksm-unmerge-sparse "$1" --ksm-unmerge-method sparse >"$log" 2>&1
 	rc=$?
 	secs=$(echo "$(date +%s.%N) - $t0" | bc)
 	echo "$1, -t $2: exit $rc after ${secs}s"
-	check grep -q "sparse racer: the end of the run interrupted the unmerge" "$log" ||
+	check grep -q "sparse racer: the end of the run interrupted its unmerge" "$log" ||
 		{ cat "$log"; fail "$1: the timeout did not interrupt a walk"; }
 	checked; [ "$(echo "$secs < $2 + 2.5" | bc)" = 1 ] || { cat "$log"; fail "$1: -t $2 took ${secs}s"; }
 	# the instance verified no cycle (exit 3) or the region's cycle (exit 0)
@@ -79,7 +79,7 @@ stop_timeout() {
 # stop_term SIZE AFTER: SIGTERM AFTER s into a walk of SIZE stops within 2.5 s
 stop_term() {
 	local log=$TMPD/term-$1.log pid rc t0 secs
-	"$STRESSOR" --ksm-unmerge 1 -t 600 --metrics --ksm-unmerge-bytes 16M \
+	"$STRESSOR" --ksm-unmerge 1 -t 600 -v --metrics --ksm-unmerge-bytes 16M \
 		--ksm-unmerge-sparse "$1" --ksm-unmerge-method sparse >"$log" 2>&1 &
 	pid=$!
 	started "$log" || { kill -KILL $pid; cat "$log"; fail "$1: the run did not start"; }
@@ -90,7 +90,7 @@ stop_term() {
 	rc=$?
 	secs=$(echo "$(date +%s.%N) - $t0" | bc)
 	echo "$1, SIGTERM: exit $rc after ${secs}s"
-	check grep -q "sparse racer: the end of the run interrupted the unmerge" "$log" ||
+	check grep -q "sparse racer: the end of the run interrupted its unmerge" "$log" ||
 		{ cat "$log"; fail "$1: SIGTERM did not interrupt a walk"; }
 	checked; [ "$(echo "$secs < 2.5" | bc)" = 1 ] || { cat "$log"; fail "$1: SIGTERM took ${secs}s"; }
 	check grep -q "run completed" "$log" || { cat "$log"; fail "$1: no summary after SIGTERM"; }
