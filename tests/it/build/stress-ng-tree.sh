@@ -1,4 +1,5 @@
 #!/bin/bash
+# run-tests: no KSM lock (the build runs without it; each KSM run takes it).
 # tests/it/build/stress-ng-tree.sh: the upstream patch series on a real
 # stress-ng tree, checked as its maintainer and 0-day would.  Fetches
 # nothing: runs only when STRESS_NG_TREE names a stress-ng git clone (skips
@@ -23,12 +24,12 @@
 #  - stress-ng --help: every ksm-unmerge row fits the option column and
 #    the method row passes lkp's "all" detection;
 #  - the 0-day line (--timeout 60 --times --verify --metrics --no-rand-seed
-#    --ksm-unmerge-method all --ksm-unmerge 2) exits 0 with every racer
+#    --ksm-unmerge-method all --ksm-unmerge 2) exits 0 (or 2 only through
+#    the kernel bug the fork-zero racer names) with every racer
 #    reached and the knobs restored (its output is kept in
 #    $STRESS_NG_WORK.0day.log for tests/it/lkp);
 #  - with -K, a kernel WARNING injected into /dev/kmsg fails a run that
 #    passes without it (required when a core patch changes core-klog.c).
-# run-tests: no KSM lock (the build runs without it; each KSM run takes it).
 . "$(dirname "$0")/../../lib/lib.sh"
 . "$(dirname "$0")/../../lib/lock.sh"
 
@@ -202,7 +203,8 @@ EOF
 locked bash "$TMPD/0day.sh"
 rc=$?
 grep -E "metrc|racer|totals|successful|unsuccessful|fail" "$log"
-check [ "$rc" = 0 ] || fail "the 0-day line: exit $rc"
+# exit 0, or 2 only through the kernel bug the fork-zero racer names (lib.sh)
+checked; expect_ok_or_known_bug "$log" "$rc" || fail "the 0-day line: exit $rc"
 check grep -Eq "metrc: .* ksm-unmerge +[0-9]+ " "$log" || fail "no ksm-unmerge metrics row"
 check cmp -s "$TMPD/knobs.before" "$TMPD/knobs.after" ||
 	fail "knobs '$(cat "$TMPD/knobs.after")' != '$(cat "$TMPD/knobs.before")'"
