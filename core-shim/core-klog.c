@@ -13,8 +13,9 @@
  * LKP categories fail the run (exit 2) - WARNING, BUG (all), kernel BUG
  * at, Oops, general protection fault, soft/hard/workqueue lockups, hung
  * tasks, RCU stalls, KASAN/KFENCE/UBSAN, lockdep, list corruption,
- * refcount_t, bad page state/map, rss-counter, panic, and a kernel taint
- * bit set during the run with no such record.  Each splat is grouped
+ * refcount_t, bad page state/map, rss-counter, panic, and a B, D, W or L
+ * kernel taint bit set during the run with no such record (other taints
+ * are said, not failed).  Each splat is grouped
  * (first line, RIP, call trace), named by its LKP dmesg key and printed
  * once as an error line plus info lines; the processes of the run are
  * listed with their state and wchan.
@@ -52,6 +53,8 @@
 #define STRESS_KLOG_NAME	"klog-check"
 #define STRESS_KLOG_KMSG	"/dev/kmsg"
 #define STRESS_KLOG_TAINTED	"/proc/sys/kernel/tainted"
+/* taints that fail the run: bad page (B), oops (D), warning (W), soft lockup (L) */
+#define STRESS_KLOG_TAINT_FAIL	((1U << 5) | (1U << 7) | (1U << 9) | (1U << 14))
 #define STRESS_KLOG_REC_MAX	(8192 + 64)	/* CONSOLE_EXT_LOG_MAX + slack */
 #define STRESS_KLOG_LINE_MAX	(1024)	/* longest logical line kept */
 #define STRESS_KLOG_KEY_LEN	(160)
@@ -1783,6 +1786,12 @@ static void stress_klog_taint_check(const uint32_t now_bits)
 		return;
 	shm->taint_reported |= bits;
 	stress_klog_taint_letters(bits, letters, sizeof(letters));
+	if (!(bits & STRESS_KLOG_TAINT_FAIL)) {
+		/* a user, module or other taint says nothing about this kernel's health */
+		pr_inf("%s: kernel taint: %s (0x%" PRIx32 ") set during the run, not a failure\n",
+			STRESS_KLOG_NAME, letters, bits);
+		return;
+	}
 	(void)snprintf(key, sizeof(key), "taint:%s", letters);
 	stress_klog_key_add(key, STRESS_KLOG_TAINT);
 	/* a new taint only counts as an event when the log showed nothing */

@@ -843,7 +843,7 @@ static void test_taint_write(const char *path, const char *val)
 
 /*
  *  test_taint_diff()
- *	new taint bits are reported once; an error only if the log had none
+ *	new taint bits are reported once; an error only for B, D, W or L and only if the log had none
  */
 static void test_taint_diff(void **state)
 {
@@ -866,7 +866,13 @@ static void test_taint_diff(void **state)
 	stress_klog_taint_check(t);
 	assert_int_equal(test_events(), 0);
 
-	test_taint_write(path, "4609\n");		/* + W (512) */
+	test_taint_write(path, "4161\n");		/* + U (64): said, not an event */
+	assert_int_equal(stress_klog_taint_read(&t), 0);
+	stress_klog_taint_check(t);
+	assert_int_equal(test_events(), 0);
+	assert_int_equal(test_has_key("taint:U"), 0);
+
+	test_taint_write(path, "4673\n");		/* + W (512) */
 	assert_int_equal(stress_klog_taint_read(&t), 0);
 	stress_klog_taint_check(t);
 	assert_int_equal(test_events(), 1);
@@ -876,13 +882,14 @@ static void test_taint_diff(void **state)
 	assert_int_equal(test_events(), 1);
 	assert_int_equal(test_has_key("taint:W"), 1);
 
-	test_taint_write(path, "4737\n");		/* + D (128): reported, no new error */
+	test_taint_write(path, "4801\n");		/* + D (128): reported, no new error */
 	assert_int_equal(stress_klog_taint_read(&t), 0);
 	stress_klog_taint_check(t);
 	assert_int_equal(test_events(), 1);
 	assert_int_equal(g_shared->klog_errors, 1);
 	assert_int_equal(test_has_key("taint:D"), 1);
 	test_out_end();
+	assert_non_null(strstr(test_out, "] klog-check: kernel taint: U (0x40) set during the run, not a failure\n"));
 	assert_non_null(strstr(test_out, "error: ["));
 	assert_non_null(strstr(test_out, "] klog-check: kernel taint: W (0x200) set during the run, no log record seen\n"));
 	assert_non_null(strstr(test_out, "info:  ["));
