@@ -4396,6 +4396,10 @@ static int stress_ksm_unmerge_cycle(stress_ksm_unmerge_ctx_t *ctx, uint64_t sw, 
 	if (stress_ksm_unmerge_zero_check(ctx, "after the unmerge") < 0 || stress_ksm_unmerge_taint_check(ctx) < 0)
 		rc = -1;
 	stress_ksm_unmerge_phase_set(ctx, KSM_PHASE_IDLE);
+	if (rc < 0)
+		return -1;
+	if (ctx->stopped || empty)
+		return ctx->stopped ? 1 : 0;	/* cut short, or nothing unmerged: not a bogo op, not in the metrics */
 	st->pages_merged += ksm + kzero;
 	st->pages_zero += kzero;
 	st->cow_ksm += (cow0 >= 0 && cow1 > cow0) ? (uint64_t)(cow1 - cow0) : 0;
@@ -4408,10 +4412,6 @@ static int stress_ksm_unmerge_cycle(stress_ksm_unmerge_ctx_t *ctx, uint64_t sw, 
 		st->quiet_secs += dt;
 		st->quiet_cpu_secs += cpu;
 	}
-	if (rc < 0)
-		return -1;
-	if (ctx->stopped || empty)
-		return ctx->stopped ? 1 : 0;	/* cut short, or nothing unmerged: not a bogo op */
 	st->cycles++;
 	st->method_cycles[sw == KSM_SW_PRCTL]++;
 	stress_bogo_inc(ctx->args);
