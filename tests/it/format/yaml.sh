@@ -18,7 +18,7 @@ python3 -c 'import yaml; yaml.CSafeLoader' 2>/dev/null ||
 	{ echo "python3-yaml with libyaml not installed"; exit 77; }
 tmp=$TMPD
 
-DUMMY_METRICS=1 timeout 60 "$BIN" --ksm-unmerge 2 -t 2 --metrics --times \
+timeout 60 "$BIN" --ksm-unmerge 2 -t 4 --metrics --times \
 	-Y "$tmp/out.yaml" >"$tmp/out" 2>&1
 rc=$?
 checked; expect_ok_or_known_bug "$tmp/out" "$rc" >"$tmp/why" || { cat "$tmp/why"; echo "run failed: exit $rc"; exit 1; }
