@@ -216,6 +216,7 @@ typedef struct {
 	uint64_t mg[2], mg_flags[2];	/* two identical pages after the probe merge */
 	bool zp_valid;			/* a zero-filled page was merged (use_zero_pages=1) */
 	uint64_t zp, zp_flags;		/* that page */
+	int64_t zp_pages, zp_stat[3];	/* KSM zero pages merged; ksm_stat's count before, merged, unmerged */
 	uint64_t ksm_pages;		/* pages on a shared KSM pfn the probe unmerge broke */
 	int64_t cow_before, cow_after;	/* cow_ksm around the probe unmerge, -1 absent */
 	bool stat, stat_merging, stat_zero;	/* ksm_stat and its two lines */
@@ -953,17 +954,22 @@ static void stress_ksm_unmerge_iface_counters(const stress_ksm_unmerge_obs_t *o,
 	char why[160] = "";
 
 	ifc->stat_merging = o->stat && o->stat_merging;
-	ifc->stat_zero = o->stat && o->stat_zero;
+	ifc->stat_zero = o->stat && o->stat_zero && o->zp_pages > 0 && o->zp_stat[0] >= 0 &&
+		o->zp_stat[1] - o->zp_stat[0] == o->zp_pages && o->zp_stat[2] == o->zp_stat[0];
 	ifc->merging_pages = o->merging_pages;
 	if (!o->stat)
 		(void)snprintf(why, sizeof(why), "/proc/self/ksm_stat missing (before 6.1)");
 	else if (!o->stat_merging || !o->stat_zero)
 		(void)snprintf(why, sizeof(why), "ksm_stat lacks %s%s%s", o->stat_merging ? "" : "ksm_merging_pages",
 			(!o->stat_merging && !o->stat_zero) ? " and " : "", o->stat_zero ? "" : "ksm_zero_pages");
+	else if (!ifc->stat_zero)
+		(void)snprintf(why, sizeof(why), "ksm_stat's ksm_zero_pages moved %+" PRId64 " for %" PRId64 " probe KSM "
+			"zero page(s), %+" PRId64 " after their unmerge", o->zp_stat[1] - o->zp_stat[0], o->zp_pages,
+			o->zp_stat[2] - o->zp_stat[0]);
 	stress_ksm_unmerge_iface_set(ifc, KSM_IFACE_KSM_STAT, why[0] ? why : NULL,
 		"%s for merging pages, %s for KSM zero pages", o->stat_merging ? "ksm_stat" :
 		o->merging_pages ? "/proc/self/ksm_merging_pages" : ifc->pfns ? "pagemap" : "nothing",
-		o->stat_zero ? "ksm_stat" : ifc->pfns ? "pagemap" : "nothing");
+		ifc->stat_zero ? "ksm_stat" : ifc->pfns ? "pagemap" : "nothing");
 	ifc->cow_ksm = delta >= 0 && !(o->merged == 1 && o->ksm_pages && (uint64_t)delta < o->ksm_pages);
 	if (delta < 0)
 		stress_ksm_unmerge_iface_set(ifc, KSM_IFACE_COW_KSM, "no cow_ksm in /proc/vmstat",
@@ -1098,6 +1104,7 @@ static void stress_ksm_unmerge_iface_merge(const int pm_fd, const int kpf_fd, co
 	for (w = 0; w < ps / sizeof(uint64_t); w++)
 		((uint64_t *)(void *)p)[w] = ((uint64_t *)(void *)(p + ps))[w] = salt * (w + 1);
 	(void)shim_memset(p + 2 * ps, 0, ps);
+	o->zp_stat[0] = stress_ksm_unmerge_field(KSM_STAT, "ksm_zero_pages");
 	if (shim_madvise(p, 3 * ps, MADV_MERGEABLE) == 0) {
 		o->merged = 0;
 		while (stress_time_now() - t0 < 3.0) {
@@ -1112,9 +1119,12 @@ static void stress_ksm_unmerge_iface_merge(const int pm_fd, const int kpf_fd, co
 			(void)shim_nanosleep_uint64(5000000);
 		}
 		o->ksm_pages = o->merged ? 2 : 0;
+		o->zp_pages = o->zp_valid;
+		o->zp_stat[1] = stress_ksm_unmerge_field(KSM_STAT, "ksm_zero_pages");
 		o->cow_before = stress_ksm_unmerge_field("/proc/vmstat", "cow_ksm");
 		(void)shim_madvise(p, 3 * ps, MADV_UNMERGEABLE);
 		o->cow_after = stress_ksm_unmerge_field("/proc/vmstat", "cow_ksm");
+		o->zp_stat[2] = stress_ksm_unmerge_field(KSM_STAT, "ksm_zero_pages");
 	}
 	(void)munmap(p, 3 * ps);
 }
@@ -1232,10 +1242,7 @@ static int stress_ksm_unmerge_key_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/*
- *  stress_ksm_unmerge_scan_chunk()
- *	judge pages i0..i0+n (pagemap in ctx->pm) grouped by pfn, each handed to fn
- */
+/* judge pages i0..i0+n (pagemap in ctx->pm) grouped by pfn, each handed to fn */
 static void stress_ksm_unmerge_scan_chunk(stress_ksm_unmerge_ctx_t *ctx, const size_t i0, const size_t n,
 	const bool sample, size_t *distinct, stress_ksm_unmerge_page_fn fn, void *arg)
 {
@@ -1384,10 +1391,7 @@ static int stress_ksm_unmerge_merge_wait(stress_ksm_unmerge_ctx_t *ctx, const do
 	}
 }
 
-/*
- *  stress_ksm_unmerge_verify_merge()
- *	the region holds the predicted KSM pages and KSM zero pages, no more
- */
+/* the region holds the predicted KSM pages and KSM zero pages, no more */
 static int stress_ksm_unmerge_verify_merge(stress_ksm_unmerge_ctx_t *ctx, const int waited,
 	uint64_t *ksm, uint64_t *zero)
 {
@@ -2926,10 +2930,7 @@ static void stress_ksm_unmerge_mprotect_rw(stress_ksm_unmerge_run_t *run, stress
 	mp->nprot = 0;
 }
 
-/*
- *  stress_ksm_unmerge_mprotect_op()
- *	1-32 random window pages to a random protection, 128 times a cycle at most
- */
+/* 1-32 random window pages to a random protection, 128 times a cycle at most */
 static bool stress_ksm_unmerge_mprotect_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	static const int prots[] = { PROT_READ | PROT_WRITE, PROT_READ, PROT_NONE };
@@ -3845,11 +3846,13 @@ static void NORETURN stress_ksm_unmerge_fz_child(stress_ksm_unmerge_ctx_t *ctx, 
 	sh->err = (sh->charged < 0 || pm_fd < 0 || !fp) ? errno : 0;
 	if (stress_ksm_unmerge_child_init(ctx, parent) < 0)
 		_exit(1);
-	while (fp && fgets(line, sizeof(line), fp))
-		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && !strstr(line, "[vsyscall]") &&
-		    (n = stress_ksm_unmerge_fz_count(ctx, pm_fd, lo, (hi - lo) / ctx->page_size)) > 0)
-			mapped += n;
+	/* a VMA left unread would undercount what it maps: no count, no verdict */
+	while (fp && fgets(line, sizeof(line), fp) && mapped >= 0)
+		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && !strstr(line, "[vsyscall]"))
+			mapped = (n = stress_ksm_unmerge_fz_count(ctx, pm_fd, lo, (hi - lo) / ctx->page_size)) < 0 ?
+				-1 : mapped + n;
 	sh->mapped = (pm_fd >= 0 && fp) ? mapped : -1;
+	sh->err = (sh->mapped < 0 && !sh->err) ? errno : sh->err;
 	sh->mapped_zero = stress_ksm_unmerge_fz_count(ctx, pm_fd, (uintptr_t)z->zero, z->nzero);
 	sh->charged2 = stress_ksm_unmerge_field(KSM_STAT, "ksm_zero_pages");
 	_exit(0);
@@ -3936,7 +3939,6 @@ static void stress_ksm_unmerge_fz_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ks
 {
 	stress_ksm_unmerge_fz_t *z = (stress_ksm_unmerge_fz_t *)run->priv;
 	const double deadline = stress_time_now() + 3.0;
-
 	size_t i;
 
 	if (phase == KSM_PHASE_MERGING) {
@@ -3968,9 +3970,9 @@ static int stress_ksm_unmerge_fz_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm
 	stress_ksm_unmerge_fz_t *z = (stress_ksm_unmerge_fz_t *)run->priv;
 	const size_t ps = ctx->page_size;
 
-	if (stress_ksm_unmerge_field(KSM_STAT, "ksm_zero_pages") < 0 || (!ctx->iface->kpf_zero && !ctx->iface->zero_pfn)) {
-		(void)stress_ksm_unmerge_racer_reason(run, "no ksm_zero_pages in ksm_stat (counted since 6.10), or KSM "
-			"zero pages cannot be told apart: nothing to check");
+	if (!ctx->iface->stat_zero || (!ctx->iface->kpf_zero && !ctx->iface->zero_pfn)) {
+		(void)stress_ksm_unmerge_racer_reason(run, "no ksm_zero_pages in ksm_stat (counted since 6.10) that the "
+			"self-test confirmed, or KSM zero pages cannot be told apart: nothing to check");
 		return -2;
 	}
 	z->nzero = STRESS_MINIMUM(STRESS_MAXIMUM(ctx->npages / 8, (size_t)64), (size_t)4096);
@@ -4245,10 +4247,7 @@ static int stress_ksm_unmerge_ctx_init(stress_ksm_unmerge_ctx_t *ctx, stress_arg
 	return EXIT_SUCCESS;
 }
 
-/*
- *  stress_ksm_unmerge_timed_off()
- *	the timed unmerge (wall and CPU time): one call, or 128 MiB madvise calls while racers run
- */
+/* the timed unmerge (wall and CPU time): one call, or 128 MiB madvise calls while racers run */
 static int stress_ksm_unmerge_timed_off(stress_ksm_unmerge_ctx_t *ctx, const uint64_t sw, double *dt, double *cpu)
 {
 	/* one call: between calls ksmd frees stale rmap_items under the mmap lock the next one needs */
@@ -4922,7 +4921,7 @@ static void stress_ksm_unmerge_init(const uint32_t instances)
 	sh->knobs_ok = true;
 	stress_ksm_unmerge_iface_selftest(&sh->iface);
 	sh->taint = (uint64_t)STRESS_MAXIMUM(stress_ksm_unmerge_field("/proc/sys/kernel/tainted", NULL), (int64_t)0);
-	sh->zero_leak0 = stress_ksm_unmerge_zero_leak();
+	sh->zero_leak0 = sh->iface.stat_zero ? stress_ksm_unmerge_zero_leak() : -1;	/* per-process counts self-tested */
 }
 
 /* parent, after the instances: the report, ksmd's last scan, the knobs restored */

@@ -80,6 +80,12 @@ static void t_other_line(t_dump_t *d, const char *line)
 	}
 	if (!strncmp(line, "before-merge ksm_merging_pages: ", 32))
 		d->o.merging_pages = true;
+	if (sscanf(line, "before-merge ksm_stat: ksm_zero_pages %lld", &v) == 1)
+		d->o.zp_stat[0] = v;
+	if (sscanf(line, "merged ksm_stat: ksm_zero_pages %lld", &v) == 1)
+		d->o.zp_stat[1] = v;
+	if (sscanf(line, "unmerged ksm_stat: ksm_zero_pages %lld", &v) == 1)
+		d->o.zp_stat[2] = v;
 	if (sscanf(line, "merged vmstat: cow_ksm %lld", &v) == 1)
 		d->o.cow_before = v;
 	if (sscanf(line, "unmerged vmstat: cow_ksm %lld", &v) == 1)
@@ -122,6 +128,8 @@ static void t_dump_load(const char *name, t_dump_t *d)
 	d->o.zp = d->merged[64];
 	d->o.zp_flags = d->merged_flags[64];
 	d->o.zp_valid = stress_ksm_unmerge_pm_pfn(d->o.zp) && !(d->o.zp & PM_EXCLUSIVE);
+	for (i = 64; i < 128; i++)	/* the dump's probe: 64 zero-filled pages */
+		d->o.zp_pages += d->o.zp_valid && (d->merged[i] & PM_PFN_MASK) == (d->o.zp & PM_PFN_MASK);
 	for (i = 0; i < 64; i++)
 		d->o.ksm_pages += (d->merged[i] & PM_PFN_MASK) == (d->merged[0] & PM_PFN_MASK);
 	assert_true(d->o.kver > 0);
@@ -349,6 +357,25 @@ static void test_iface_broken(void **state)
 	assert_non_null(strstr(t_line(&ifc, KSM_IFACE_COW_KSM), "unreliable (no cow_ksm in /proc/vmstat)"));
 	assert_non_null(strstr(t_line(&ifc, KSM_IFACE_KPF_KSM), "trusted: KPF_KSM (clear on a fresh page; the "
 		"probe merge did not complete)"));
+
+	/* ksm_stat's ksm_zero_pages must count the probe's KSM zero pages and drop with their unmerge */
+	assert_true(d.o.zp_pages == 64 && d.o.zp_stat[1] == 64 && d.o.zp_stat[2] == 0);
+	d2 = d;
+	d2.o.zp_stat[1] = 63;
+	stress_ksm_unmerge_iface_judge(&d2.o, &ifc);
+	assert_true(ifc.stat_merging && !ifc.stat_zero && !ifc.trusted[KSM_IFACE_KSM_STAT]);
+	assert_string_equal(t_line(&ifc, KSM_IFACE_KSM_STAT), "ksm-unmerge: interface ksm_stat: unreliable "
+		"(ksm_stat's ksm_zero_pages moved +63 for 64 probe KSM zero page(s), +0 after their unmerge); using "
+		"ksm_stat for merging pages, pagemap for KSM zero pages instead");
+	d2 = d;
+	d2.o.zp_stat[2] = 64;		/* kept after the unmerge */
+	stress_ksm_unmerge_iface_judge(&d2.o, &ifc);
+	assert_false(ifc.stat_zero);
+	d2 = d;
+	d2.o.zp_pages = 0;		/* no KSM zero page merged: the counter is untested */
+	d2.o.zp_stat[1] = 0;
+	stress_ksm_unmerge_iface_judge(&d2.o, &ifc);
+	assert_false(ifc.stat_zero);
 
 	/* no zero page seen (pvm, no KSM zero page): KPF_ZERO_PAGE, never caught lying, per page */
 	d2 = d;
