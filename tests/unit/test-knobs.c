@@ -510,15 +510,22 @@ static void test_supported(void **state)
 	assert_non_null(strstr(out, "ksm-unmerge stressor will be skipped, KSM is not available"));
 }
 
+/* a fake knob written later, from a thread: a kernel counter moving while the stressor waits */
+typedef struct {
+	uint64_t ns;
+	const char *knob, *text;
+} t_later_t;
+
 /*
- *  t_scan_end()
- *	thread: ksmd ends a full scan 50 ms from now
+ *  t_later()
+ *	thread: sleep, then write the knob
  */
-static void *t_scan_end(void *arg)
+static void *t_later(void *arg)
 {
-	(void)arg;
-	(void)shim_nanosleep_uint64(50000000);
-	t_knob_put("full_scans", "8\n");
+	const t_later_t *l = (const t_later_t *)arg;
+
+	(void)shim_nanosleep_uint64(l->ns);
+	t_knob_put(l->knob, l->text);
 	return NULL;
 }
 
@@ -529,6 +536,7 @@ static void *t_scan_end(void *arg)
  */
 static void test_ksmd_drain(void **state)
 {
+	static const t_later_t scan_end = { 50000000, "full_scans", "8\n" };	/* ksmd ends a full scan */
 	stress_ksm_unmerge_knobs_t saved;
 	pthread_t thread;
 	double t0, dt;
@@ -548,7 +556,7 @@ static void test_ksmd_drain(void **state)
 	assert_true(stress_time_now() - t0 < 0.1);
 
 	t_knob_put("pages_volatile", "3\n");	/* a dead mm's rmap_items, for ksmd to free */
-	assert_int_equal(pthread_create(&thread, NULL, t_scan_end, NULL), 0);
+	assert_int_equal(pthread_create(&thread, NULL, t_later, (void *)&scan_end), 0);
 	t0 = stress_time_now();
 	stress_ksm_unmerge_ksmd_drain(&saved);
 	dt = stress_time_now() - t0;
@@ -731,35 +739,14 @@ static void test_taint_check(void **state)
 }
 
 /*
- *  t_settle()
- *	thread: an exit in flight; 150 ms on (before three readings agree), the global count drops back
- */
-static void *t_settle(void *arg)
-{
-	(void)arg;
-	(void)shim_nanosleep_uint64(150000000);
-	t_knob_put("ksm_zero_pages", "1000000000066\n");
-	return NULL;
-}
-
-/*
- *  t_grow()
- *	thread: 300 ms on, more KSM zero pages leak
- */
-static void *t_grow(void *arg)
-{
-	(void)arg;
-	(void)shim_nanosleep_uint64(300000000);
-	t_knob_put("ksm_zero_pages", "1000000000096\n");
-	return NULL;
-}
-
-/*
  *  test_zero_leak()
  *	the global count less every process's; the end-of-run check on growth, settling, unknown start
  */
 static void test_zero_leak(void **state)
 {
+	/* an exit in flight drops the count back before three readings agree; a leak that grows */
+	static const t_later_t settle = { 150000000, "ksm_zero_pages", "1000000000066\n" };
+	static const t_later_t grow = { 300000000, "ksm_zero_pages", "1000000000096\n" };
 	stress_args_t args = { .name = "ksm-unmerge" };
 	stress_ksm_unmerge_shared_t sh;
 	pthread_t thread;
@@ -782,7 +769,7 @@ static void test_zero_leak(void **state)
 	sh.zero_leak0 = -1;
 	assert_int_equal(stress_ksm_unmerge_zero_leak_check(&args), EXIT_SUCCESS);
 	sh.zero_leak0 = 1000000000024LL;
-	assert_int_equal(pthread_create(&thread, NULL, t_settle, NULL), 0);
+	assert_int_equal(pthread_create(&thread, NULL, t_later, (void *)&settle), 0);
 	assert_int_equal(stress_ksm_unmerge_zero_leak_check(&args), EXIT_SUCCESS);
 	assert_int_equal(pthread_join(thread, NULL), 0);
 	t_knob_put("ksm_zero_pages", "1000000000090\n");
@@ -795,7 +782,7 @@ static void test_zero_leak(void **state)
 	assert_non_null(strstr(out, " 24 more pages "));
 	assert_non_null(strstr(out, " (1000000000024 then)"));
 	/* a count still growing: the least excess seen is said */
-	assert_int_equal(pthread_create(&thread, NULL, t_grow, NULL), 0);
+	assert_int_equal(pthread_create(&thread, NULL, t_later, (void *)&grow), 0);
 	t_capture_begin(&cap);
 	ret = stress_ksm_unmerge_zero_leak_check(&args);
 	out = t_capture_end(&cap);
