@@ -14,7 +14,8 @@
 #                 global zero-page check skip with their reason
 # Each faked run prints its "interface ... unreliable" line, exits 0 (or
 # fails only through the known kernel bug, expect_ok_or_known_bug), merges
-# pages with no partial merge; the unfaked interfaces stay trusted.
+# pages, fully in at least half its cycles (every racer runs); the
+# unfaked interfaces stay trusted.
 # advisor_mode=scan-time is saved, set to none and restored.
 . "$(dirname "$0")/../../lib/lib.sh"
 require_ksm
@@ -27,7 +28,7 @@ fi
 # exit 0 or the known bug, merged, no partial merge, a line matching WANT
 # ("-" none)
 run() {
-	local name=$1 fake=$2 want=$3 log=$TMPD/$1.log rc
+	local name=$1 fake=$2 want=$3 log=$TMPD/$1.log rc partial
 	shift 3
 	if [ "$fake" = - ]; then
 		"$STRESSOR" --ksm-unmerge 2 -t 4 --metrics --verify --ksm-unmerge-bytes 16M "$@" >"$log" 2>&1
@@ -39,12 +40,20 @@ run() {
 	checked; expect_ok_or_known_bug "$log" "$rc" || fail "$name: see above"
 	check [ "$(total "$log" pages-merged)" -gt 0 ] || { cat "$log"; fail "$name: nothing merged"; }
 	check [ "$(total "$log" cycles)" -gt 0 ] || { cat "$log"; fail "$name: no verified cycle"; }
-	check [ "$(total "$log" partial-merges)" = 0 ] || { cat "$log"; fail "$name: partial merges"; }
+	# a racer can keep a few pages from merging through ksmd's passes (a
+	# partial merge, which the stressor allows while racers run; it failed
+	# a clean-clone run once); an interface that miscounts makes every
+	# cycle partial
+	partial=$(total "$log" partial-merges)
+	case " $* " in *" --ksm-unmerge-method all "*) ;; *) check [ "$partial" = 0 ] ||
+		{ cat "$log"; fail "$name: partial merges with no racer"; } ;; esac
+	check [ $(( 2 * partial )) -le "$(total "$log" cycles)" ] ||
+		{ cat "$log"; fail "$name: partial merges in more than half the cycles"; }
 	if [ "$want" != - ]; then
 		check grep -Eq "$want" "$log" || { cat "$log"; fail "$name: no line matching '$want'"; }
 	fi
 	grep -q "signals disagree" "$log" && echo "note: $name: $(grep -m1 'signals disagree' "$log")"
-	echo "ok $name: exit $rc, cycles $(total "$log" cycles), merged $(total "$log" pages-merged)$(grep -o 'interface [a-z_-]*: unreliable' "$log" | sed 's/^/; /' | tr '\n' ' ')"
+	echo "ok $name: exit $rc, cycles $(total "$log" cycles), partial $partial, merged $(total "$log" pages-merged)$(grep -o 'interface [a-z_-]*: unreliable' "$log" | sed 's/^/; /' | tr '\n' ' ')"
 }
 
 # unreliable LOG: the interfaces LOG calls unreliable, sorted, space separated
