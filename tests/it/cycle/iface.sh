@@ -25,8 +25,8 @@ if [ ! -e "$FAKE" ]; then
 fi
 
 # run NAME FAKE WANT ARGS...: the stressor under FAKEPROC=FAKE ("-" none);
-# exit 0 or the known bug, merged, no partial merge, a line matching WANT
-# ("-" none)
+# exit 0 or the known bug, merged, no partial merge (with every racer: in
+# at most half the cycles), a line matching WANT ("-" none)
 run() {
 	local name=$1 fake=$2 want=$3 log=$TMPD/$1.log rc partial
 	shift 3
