@@ -78,7 +78,7 @@ fi
 echo "ok -v table: $n interfaces, unreliable here: '$(unreliable "$log")'"
 
 # the library is in effect only where asked: an unfaked run under it is the same
-FAKEPROC= LD_PRELOAD=$FAKE "$STRESSOR" --ksm-unmerge 1 -t 2 -v --ksm-unmerge-bytes 8M --ksm-unmerge-method madvise \
+FAKEPROC="" LD_PRELOAD=$FAKE "$STRESSOR" --ksm-unmerge 1 -t 2 -v --ksm-unmerge-bytes 8M --ksm-unmerge-method madvise \
 	>"$TMPD/nofake.log" 2>&1 || { cat "$TMPD/nofake.log"; fail "run under the library with no fake failed"; }
 check [ "$(unreliable "$TMPD/nofake.log")" = "$(unreliable "$log")" ] ||
 	fail "the library with no fake changed the table: '$(unreliable "$TMPD/nofake.log")'"
