@@ -406,7 +406,7 @@ static void ks_stop(const char *reason)
 			errno, strerror(errno));
 }
 
-static void ks_evidence(const char *why, const char *line);
+static void ks_evidence(const char *why, const char *line, const char *stack);
 
 /*
  *  ks_kmsg_record()
@@ -436,7 +436,7 @@ static void ks_kmsg_record(const ks_rec_t *rec)
 
 		(void)snprintf(why, sizeof(why), "kernel %s", kind);
 		ks_say("stopping the run at the first kernel warning (--stop-on-warn)\n");
-		ks_evidence(why, rec->msg);
+		ks_evidence(why, rec->msg, NULL);
 		ks_stop("stop-on-warn");
 	}
 }
@@ -808,11 +808,15 @@ static void ks_doc_end(FILE *fp, char **text, size_t *len, const bool interval)
 
 /*
  *  ks_evidence()
- *	the stop-on-warn or hang evidence document, written at once: knobs,
- *	each process's threads' wchan and kernel stack, kernel-log tail
+ *	the stop-on-warn or hang evidence document, written at once: the
+ *	stack sample that proved a hang (a thread on a CPU reads as an empty
+ *	stack a moment later), knobs, each process's threads' wchan and
+ *	kernel stack now, kernel-log tail
  */
-static void ks_evidence(const char *why, const char *line)
+static void ks_evidence(const char *why, const char *line, const char *stack)
 {
+	char copy[8192];
+
 	char *text = NULL;
 	size_t len = 0;
 	FILE *fp = open_memstream(&text, &len);
@@ -825,7 +829,14 @@ static void ks_evidence(const char *why, const char *line)
 	ks_yaml_str(fp, why);
 	(void)fprintf(fp, "\ntrigger: ");
 	ks_yaml_str(fp, line);
-	(void)fprintf(fp, "\nfinal: false\n");
+	(void)snprintf(copy, sizeof(copy), "%s", stack ? stack : "");
+	(void)fprintf(fp, "\ntrigger-stack:%s\n", *copy ? "" : " []");
+	for (char *l = strtok(copy, "\n"); l; l = strtok(NULL, "\n")) {
+		(void)fprintf(fp, "    - ");
+		ks_yaml_str(fp, l);
+		(void)fputc('\n', fp);
+	}
+	(void)fprintf(fp, "final: false\n");
 	ks_knobs_write(fp);
 	ks_procs_stacks_write(fp);
 	/* the rest of the splat follows its first line within milliseconds */
@@ -937,7 +948,7 @@ static void ks_hang_check(const double now)
 				"cow_ksm stayed at %lld", (int)task->pid, (int)task->tid, task->func,
 				now - task->since, c.cow_ksm);
 			ks_say("hang: %s\n", line);
-			ks_evidence("hang", line);
+			ks_evidence("hang", line, stack);
 			if (ks.stop_on_warn)
 				ks_stop("stop-on-warn");
 		}
