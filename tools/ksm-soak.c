@@ -816,7 +816,6 @@ static void ks_doc_end(FILE *fp, char **text, size_t *len, const bool interval)
 static void ks_evidence(const char *why, const char *line, const char *stack)
 {
 	char copy[8192];
-
 	char *text = NULL;
 	size_t len = 0;
 	FILE *fp = open_memstream(&text, &len);
