@@ -33,6 +33,10 @@ knobs_put() {
 	[ -z "$fixed" ] || echo "${fixed# }"
 }
 
+# posint NAME VALUE: VALUE is a whole number >= 1, or one line naming the
+# option (the caller's die) and exit 1
+posint() { [[ $2 =~ ^[1-9][0-9]*$ ]] || die "option $1: invalid value '$2' (a whole number >= 1)"; }
+
 # ymetric FILE KEY: the stressor-level value of KEY in a stress-ng YAML file
 ymetric() {
 	awk -v k="$2" '$1 == k":" && !done { print $2; done = 1 }' "$1" 2>/dev/null
