@@ -654,6 +654,21 @@ static size_t ks_tasks_get(const pid_t pid, pid_t **tids)
 }
 
 /*
+ *  ks_yaml_lines()
+ *	"KEY:" and the lines of text (split in place) as a YAML list whose
+ *	items start at indent; "KEY: []" when text is empty
+ */
+static void ks_yaml_lines(FILE *fp, const char *key, char *text, const char *indent)
+{
+	(void)fprintf(fp, "%s:%s\n", key, *text ? "" : " []");
+	for (char *l = strtok(text, "\n"); l; l = strtok(NULL, "\n")) {
+		(void)fprintf(fp, "%s- ", indent);
+		ks_yaml_str(fp, l);
+		(void)fputc('\n', fp);
+	}
+}
+
+/*
  *  ks_procs_stacks_write()
  *	each process with every thread's wchan and kernel stack (evidence)
  */
@@ -678,12 +693,10 @@ static void ks_procs_stacks_write(FILE *fp)
 
 			(void)fprintf(fp, "          - tid: %d\n            wchan: ", (int)tids[t]);
 			ks_yaml_str(fp, wchan);
-			(void)fprintf(fp, "\n            stack:%s\n", ok && *stack ? "" : " []");
-			for (char *l = ok ? strtok(stack, "\n") : NULL; l; l = strtok(NULL, "\n")) {
-				(void)fprintf(fp, "                - ");
-				ks_yaml_str(fp, l);
-				(void)fputc('\n', fp);
-			}
+			if (!ok)
+				*stack = '\0';
+			(void)fputc('\n', fp);
+			ks_yaml_lines(fp, "            stack", stack, "                ");
 		}
 		free(tids);
 	}
@@ -829,12 +842,8 @@ static void ks_evidence(const char *why, const char *line, const char *stack)
 	(void)fprintf(fp, "\ntrigger: ");
 	ks_yaml_str(fp, line);
 	(void)snprintf(copy, sizeof(copy), "%s", stack ? stack : "");
-	(void)fprintf(fp, "\ntrigger-stack:%s\n", *copy ? "" : " []");
-	for (char *l = strtok(copy, "\n"); l; l = strtok(NULL, "\n")) {
-		(void)fprintf(fp, "    - ");
-		ks_yaml_str(fp, l);
-		(void)fputc('\n', fp);
-	}
+	(void)fputc('\n', fp);
+	ks_yaml_lines(fp, "trigger-stack", copy, "    ");
 	(void)fprintf(fp, "final: false\n");
 	ks_knobs_write(fp);
 	ks_procs_stacks_write(fp);
