@@ -41,3 +41,27 @@ posint() { [[ $2 =~ ^[1-9][0-9]*$ ]] || die "option $1: invalid value '$2' (a wh
 ymetric() {
 	awk -v k="$2" '$1 == k":" && !done { print $2; done = 1 }' "$1" 2>/dev/null
 }
+
+# idle_poll FD: hold a PM QoS CPU latency request of 0 us on file
+# descriptor FD until the script exits: idle CPUs poll instead of halting.
+# On a VM a vCPU that halted runs its next tens of milliseconds slower
+# (bench/RESULTS.md); ksm_tests busy-waits and never halts, the stressor
+# sleeps.  The kernel drops the request when the descriptor closes, so
+# nothing is left behind.  1 when the machine has no such device
+idle_poll() {
+	[ -w /dev/cpu_dma_latency ] || return 1
+	eval "exec $1> /dev/cpu_dma_latency" || return 1
+	printf 0 >&"$1"		# one byte: read as hex text (4 bytes would be a binary s32)
+}
+
+# idle_halts: entries into every cpuidle state but polling, all CPUs
+# ("-" without cpuidle)
+idle_halts() {
+	local s n=0 seen=""
+	for s in /sys/devices/system/cpu/cpu[0-9]*/cpuidle/state[0-9]*; do
+		[ -r "$s/usage" ] || continue
+		seen=1
+		[ "$(cat "$s/name")" = POLL ] || n=$(( n + $(cat "$s/usage") ))
+	done
+	[ -n "$seen" ] && echo "$n" || echo -
+}
