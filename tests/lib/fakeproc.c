@@ -185,56 +185,52 @@ static void __attribute__((constructor)) fake_ctor(void)
 	fake_init();
 }
 
-int open(const char *path, int flags, ...)
+/*
+ *  fake_open()
+ *	the open interposers' body: ENOENT for a hidden file, else the real
+ *	call (*real, or *real_at with dirfd) and remember what the fd is
+ */
+static int fake_open(int (**real)(const char *, int, ...), int (**real_at)(int, const char *, int, ...),
+	const int dirfd, const char *path, const int flags, const int mode)
 {
-	int mode;
-
 	fake_init();
-	FAKE_MODE(flags, flags, mode);
 	if (fake_hidden(path)) {
 		errno = ENOENT;
 		return -1;
 	}
-	return fake_opened(real_open(path, flags, mode), path);
+	return fake_opened(real ? (*real)(path, flags, mode) : (*real_at)(dirfd, path, flags, mode), path);
+}
+
+int open(const char *path, int flags, ...)
+{
+	int mode;
+
+	FAKE_MODE(flags, flags, mode);
+	return fake_open(&real_open, NULL, AT_FDCWD, path, flags, mode);
 }
 
 int open64(const char *path, int flags, ...)
 {
 	int mode;
 
-	fake_init();
 	FAKE_MODE(flags, flags, mode);
-	if (fake_hidden(path)) {
-		errno = ENOENT;
-		return -1;
-	}
-	return fake_opened(real_open64(path, flags, mode), path);
+	return fake_open(&real_open64, NULL, AT_FDCWD, path, flags, mode);
 }
 
 int openat(int dirfd, const char *path, int flags, ...)
 {
 	int mode;
 
-	fake_init();
 	FAKE_MODE(flags, flags, mode);
-	if (fake_hidden(path)) {
-		errno = ENOENT;
-		return -1;
-	}
-	return fake_opened(real_openat(dirfd, path, flags, mode), path);
+	return fake_open(NULL, &real_openat, dirfd, path, flags, mode);
 }
 
 int openat64(int dirfd, const char *path, int flags, ...)
 {
 	int mode;
 
-	fake_init();
 	FAKE_MODE(flags, flags, mode);
-	if (fake_hidden(path)) {
-		errno = ENOENT;
-		return -1;
-	}
-	return fake_opened(real_openat64(dirfd, path, flags, mode), path);
+	return fake_open(NULL, &real_openat64, dirfd, path, flags, mode);
 }
 
 int access(const char *path, int mode)
