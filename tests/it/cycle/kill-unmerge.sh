@@ -216,6 +216,12 @@ open_files() {
 	done | sort -u
 }
 
+# stat_max KSM_STAT KEY [MAX]: the larger of MAX (0) and KEY's value in a
+# /proc/PID/ksm_stat text
+stat_max() {
+	echo "$1" | awk -v k="$2" -v m="${3:-0}" '$1 == k { m = ($2 > m) ? $2 : m } END { print m + 0 }'
+}
+
 # reported_leak LOG: the KSM zero pages the run's own global check named
 # as the kernel bug (0 if none)
 reported_leak() {
@@ -262,8 +268,7 @@ one_run() {
 	during_knobs=$(knobs) during_state=$(cat "$STATE" 2>/dev/null)
 	# the most rmap_items a snapshot saw: between ksmd freeing the last
 	# cycle's stale ones and its next pass the worker holds none
-	seen() { echo "$kstat" | awk -v k="$1" -v m="${2:-0}" '$1 == k { m = ($2 > m) ? $2 : m } END { print m + 0 }'; }
-	items_seen=$(seen ksm_rmap_items) zero_seen=$(seen ksm_zero_pages)
+	items_seen=$(stat_max "$kstat" ksm_rmap_items) zero_seen=$(stat_max "$kstat" ksm_zero_pages)
 	while [ ! -e "$TMPD/sig" ] && kill -0 $! 2>/dev/null; do
 		s1=$(snapshot)
 		f1=$(open_files)
@@ -272,7 +277,8 @@ one_run() {
 		w2=$(cat "$STATE" 2>/dev/null)
 		[ -e "$TMPD/sig" ] && break
 		snap=$s1 files=$f1 kstat=$k1 during_knobs=$v during_state=$w2
-		items_seen=$(seen ksm_rmap_items "$items_seen") zero_seen=$(seen ksm_zero_pages "$zero_seen")
+		items_seen=$(stat_max "$kstat" ksm_rmap_items "$items_seen")
+		zero_seen=$(stat_max "$kstat" ksm_zero_pages "$zero_seen")
 		sleep 0.5
 	done
 	wait $! || { cat "$log"; fail "SIG$sig: never caught inside the unmerge of a third walk in 60 s"; }
