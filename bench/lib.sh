@@ -43,15 +43,13 @@ ymetric() {
 }
 
 # idle_poll FD: hold a PM QoS CPU latency request of 0 us on file
-# descriptor FD until the script exits: idle CPUs poll instead of halting.
-# On a VM a vCPU that halted runs its next tens of milliseconds slower
-# (bench/RESULTS.md); ksm_tests busy-waits and never halts, the stressor
-# sleeps.  The kernel drops the request when the descriptor closes, so
-# nothing is left behind.  1 when the machine has no such device
+# descriptor FD, so idle CPUs poll instead of halting (docs/bench.md,
+# Conditions); the kernel drops it when FD closes.  1 when it cannot
 idle_poll() {
-	[ -w /dev/cpu_dma_latency ] || return 1
+	[ -c /dev/cpu_dma_latency ] && [ -w /dev/cpu_dma_latency ] || return 1
 	eval "exec $1> /dev/cpu_dma_latency" || return 1
-	printf 0 >&"$1"		# one byte: read as hex text (4 bytes would be a binary s32)
+	# one byte: read as hex text (4 bytes would be a binary s32)
+	printf 0 >&"$1" || { eval "exec $1>&-"; return 1; }
 }
 
 # idle_halts: entries into every cpuidle state but polling, all CPUs
