@@ -1,6 +1,9 @@
 # shellcheck shell=bash
 # bench/lib.sh: what bench/run-bench and bench/regress-ab share (sourced)
 KSM=/sys/kernel/mm/ksm
+LOCK=${KSM_LOCK:-/tmp/ksm-dev.lock}	# one KSM user at a time
+IDLE_MODE=booted	# lock_take: poll also holds the idle request (run-bench --idle)
+HALTS=0			# lock_drop: idle-state entries but polling while held
 KNOBS="run pages_to_scan sleep_millisecs use_zero_pages max_page_sharing merge_across_nodes smart_scan stable_node_chains_prune_millisecs"
 
 # knobs: one line with every KSM knob value
@@ -62,4 +65,26 @@ idle_halts() {
 		[ "$(cat "$s/name")" = POLL ] || n=$(( n + $(cat "$s/usage") ))
 	done
 	[ -n "$seen" ] && echo "$n" || echo -
+}
+
+# lock_take: hold the KSM lock (fd 9) and, with IDLE_MODE=poll, the idle
+# request (fd 8); run programs under it with both closed (8>&- 9>&-), so
+# none that outlives the script keeps either
+lock_take() {
+	exec 9> "$LOCK"
+	flock 9
+	[ "$IDLE_MODE" = poll ] || return 0
+	idle_poll 8 || die "cannot hold the idle request on /dev/cpu_dma_latency"
+	sleep 0.1	# a CPU halted before the request is woken out of it first
+	HALTS_HELD=$(idle_halts)
+}
+
+# lock_drop: release both; add the halts seen while they were held
+lock_drop() {
+	if [ "$IDLE_MODE" = poll ]; then
+		HALTS=$(( HALTS + $(idle_halts) - HALTS_HELD ))
+		exec 8>&-
+	fi
+	flock -u 9
+	exec 9>&-
 }
