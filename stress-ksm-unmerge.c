@@ -264,6 +264,19 @@ typedef struct {
 
 #define KSM_RACERS	(14)
 
+/* known, written-up kernel bugs (stress_ksm_unmerge_bugs[]), and what a start probe said */
+enum { KSM_BUG_FORK_ZERO = 0, KSM_BUGS };
+enum { KSM_PROBE_NONE = 0, KSM_PROBE_SEEN, KSM_PROBE_CLEAR };
+
+/* what a run saw of a known kernel bug, in shared memory */
+typedef struct {
+	int probe;			/* KSM_PROBE_*: what the start probe said */
+	volatile uint32_t confirmed;	/* seen in this run: what triggers it steps aside */
+	volatile uint64_t hits;		/* verdicts of the run that matched it */
+	int64_t left;			/* KSM zero pages the run left charged to no process, -1 unknown */
+	char first[256];		/* the first verdict that matched, for the report */
+} stress_ksm_unmerge_bug_state_t;
+
 /* one instance's figures, in shared memory */
 typedef struct {
 	uint64_t cycles, merge_timeouts, partial_merges, failures;
@@ -296,6 +309,7 @@ typedef struct {
 	stress_ksm_unmerge_iface_t iface;
 	uint64_t mem_avail;		/* MemAvailable before any region was filled */
 	volatile bool disagree_reported;
+	stress_ksm_unmerge_bug_state_t bug[KSM_BUGS];
 	stress_ksm_unmerge_instance_t inst[];
 } stress_ksm_unmerge_shared_t;
 
@@ -313,6 +327,7 @@ typedef struct stress_ksm_unmerge_run stress_ksm_unmerge_run_t;
 #define KSM_RF_PARTIAL	STRESS_BIT_U(5)	/* blocks or breaks merges: partial merges are legitimate */
 #define KSM_RF_LAYOUT	STRESS_BIT_U(6)	/* discards pages or protects them: explains a zero page or EFAULT */
 #define KSM_RF_WP	STRESS_BIT_U(7)	/* uffd-wp protects pages: 6.1's long-term pin of one fails, EFAULT */
+#define KSM_RF_FORKS	STRESS_BIT_U(8)	/* forks children of the worker: can meet the fork-zero bug */
 
 /* one racer: a row of the racer table, the only list of racers */
 typedef struct {
@@ -390,6 +405,18 @@ struct stress_ksm_unmerge_ctx {
 
 static const stress_ksm_unmerge_racer_t stress_ksm_unmerge_racers[KSM_RACERS];
 
+/* a known, written-up kernel bug: a verdict that matches it is named in the report, not failed */
+typedef struct {
+	const char *name;		/* its name in the report */
+	const char *verdict;		/* what its verdicts say (the words of their fail lines) */
+	const char *writeup;		/* where it is written up, with its fix */
+	const char *kernels;		/* the kernels it affects */
+	const char *racer;		/* its own racer: run alone (the method), it still fails on it */
+	int (*probe)(const stress_ksm_unmerge_iface_t *ifc, char *detail, const size_t len);
+} stress_ksm_unmerge_bug_t;
+
+static const stress_ksm_unmerge_bug_t stress_ksm_unmerge_bugs[KSM_BUGS];
+
 /* CLOCK_MONOTONIC in nanoseconds */
 static uint64_t stress_ksm_unmerge_now_ns(void)
 {
@@ -397,6 +424,22 @@ static uint64_t stress_ksm_unmerge_now_ns(void)
 
 	(void)shim_clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ *  stress_ksm_unmerge_lkp_pad()
+ *	pure: " -" when "stress-ng: info:  [pid] ksm-unmerge: <text>" would split into
+ *	10 or 12 fields, which LKP's stress-ng parser takes for a metrics row
+ *	(a line printed after the metrics table: the report, deinit's errors)
+ */
+static const char *stress_ksm_unmerge_lkp_pad(const char *text)
+{
+	int fields = 4;
+	const char *p;
+
+	for (p = text; *p; p++)
+		fields += (!isspace((int)*p) && (p == text || isspace((int)p[-1])));
+	return (fields == 10 || fields == 12) ? " -" : "";
 }
 
 /* what one counter, read as text, says */
@@ -597,8 +640,12 @@ static int stress_ksm_unmerge_knobs_restore(const stress_ksm_unmerge_knobs_t *kn
 			continue;
 		ret = stress_ksm_unmerge_knob_write(name, knobs->value[i]);
 		if (ret < 0) {
-			pr_err("ksm-unmerge: cannot restore %s/%s to %s, errno=%d (%s)\n",
-				KSM_SYSFS, name, knobs->value[i], -ret, strerror(-ret));
+			char line[256];
+
+			/* deinit's: after the metrics table */
+			(void)snprintf(line, sizeof(line), "cannot restore %s/%s to %s, errno=%d (%s)", KSM_SYSFS,
+				name, knobs->value[i], -ret, strerror(-ret));
+			pr_err("ksm-unmerge: %s%s\n", line, stress_ksm_unmerge_lkp_pad(line));
 			failures++;
 		}
 	}
@@ -1645,6 +1692,50 @@ static int stress_ksm_unmerge_switch(stress_ksm_unmerge_ctx_t *ctx, const uint64
 	if (sw == KSM_SW_PRCTL)
 		return prctl(PR_SET_MEMORY_MERGE, on ? 1UL : 0UL, 0UL, 0UL, 0UL);
 	return shim_madvise(ctx->region + off, len, on ? MADV_MERGEABLE : MADV_UNMERGEABLE);
+}
+
+/*
+ *  Known kernel bugs.  A verdict that matches a known, written-up bug is
+ *  counted and named once in the report instead of failing the run, so a
+ *  run stays green unless something new broke; the bug's own racer run
+ *  alone (--ksm-unmerge-method RACER) still fails on it.  Once a run has
+ *  seen it, what triggers it steps aside, so the system is not polluted.
+ */
+
+/* pure: does a run of method m fail on known bug k (its own racer alone) */
+static bool stress_ksm_unmerge_bug_fails(const size_t m, const int k)
+{
+	const char *name = stress_ksm_unmerge_method(m);
+
+	return name && !strcmp(name, stress_ksm_unmerge_bugs[k].racer);
+}
+
+/* this run has seen known bug k and must not trigger it again */
+static bool stress_ksm_unmerge_bug_aside(const int k)
+{
+	const stress_ksm_unmerge_shared_t *sh = stress_ksm_unmerge_shared;
+
+	return sh->bug[k].confirmed && !stress_ksm_unmerge_bug_fails(sh->method, k);
+}
+
+/* a verdict matched known bug k: counted and named in the report; false when it must fail */
+static bool FORMAT(printf, 2, 3) stress_ksm_unmerge_bug_hit(const int k, const char *fmt, ...)
+{
+	stress_ksm_unmerge_shared_t *sh = stress_ksm_unmerge_shared;
+	stress_ksm_unmerge_bug_state_t *b = &sh->bug[k];
+	char buf[sizeof(b->first)];
+	va_list ap;
+
+	if (stress_ksm_unmerge_bug_fails(sh->method, k))
+		return false;
+	va_start(ap, fmt);
+	(void)vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	(void)__atomic_add_fetch(&b->hits, 1, __ATOMIC_SEQ_CST);
+	if (!__atomic_exchange_n(&b->confirmed, 1, __ATOMIC_SEQ_CST))
+		(void)shim_strscpy(b->first, buf, sizeof(b->first));
+	pr_dbg("ksm-unmerge: known kernel bug %s: %s\n", stress_ksm_unmerge_bugs[k].name, buf);
+	return true;
 }
 
 /*
@@ -3813,23 +3904,59 @@ static int64_t stress_ksm_unmerge_fz_judge(const int64_t charged, const int64_t 
 	return excess;
 }
 
-/* KSM zero pages in n pages at addr, read through pm_fd; -1 unreadable */
-static int64_t stress_ksm_unmerge_fz_count(const stress_ksm_unmerge_ctx_t *ctx, const int pm_fd, uintptr_t a, size_t n)
+/* KSM zero pages in n pages at addr, read through pm_fd (kpageflags through kpf_fd); -1 unreadable */
+static int64_t stress_ksm_unmerge_kzero_count(const stress_ksm_unmerge_iface_t *ifc, const int pm_fd,
+	const int kpf_fd, const size_t ps, uintptr_t a, size_t n)
 {
 	uint64_t pm[256];
 	int64_t count = 0;
 	size_t j, k;
 
-	for (; n; n -= k, a += k * ctx->page_size) {
+	for (; n; n -= k, a += k * ps) {
 		k = STRESS_MINIMUM(n, SIZEOF_ARRAY(pm));
-		if (stress_ksm_unmerge_pagemap_read(pm_fd, (void *)a, k, ctx->page_size, pm) < 0)
+		if (stress_ksm_unmerge_pagemap_read(pm_fd, (void *)a, k, ps, pm) < 0)
 			return -1;
-		for (j = 0; j < k; j++)
-			count += stress_ksm_unmerge_page_what(ctx->iface, pm[j], (pm[j] & PM_PRESENT) && !ctx->iface->zero_pfn ?
-				stress_ksm_unmerge_kpf(ctx->kpageflags_fd, pm[j] & PM_PFN_MASK) : 0, 0, 0,
+		for (j = 0; j < k; j++) {
+			const uint64_t flags = ((pm[j] & PM_PRESENT) && !ifc->zero_pfn) ?
+				stress_ksm_unmerge_kpf(kpf_fd, pm[j] & PM_PFN_MASK) : 0;
+
+			count += stress_ksm_unmerge_page_what(ifc, pm[j], flags, 0, 0,
 				KSM_KIND_ZERO) == KSM_PAGE_KZERO;
+		}
 	}
 	return count;
+}
+
+/* KSM zero pages this process maps in all its VMAs (at least what it holds); -1 unreadable */
+static int64_t stress_ksm_unmerge_kzero_mapped(const stress_ksm_unmerge_iface_t *ifc, const int pm_fd,
+	const int kpf_fd, const size_t ps)
+{
+	FILE *fp = fopen("/proc/self/maps", "re");
+	char line[512];
+	unsigned long lo, hi;
+	int64_t n, mapped = 0;
+
+	if (!fp || pm_fd < 0) {
+		if (fp)
+			(void)fclose(fp);
+		return -1;
+	}
+	/* a VMA left unread would undercount what it maps: no count, no verdict */
+	while (fgets(line, sizeof(line), fp) && mapped >= 0) {
+		if (sscanf(line, "%lx-%lx", &lo, &hi) != 2 || strstr(line, "[vsyscall]"))
+			continue;
+		n = stress_ksm_unmerge_kzero_count(ifc, pm_fd, kpf_fd, ps, lo, (hi - lo) / ps);
+		mapped = (n < 0) ? -1 : mapped + n;
+	}
+	(void)fclose(fp);
+	return mapped;
+}
+
+/* KSM zero pages in n pages at a of the worker's memory; -1 unreadable */
+static int64_t stress_ksm_unmerge_fz_count(const stress_ksm_unmerge_ctx_t *ctx, const int pm_fd,
+	const uintptr_t a, const size_t n)
+{
+	return stress_ksm_unmerge_kzero_count(ctx->iface, pm_fd, ctx->kpageflags_fd, ctx->page_size, a, n);
 }
 
 /* child: the KSM zero pages charged to it, then those it maps */
@@ -3837,25 +3964,29 @@ static void NORETURN stress_ksm_unmerge_fz_child(stress_ksm_unmerge_ctx_t *ctx, 
 	stress_ksm_unmerge_fz_sh_t *sh, const pid_t parent)
 {
 	const int pm_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-	FILE *fp = fopen("/proc/self/maps", "re");
-	char line[512];
-	unsigned long lo, hi;
-	int64_t n, mapped = 0;
 
 	sh->charged = stress_ksm_unmerge_field(KSM_STAT, "ksm_zero_pages");
-	sh->err = (sh->charged < 0 || pm_fd < 0 || !fp) ? errno : 0;
+	sh->err = (sh->charged < 0 || pm_fd < 0) ? errno : 0;
 	if (stress_ksm_unmerge_child_init(ctx, parent) < 0)
 		_exit(1);
-	/* a VMA left unread would undercount what it maps: no count, no verdict */
-	while (fp && fgets(line, sizeof(line), fp) && mapped >= 0)
-		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && !strstr(line, "[vsyscall]"))
-			mapped = (n = stress_ksm_unmerge_fz_count(ctx, pm_fd, lo, (hi - lo) / ctx->page_size)) < 0 ?
-				-1 : mapped + n;
-	sh->mapped = (pm_fd >= 0 && fp) ? mapped : -1;
+	sh->mapped = stress_ksm_unmerge_kzero_mapped(ctx->iface, pm_fd, ctx->kpageflags_fd, ctx->page_size);
 	sh->err = (sh->mapped < 0 && !sh->err) ? errno : sh->err;
 	sh->mapped_zero = stress_ksm_unmerge_fz_count(ctx, pm_fd, (uintptr_t)z->zero, z->nzero);
 	sh->charged2 = stress_ksm_unmerge_field(KSM_STAT, "ksm_zero_pages");
 	_exit(0);
+}
+
+/* a charge verdict: the known kernel bug (named, then the racer steps aside) or a racer failure */
+static void FORMAT(printf, 2, 3) stress_ksm_unmerge_fz_verdict(stress_ksm_unmerge_run_t *run, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (!stress_ksm_unmerge_bug_hit(KSM_BUG_FORK_ZERO, "%s", buf))
+		stress_ksm_unmerge_racer_fail(run, "%s", buf);
 }
 
 /*
@@ -3875,7 +4006,7 @@ static bool stress_ksm_unmerge_fz_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_u
 
 	for (w = 0; w < 2 && (z->go[w] != ctx->cycle || z->done[w] == ctx->cycle); w++)
 		;
-	if (w == 2 || !ctx->cycle)
+	if (w == 2 || !ctx->cycle || stress_ksm_unmerge_bug_aside(KSM_BUG_FORK_ZERO))
 		return false;
 	z->done[w] = ctx->cycle;
 	(void)shim_nanosleep_uint64(stress_mwc32modn(w ? 100000 : 20000000));	/* into the unmerge, or ksmd's pass */
@@ -3911,14 +4042,16 @@ static bool stress_ksm_unmerge_fz_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_u
 	run->rs->detail[2] += (unmerging > 0);
 	run->rs->detail[3] += (deficit > 0);
 	if (deficit)
-		stress_ksm_unmerge_racer_fail(run, "KSM zero pages charged at fork: a child maps %" PRId64 " KSM zero pages "
-			"but was charged %" PRId64 " (parent %" PRId64 "): ksmd merged them after dup_mm() copied the count, and "
-			"its exit uncharges them", sh->mapped_zero, sh->charged, before);
+		stress_ksm_unmerge_fz_verdict(run, "%s: a child maps %" PRId64 " KSM zero pages but was charged %"
+			PRId64 " (parent %" PRId64 "): ksmd merged them after dup_mm() copied the count, and its exit "
+			"uncharges them", stress_ksm_unmerge_bugs[KSM_BUG_FORK_ZERO].verdict, sh->mapped_zero,
+			sh->charged, before);
 	else if (excess)
-		stress_ksm_unmerge_racer_fail(run, "KSM zero pages charged at fork: a child was charged %" PRId64 " but maps %"
-			PRId64 " (parent %" PRId64 "; excess %" PRId64 " in DONTFORK/WIPEONFORK VMAs, %" PRId64 " unmerged or written "
-			"during fork()%s): dup_mm() copies a stale count, and it outlives the child", sh->charged, sh->mapped,
-			before, uncopied, unmerging, overlap ? ", which overlapped our unmerge" : "");
+		stress_ksm_unmerge_fz_verdict(run, "%s: a child was charged %" PRId64 " but maps %" PRId64
+			" (parent %" PRId64 "; excess %" PRId64 " in DONTFORK/WIPEONFORK VMAs, %" PRId64 " unmerged "
+			"or written during fork()%s): dup_mm() copies a stale count, and it outlives the child",
+			stress_ksm_unmerge_bugs[KSM_BUG_FORK_ZERO].verdict, sh->charged, sh->mapped, before,
+			uncopied, unmerging, overlap ? ", which overlapped our unmerge" : "");
 	return true;
 }
 
@@ -3941,6 +4074,9 @@ static void stress_ksm_unmerge_fz_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ks
 	const double deadline = stress_time_now() + 3.0;
 	size_t i;
 
+	/* stepped aside: no more KSM zero pages merged, the last ones unmerged */
+	if (stress_ksm_unmerge_bug_aside(KSM_BUG_FORK_ZERO) && phase != KSM_PHASE_VERIFY)
+		return;
 	if (phase == KSM_PHASE_MERGING) {
 		stress_ksm_unmerge_fz_ranges(run, MADV_MERGEABLE, true);
 		z->go[0] = ctx->cycle;
@@ -3975,6 +4111,12 @@ static int stress_ksm_unmerge_fz_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm
 			"self-test confirmed, or KSM zero pages cannot be told apart: nothing to check");
 		return -2;
 	}
+	if (stress_ksm_unmerge_bug_aside(KSM_BUG_FORK_ZERO)) {
+		(void)stress_ksm_unmerge_racer_reason(run, "steps aside: this run confirmed the known kernel bug %s, "
+			"which each of its forks would trigger again (--ksm-unmerge-method fork-zero runs it)",
+			stress_ksm_unmerge_bugs[KSM_BUG_FORK_ZERO].name);
+		return -2;
+	}
 	z->nzero = STRESS_MINIMUM(STRESS_MAXIMUM(ctx->npages / 8, (size_t)64), (size_t)4096);
 	z->nother = 64;
 	z->zero = stress_ksm_unmerge_keep(run, stress_ksm_unmerge_map(z->nzero * ps, 0, "ksm-unmerge-zero", false), z->nzero * ps);
@@ -3995,6 +4137,85 @@ static int stress_ksm_unmerge_fz_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm
 	if (z->wipe)
 		(void)shim_memset(z->wipe, 0, z->nother * ps);
 	return 0;
+}
+
+/* pure: the start probe's verdict: 1 the child is charged what fork did not copy, 0 not, -1 none */
+static int stress_ksm_unmerge_fz_probe_judge(const int64_t parent, const int64_t charged,
+	const int64_t mapped, const int64_t mapped2)
+{
+	if (parent < 2 || charged < 0 || mapped < 0 || mapped != mapped2)
+		return -1;	/* not both merged before fork(), unreadable, or ksmd moved meanwhile */
+	return charged > mapped;
+}
+
+/* probe child: what it is charged and what it maps, then gone */
+static void NORETURN stress_ksm_unmerge_fz_probe_child(const stress_ksm_unmerge_iface_t *ifc, const int pm_fd,
+	const int kpf_fd, const size_t ps, volatile int64_t *out)
+{
+	out[0] = stress_ksm_unmerge_field(KSM_STAT, "ksm_zero_pages");
+	out[1] = stress_ksm_unmerge_kzero_mapped(ifc, pm_fd, kpf_fd, ps);
+	out[2] = stress_ksm_unmerge_kzero_mapped(ifc, pm_fd, kpf_fd, ps);
+	_exit(0);
+}
+
+/* merge both zero-filled probe pages into KSM zero pages (3 s at most); this process's count, -1 */
+static int64_t stress_ksm_unmerge_fz_probe_merge(const stress_ksm_unmerge_iface_t *ifc, const int pm_fd,
+	const int kpf_fd, const size_t ps, uint8_t *p)
+{
+	const double t0 = stress_time_now();
+
+	if (shim_madvise(p + ps, ps, MADV_DONTFORK) < 0 || shim_madvise(p, 2 * ps, MADV_MERGEABLE) < 0)
+		return -1;
+	while (stress_time_now() - t0 < 3.0) {
+		if (stress_ksm_unmerge_kzero_count(ifc, pm_fd, kpf_fd, ps, (uintptr_t)p, 2) == 2)
+			return stress_ksm_unmerge_field(KSM_STAT, "ksm_zero_pages");
+		(void)shim_nanosleep_uint64(5000000);
+	}
+	return -1;
+}
+
+/*
+ *  stress_ksm_unmerge_fz_probe()
+ *	the fork-zero bug's start probe: a child forked over a KSM zero page in a
+ *	MADV_DONTFORK VMA must not be charged for it; 1 it is, 0 not, -1 no verdict.
+ *	On a kernel with the bug it leaves one KSM zero page charged to nobody.
+ */
+static int stress_ksm_unmerge_fz_probe(const stress_ksm_unmerge_iface_t *ifc, char *detail, const size_t len)
+{
+	const size_t ps = stress_memory_page_size_get();
+	const int pm_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	const int kpf_fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+	uint8_t *p = mmap(NULL, 2 * ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int64_t *map = stress_ksm_unmerge_shared_map(sizeof(int64_t) * 3);
+	volatile int64_t *out = map;		/* the child writes it */
+	int64_t parent = -1;
+	int status, verdict = -1;
+	pid_t pid;
+
+	if (ifc->stat_zero && ifc->pfns && (ifc->kpf_zero || ifc->zero_pfn) && pm_fd >= 0 && p != MAP_FAILED &&
+	    out) {
+		(void)shim_memset(p, 0, 2 * ps);	/* written: a zero page there later is one KSM put */
+		out[0] = out[1] = out[2] = -1;
+		parent = stress_ksm_unmerge_fz_probe_merge(ifc, pm_fd, kpf_fd, ps, p);
+		pid = (parent >= 2) ? fork() : -1;
+		if (pid == 0)
+			stress_ksm_unmerge_fz_probe_child(ifc, pm_fd, kpf_fd, ps, out);
+		if (pid > 0 && stress_ksm_unmerge_reap(pid, 3.0, &status) == 0 && WIFEXITED(status))
+			verdict = stress_ksm_unmerge_fz_probe_judge(parent, out[0], out[1], out[2]);
+		(void)snprintf(detail, len, "start probe: a child forked over 2 KSM zero pages, one of them in a "
+			"MADV_DONTFORK VMA, was charged %" PRId64 " and maps %" PRId64 " (parent charged %" PRId64 ")",
+			out[0], out[1], parent);
+		(void)shim_madvise(p, 2 * ps, MADV_UNMERGEABLE);
+	}
+	if (map)
+		(void)munmap(map, sizeof(int64_t) * 3);
+	if (p != MAP_FAILED)
+		(void)munmap(p, 2 * ps);
+	if (pm_fd >= 0)
+		(void)close(pm_fd);
+	if (kpf_fd >= 0)
+		(void)close(kpf_fd);
+	return verdict;
 }
 
 /*
@@ -4023,11 +4244,11 @@ static const stress_ksm_unmerge_racer_t stress_ksm_unmerge_racers[KSM_RACERS] = 
 	{ .name = "mrelease", .evidence = "ksm-victims-killed",
 	  .desc = "process_mrelease against exit_mmap of SIGKILLed children sharing KSM pages",
 	  .details = { "mrelease-reaps", "mrelease-esrch", "victim-ksm-pages" },
-	  .flags = KSM_RF_WAIT | KSM_RF_PFNS | KSM_RF_COPY, KSM_PRIV(stress_ksm_unmerge_mrelease_t),
+	  .flags = KSM_RF_WAIT | KSM_RF_PFNS | KSM_RF_COPY | KSM_RF_FORKS, KSM_PRIV(stress_ksm_unmerge_mrelease_t),
 	  .supported = stress_ksm_unmerge_mrelease_supported, .op = stress_ksm_unmerge_mrelease_op },
 	{ .name = "fork", .evidence = "ksm-cow-writes",
 	  .desc = "COW of KSM pages in forked children, and their KSM counters at fork",
-	  .flags = KSM_RF_PFNS, KSM_PRIV(stress_ksm_unmerge_fork_t), .start = stress_ksm_unmerge_fork_start,
+	  .flags = KSM_RF_PFNS | KSM_RF_FORKS, KSM_PRIV(stress_ksm_unmerge_fork_t), .start = stress_ksm_unmerge_fork_start,
 	  .phase = stress_ksm_unmerge_fork_phase },
 	{ .name = "mprotect", .evidence = "ksm-pages-protected",
 	  .desc = "unmerge of PROT_NONE and read-only KSM pages (VMAs split and merge)",
@@ -4058,14 +4279,25 @@ static const stress_ksm_unmerge_racer_t stress_ksm_unmerge_racers[KSM_RACERS] = 
 	  .flags = KSM_RF_PFNS | KSM_RF_PARTIAL, KSM_PRIV(stress_ksm_unmerge_minor_t), .start = stress_ksm_unmerge_minor_start,
 	  .phase = stress_ksm_unmerge_minor_phase },
 	{ .name = "prctl-exec", .evidence = "execs-mergeable", .not_built = KSM_PRCTL_EXEC_NOT_BUILT,
-	  .desc = "PR_SET_MEMORY_MERGE kept across fork and exec, the exec's VMAs mergeable",
+	  .desc = "PR_SET_MEMORY_MERGE kept across fork and exec, the exec's VMAs mergeable", .flags = KSM_RF_FORKS,
 	  .supported = stress_ksm_unmerge_exec_supported, .op = stress_ksm_unmerge_exec_op },
 	{ .name = "fork-zero", .evidence = "zero-page-forks",
 	  .desc = "ksm_zero_pages of children forked while KSM zero pages merge, unmerge, take write faults or sit in "
 		  "DONTFORK/WIPEONFORK VMAs",
 	  .details = { "forks-during-unmerge", "overcharged-uncopied", "overcharged-unmerging", "undercharged" },
-	  .flags = KSM_RF_PFNS | KSM_RF_PARTIAL, KSM_PRIV(stress_ksm_unmerge_fz_t), .start = stress_ksm_unmerge_fz_start,
+	  .flags = KSM_RF_PFNS | KSM_RF_PARTIAL | KSM_RF_FORKS, KSM_PRIV(stress_ksm_unmerge_fz_t), .start = stress_ksm_unmerge_fz_start,
 	  .op = stress_ksm_unmerge_fz_op, .phase = stress_ksm_unmerge_fz_phase },
+};
+
+/*
+ *  The known kernel bugs: a verdict that matches one is named in the report,
+ *  not failed (but by its own racer run alone); each has a start probe
+ */
+static const stress_ksm_unmerge_bug_t stress_ksm_unmerge_bugs[KSM_BUGS] = {
+	{ .name = "ksm-fork-zero-pages", .verdict = "KSM zero pages charged at fork",
+	  .writeup = "docs/upstream/ksm-fork-zero-pages",
+	  .kernels = "6.10 and later (per-process ksm_zero_pages), unfixed upstream",
+	  .racer = "fork-zero", .probe = stress_ksm_unmerge_fz_probe },
 };
 
 /* --ksm-unmerge-method names: all, madvise, prctl, then the racers */
@@ -4683,10 +4915,15 @@ static int64_t stress_ksm_unmerge_leak_judge(const int64_t base, const int64_t *
 	return (base < 0 || leak == INT64_MAX || leak < 0) ? 0 : leak;
 }
 
-/* the last instance: no KSM zero page left held by no process */
+/*
+ *  stress_ksm_unmerge_zero_leak_check()
+ *	the last instance: no KSM zero page left held by no process, or only what
+ *	the known fork-zero bug leaves where this run confirmed it
+ */
 static int stress_ksm_unmerge_zero_leak_check(stress_args_t *args)
 {
-	const stress_ksm_unmerge_shared_t *sh = stress_ksm_unmerge_shared;
+	stress_ksm_unmerge_shared_t *sh = stress_ksm_unmerge_shared;
+	stress_ksm_unmerge_bug_state_t *b = &sh->bug[KSM_BUG_FORK_ZERO];
 	const double deadline = stress_time_now() + 2.0;
 	int64_t now[16], leak = 0;
 	size_t n = 0;
@@ -4697,13 +4934,32 @@ static int stress_ksm_unmerge_zero_leak_check(stress_args_t *args)
 		now[n++] = stress_ksm_unmerge_zero_leak();
 		leak = stress_ksm_unmerge_leak_judge(sh->zero_leak0, now, n);
 		if (!leak)
-			return EXIT_SUCCESS;
+			break;
 		(void)shim_nanosleep_uint64(100000000);	/* exits in flight settle; a leak stays put */
 	} while (stress_time_now() < deadline && n < SIZEOF_ARRAY(now) && (n < 3 || now[n - 1] != now[n - 3]));
-	pr_fail("%s: KSM zero pages charged at fork: the global ksm_zero_pages holds %" PRId64 " more pages that no "
-		"live process has than at the start (%" PRId64 " then): forked children were charged KSM zero pages "
-		"they never mapped, and the charge outlived them\n", args->name, leak, sh->zero_leak0);
+	b->left = leak;
+	if (!leak || (b->confirmed && stress_ksm_unmerge_bug_hit(KSM_BUG_FORK_ZERO, "%s: the global "
+	    "ksm_zero_pages holds %" PRId64 " more pages that no live process has than at the start",
+	    stress_ksm_unmerge_bugs[KSM_BUG_FORK_ZERO].verdict, leak)))
+		return EXIT_SUCCESS;
+	pr_fail("%s: %s: the global ksm_zero_pages holds %" PRId64 " more pages that no live process has than at "
+		"the start (%" PRId64 " then): forked children were charged KSM zero pages they never mapped, and "
+		"the charge outlived them\n", args->name, stress_ksm_unmerge_bugs[KSM_BUG_FORK_ZERO].verdict, leak,
+		sh->zero_leak0);
 	return EXIT_FAILURE;
+}
+
+/* the last instance: how many known kernel bugs the run confirmed, a metric (none: not set) */
+static void stress_ksm_unmerge_bugs_metric(stress_args_t *args)
+{
+	const stress_ksm_unmerge_shared_t *sh = stress_ksm_unmerge_shared;
+	size_t k, n = 0;
+
+	for (k = 0; k < KSM_BUGS; k++)
+		n += !!sh->bug[k].confirmed;
+	/* a fixed kernel sets none: LKP would read a 0 as a failure */
+	if (n)
+		stress_metrics_set(args, "known kernel bugs confirmed", (double)n, STRESS_METRIC_TOTAL);
 }
 
 /*
@@ -4746,6 +5002,7 @@ static int stress_ksm_unmerge(stress_args_t *args)
 	if (__atomic_sub_fetch(&sh->running, 1, __ATOMIC_SEQ_CST) == 0) {
 		leak = stress_ksm_unmerge_zero_leak_check(args);
 		rc = (leak != EXIT_SUCCESS && rc != EXIT_FAILURE) ? leak : rc;
+		stress_ksm_unmerge_bugs_metric(args);
 	}
 	stress_proc_state_set(args->name, STRESS_STATE_DEINIT);
 	return rc;
@@ -4755,16 +5012,12 @@ static int stress_ksm_unmerge(stress_args_t *args)
 static void FORMAT(printf, 1, 2) stress_ksm_unmerge_report_line(const char *fmt, ...)
 {
 	char buf[512];
-	const char *p;
-	int fields = 4;		/* "stress-ng: info:  [pid] ksm-unmerge:" */
 	va_list ap;
 
 	va_start(ap, fmt);
 	(void)vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	for (p = buf; *p; p++)
-		fields += (!isspace((int)*p) && (p == buf || isspace((int)p[-1])));
-	pr_inf("ksm-unmerge: %s%s\n", buf, (fields == 10 || fields == 12) ? " -" : "");
+	pr_inf("ksm-unmerge: %s%s\n", buf, stress_ksm_unmerge_lkp_pad(buf));
 }
 
 /* qsort: order doubles */
@@ -4803,6 +5056,34 @@ static void stress_ksm_unmerge_spread(const stress_ksm_unmerge_shared_t *sh, con
 	free(v);
 }
 
+/* a line per known kernel bug the run probed or met: what matched, what it left, where it is written up */
+static void stress_ksm_unmerge_bugs_report(const stress_ksm_unmerge_shared_t *sh)
+{
+	size_t k;
+
+	for (k = 0; k < KSM_BUGS; k++) {
+		const stress_ksm_unmerge_bug_t *bug = &stress_ksm_unmerge_bugs[k];
+		const stress_ksm_unmerge_bug_state_t *b = &sh->bug[k];
+		char left[96] = "";
+
+		if (b->left >= 0)
+			(void)snprintf(left, sizeof(left), "; KSM zero pages the run left charged to no process: "
+				"%" PRId64, b->left);
+		if (b->confirmed && stress_ksm_unmerge_bug_fails(sh->method, (int)k))
+			stress_ksm_unmerge_report_line("known kernel bug %s: seen (%s)%s; written up in %s (kernels: "
+				"%s); racer %s alone fails on it", bug->name, b->first, left, bug->writeup,
+				bug->kernels, bug->racer);
+		else if (b->confirmed)
+			stress_ksm_unmerge_report_line("known kernel bug %s: %" PRIu64 " matching verdict(s), first: "
+				"%s%s; written up in %s (kernels: %s); not a failure of this run (racer %s alone, "
+				"--ksm-unmerge-method %s, fails on it)", bug->name, b->hits, b->first, left,
+				bug->writeup, bug->kernels, bug->racer, bug->racer);
+		else if (b->probe == KSM_PROBE_CLEAR)
+			stress_ksm_unmerge_report_line("known kernel bug %s: not seen (%s)%s", bug->name,
+				b->first, left);
+	}
+}
+
 /*
  *  stress_ksm_unmerge_report()
  *	totals, a line per racer (reached, NOT reached, skipped), latency spreads
@@ -4836,6 +5117,7 @@ static void stress_ksm_unmerge_report(const stress_ksm_unmerge_shared_t *sh)
 		",cow-ksm-delta=%" PRIu64 ",merge-timeouts=%" PRIu64 ",partial-merges=%" PRIu64 ",failures=%" PRIu64
 		",racer-failures=%" PRIu64, t.cycles, t.method_cycles[0], t.method_cycles[1], t.quiet_cycles, t.pages_merged,
 		t.pages_zero, t.pages_merged, t.cow_ksm, t.merge_timeouts, t.partial_merges, t.failures, racer_failures);
+	stress_ksm_unmerge_bugs_report(sh);
 	for (k = 0; k < KSM_RACERS; k++) {
 		const stress_ksm_unmerge_racer_t *r = &stress_ksm_unmerge_racers[k];
 		stress_ksm_unmerge_racer_stats_t rt;
@@ -4877,6 +5159,45 @@ static void stress_ksm_unmerge_report(const stress_ksm_unmerge_shared_t *sh)
 	stress_ksm_unmerge_spread(sh, offsetof(stress_ksm_unmerge_instance_t, unmerge_lat), "unmerge millisecs per cycle");
 	stress_ksm_unmerge_spread(sh, offsetof(stress_ksm_unmerge_instance_t, mrelease_lat),
 		"mrelease kill-to-reaped millisecs");
+}
+
+/* pure: does a run of these switches and racers fork children (KSM_RF_FORKS) */
+static bool stress_ksm_unmerge_forks(const uint64_t use)
+{
+	size_t i;
+
+	for (i = 0; i < KSM_RACERS; i++)
+		if ((use & KSM_RACER_BIT(i)) && (stress_ksm_unmerge_racers[i].flags & KSM_RF_FORKS))
+			return true;
+	return false;
+}
+
+/* each known bug's start probe, in runs whose racers fork: a bug seen there is confirmed at once */
+static void stress_ksm_unmerge_bugs_probe(stress_ksm_unmerge_shared_t *sh)
+{
+	size_t k;
+
+	for (k = 0; k < KSM_BUGS; k++) {
+		stress_ksm_unmerge_bug_state_t *b = &sh->bug[k];
+
+		b->probe = KSM_PROBE_NONE;
+		b->left = -1;
+		if (!stress_ksm_unmerge_forks(stress_ksm_unmerge_use(sh->method)) || !stress_ksm_unmerge_bugs[k].probe)
+			continue;
+		switch (stress_ksm_unmerge_bugs[k].probe(&sh->iface, b->first, sizeof(b->first))) {
+		case 1:
+			b->probe = KSM_PROBE_SEEN;
+			b->hits = 1;
+			b->confirmed = 1;
+			break;
+		case 0:
+			b->probe = KSM_PROBE_CLEAR;
+			break;
+		default:
+			b->first[0] = '\0';
+			break;
+		}
+	}
 }
 
 /*
@@ -4922,6 +5243,7 @@ static void stress_ksm_unmerge_init(const uint32_t instances)
 	stress_ksm_unmerge_iface_selftest(&sh->iface);
 	sh->taint = (uint64_t)STRESS_MAXIMUM(stress_ksm_unmerge_field("/proc/sys/kernel/tainted", NULL), (int64_t)0);
 	sh->zero_leak0 = sh->iface.stat_zero ? stress_ksm_unmerge_zero_leak() : -1;	/* per-process counts self-tested */
+	stress_ksm_unmerge_bugs_probe(sh);
 }
 
 /* parent, after the instances: the report, ksmd's last scan, the knobs restored */

@@ -129,6 +129,7 @@ static const kr_desc_t kr_known_desc[] = {
 	{ "merge-wait-millisecs-per-cycle",	"merge wait millisecs per cycle" },
 	{ "pages-merged-per-cycle",		"pages merged per cycle" },
 	{ "nanosecs-per-sparse-page",		"nanosecs per sparse page" },
+	{ "known-kernel-bugs-confirmed",	"known kernel bugs confirmed" },
 	/* older stressors */
 	{ "mb-per-sec-unmerge-rate",		"MB per sec unmerge rate" },
 	{ "mb-per-sec-quiet-unmerge-rate",	"MB per sec quiet unmerge rate" },

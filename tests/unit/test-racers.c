@@ -228,6 +228,28 @@ static void test_fz_judge(void **state)
 }
 
 /*
+ *  test_fz_probe_judge()
+ *	the known bug's start probe: a child charged for the KSM zero page fork did not copy
+ */
+static void test_fz_probe_judge(void **state)
+{
+	(void)state;
+	/* 6.10..6.18: charged both, maps the one fork copied */
+	assert_int_equal(stress_ksm_unmerge_fz_probe_judge(2, 2, 1, 1), 1);
+	assert_int_equal(stress_ksm_unmerge_fz_probe_judge(3, 3, 2, 2), 1);
+	/* a fixed kernel: charged what it maps */
+	assert_int_equal(stress_ksm_unmerge_fz_probe_judge(2, 1, 1, 1), 0);
+	/* undercharged is not this probe's verdict */
+	assert_int_equal(stress_ksm_unmerge_fz_probe_judge(2, 0, 1, 1), 0);
+	/* no verdict: not both merged before fork(), unreadable, or the count moved meanwhile */
+	assert_int_equal(stress_ksm_unmerge_fz_probe_judge(1, 1, 1, 1), -1);
+	assert_int_equal(stress_ksm_unmerge_fz_probe_judge(-1, 2, 1, 1), -1);
+	assert_int_equal(stress_ksm_unmerge_fz_probe_judge(2, -1, 1, 1), -1);
+	assert_int_equal(stress_ksm_unmerge_fz_probe_judge(2, 2, -1, -1), -1);
+	assert_int_equal(stress_ksm_unmerge_fz_probe_judge(2, 2, 1, 2), -1);
+}
+
+/*
  *  test_leak_judge()
  *	zero pages no live process holds beyond the start: the least reading; 0 when unknown or fewer
  */
@@ -263,6 +285,7 @@ int main(void)
 		cmocka_unit_test(test_sparse_layout),
 		cmocka_unit_test(test_sparse_allow),
 		cmocka_unit_test(test_fz_judge),
+		cmocka_unit_test(test_fz_probe_judge),
 		cmocka_unit_test(test_leak_judge),
 	};
 

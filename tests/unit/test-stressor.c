@@ -542,6 +542,37 @@ static void test_report_line(void **state)
 }
 
 /*
+ *  test_lkp_lines()
+ *	deinit's other line after the metrics table, a knob it cannot restore,
+ *	never splits into LKP's 10 or 12 fields, whatever the errno's text
+ */
+static void test_lkp_lines(void **state)
+{
+	static const char * const values[] = { "0", "10000", "[none] scan-time", "a b c d e f g h" };
+	char line[512], full[600];
+	size_t k, v;
+	int err, padded = 0;
+
+	(void)state;
+	for (k = 0; k < KSM_KNOBS; k++) {
+		for (v = 0; v < SIZEOF_ARRAY(values); v++) {
+			for (err = 1; err < 134; err++) {
+				int fields;
+
+				(void)snprintf(line, sizeof(line), "cannot restore %s/%s to %s, errno=%d (%s)", KSM_SYSFS,
+					stress_ksm_unmerge_knob_names[k], values[v], err, strerror(err));
+				(void)snprintf(full, sizeof(full), "stress-ng: error: [1] ksm-unmerge: %s%s", line,
+					stress_ksm_unmerge_lkp_pad(line));
+				fields = t_fields(full, strlen(full));
+				assert_true(fields != 10 && fields != 12);
+				padded += !!*stress_ksm_unmerge_lkp_pad(line);
+			}
+		}
+	}
+	assert_true(padded > 0);	/* some of them would have been a metrics row */
+}
+
+/*
  *  t_shared()
  *	a shared state of n instances after a run of method (all zero)
  */
@@ -637,6 +668,69 @@ static void test_report(void **state)
 }
 
 /*
+ *  test_bugs()
+ *	known kernel bugs: which runs fail on them, a hit named once, the report's line per bug
+ */
+static void test_bugs(void **state)
+{
+	const size_t fz = 3 + KSM_RACERS - 1;
+	stress_ksm_unmerge_shared_t *sh = t_shared(1, 0);
+	stress_ksm_unmerge_bug_state_t *b = &sh->bug[KSM_BUG_FORK_ZERO];
+	const char *out;
+
+	(void)state;
+	assert_string_equal(stress_ksm_unmerge_bugs[KSM_BUG_FORK_ZERO].racer, "fork-zero");
+	assert_false(stress_ksm_unmerge_bug_fails(0, KSM_BUG_FORK_ZERO));
+	assert_false(stress_ksm_unmerge_bug_fails(1, KSM_BUG_FORK_ZERO));
+	assert_false(stress_ksm_unmerge_bug_fails(3, KSM_BUG_FORK_ZERO));
+	assert_true(stress_ksm_unmerge_bug_fails(fz, KSM_BUG_FORK_ZERO));
+	/* runs whose racers fork probe the bug: all, mrelease, fork, prctl-exec, fork-zero */
+	assert_true(stress_ksm_unmerge_forks(stress_ksm_unmerge_use(0)));
+	assert_false(stress_ksm_unmerge_forks(stress_ksm_unmerge_use(1)));
+	assert_false(stress_ksm_unmerge_forks(stress_ksm_unmerge_use(3)));
+	assert_true(stress_ksm_unmerge_forks(stress_ksm_unmerge_use(3 + 3)));
+	assert_true(stress_ksm_unmerge_forks(stress_ksm_unmerge_use(fz)));
+
+	/* the default job: a hit is named, the first one kept, the racer steps aside */
+	stress_ksm_unmerge_shared = sh;
+	assert_false(stress_ksm_unmerge_bug_aside(KSM_BUG_FORK_ZERO));
+	assert_true(stress_ksm_unmerge_bug_hit(KSM_BUG_FORK_ZERO, "a child was charged %d", 3));
+	assert_true(stress_ksm_unmerge_bug_hit(KSM_BUG_FORK_ZERO, "a child was charged %d", 4));
+	assert_int_equal(b->hits, 2);
+	assert_string_equal(b->first, "a child was charged 3");
+	assert_true(stress_ksm_unmerge_bug_aside(KSM_BUG_FORK_ZERO));
+	b->left = 6;
+	out = t_report(sh);
+	assert_non_null(strstr(out, "ksm-unmerge: known kernel bug ksm-fork-zero-pages: 2 matching verdict(s), "
+		"first: a child was charged 3; KSM zero pages the run left charged to no process: 6; written up in "
+		"docs/upstream/ksm-fork-zero-pages (kernels: 6.10 and later"));
+	assert_non_null(strstr(out, "; not a failure of this run (racer fork-zero alone, --ksm-unmerge-method "
+		"fork-zero, fails on it)\n"));
+
+	/* the racer alone: its verdicts fail, it never steps aside */
+	sh->method = fz;
+	assert_false(stress_ksm_unmerge_bug_hit(KSM_BUG_FORK_ZERO, "a child was charged %d", 5));
+	assert_int_equal(b->hits, 2);
+	assert_false(stress_ksm_unmerge_bug_aside(KSM_BUG_FORK_ZERO));
+	out = t_report(sh);
+	assert_non_null(strstr(out, "known kernel bug ksm-fork-zero-pages: seen (a child was charged 3); "));
+	assert_non_null(strstr(out, "; racer fork-zero alone fails on it\n"));
+
+	/* a kernel where the probe did not see it; one that was not probed says nothing */
+	(void)memset(b, 0, sizeof(*b));
+	sh->method = 0;
+	b->probe = KSM_PROBE_CLEAR;
+	b->left = 0;
+	(void)shim_strscpy(b->first, "start probe: charged 1, maps 1", sizeof(b->first));
+	assert_non_null(strstr(t_report(sh), "ksm-unmerge: known kernel bug ksm-fork-zero-pages: not seen (start probe: "
+		"charged 1, maps 1); KSM zero pages the run left charged to no process: 0\n"));
+	b->probe = KSM_PROBE_NONE;
+	assert_null(strstr(t_report(sh), "known kernel bug"));
+	stress_ksm_unmerge_shared = NULL;
+	free(sh);
+}
+
+/*
  *  test_report_spread()
  *	nearest-rank p50/p95/p99, mean and stdev over every instance's ring of the latest 4096
  */
@@ -681,7 +775,9 @@ int main(void)
 		cmocka_unit_test(test_field),
 		cmocka_unit_test(test_kver_flags),
 		cmocka_unit_test(test_report_line),
+		cmocka_unit_test(test_lkp_lines),
 		cmocka_unit_test(test_report),
+		cmocka_unit_test(test_bugs),
 		cmocka_unit_test(test_report_spread),
 	};
 
