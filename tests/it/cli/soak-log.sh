@@ -26,10 +26,6 @@ fi
 require_ksm
 command -v python3 >/dev/null || skip "python3 missing"
 SOAK=$TOP/tools/ksm-soak
-# one racer that never forks: the default's fork-zero racer fails every run
-# on a kernel with the fork bug, and an exit 2 this test expects must come
-# from the log alone
-ONE_RACER="--ksm-unmerge-method vmsplice"
 [ -x "$SOAK" ] || fail "$SOAK not built"
 
 MNT=$TMPD/mnt
@@ -74,7 +70,7 @@ check [ $? = 1 ] && grep -q "option --interval: invalid value '0'" "$TMPD/err" |
 check [ "$(knobs)" = "$before" ] || fail "refused runs touched the knobs"
 
 # 2. /dev/full: a 3 s run fails
-"$SOAK" --log /dev/full -- "$STRESSOR" $ONE_RACER --ksm-unmerge 1 -t 3 >"$TMPD/full" 2>&1
+"$SOAK" --log /dev/full -- "$STRESSOR" --ksm-unmerge 1 -t 3 >"$TMPD/full" 2>&1
 rc=$?
 check [ "$rc" = 2 ] || { cat "$TMPD/full"; fail "/dev/full: exit $rc, expected 2"; }
 check grep -q '^ksm-soak: log /dev/full: 1 document(s) not written, errno=28' "$TMPD/full" ||
@@ -83,7 +79,7 @@ check grep -Eq '^ksm-soak: fail: soak log /dev/full: ([0-9]+) of \1 documents ar
 	{ cat "$TMPD/full"; fail "/dev/full: no fail line with the count"; }
 
 # 3. a real run, one document a second
-"$SOAK" --log "$TMPD/run.yaml" --interval 1 --progress -- "$STRESSOR" $ONE_RACER --ksm-unmerge 2 -t 5 >"$TMPD/run" 2>&1
+"$SOAK" --log "$TMPD/run.yaml" --interval 1 --progress -- "$STRESSOR" --ksm-unmerge 2 -t 5 >"$TMPD/run" 2>&1
 rc=$?
 check [ "$rc" = 0 ] || { cat "$TMPD/run"; fail "run: exit $rc"; }
 read -r kinds contiguous final status < <(docs "$TMPD/run.yaml")
@@ -139,7 +135,7 @@ full_tmpfs() {
 
 # 5a. space comes back: the backlog is written, nothing is lost
 full_tmpfs
-"$SOAK" --log "$MNT/log.yaml" --interval 1 -- "$STRESSOR" $ONE_RACER --ksm-unmerge 1 -t 6 >"$TMPD/retry" 2>&1 &
+"$SOAK" --log "$MNT/log.yaml" --interval 1 -- "$STRESSOR" --ksm-unmerge 1 -t 6 >"$TMPD/retry" 2>&1 &
 pid=$!
 log_wait "$TMPD/retry" 'document(s) not written' || { kill $pid; fail "tmpfs: first failed document not reported"; }
 sleep 2
@@ -157,7 +153,7 @@ umount "$MNT"
 
 # 5b. stays full: the run fails, no half document, no final: true
 full_tmpfs
-"$SOAK" --log "$MNT/log.yaml" --interval 1 -- "$STRESSOR" $ONE_RACER --ksm-unmerge 1 -t 3 >"$TMPD/stuck" 2>&1
+"$SOAK" --log "$MNT/log.yaml" --interval 1 -- "$STRESSOR" --ksm-unmerge 1 -t 3 >"$TMPD/stuck" 2>&1
 rc=$?
 check [ "$rc" = 2 ] || { cat "$TMPD/stuck"; fail "tmpfs full: exit $rc, expected 2"; }
 check grep -q 'documents are not in the file' "$TMPD/stuck" || fail "tmpfs full: no count of missing documents"
@@ -166,7 +162,7 @@ check [ "$final" != True ] || fail "tmpfs full: final: true written"
 umount "$MNT"
 
 # 6. --stop-on-warn on an injected WARNING
-"$SOAK" --log "$TMPD/warn.yaml" --interval 1 --stop-on-warn -- "$STRESSOR" $ONE_RACER --ksm-unmerge 1 -t 60 >"$TMPD/warn" 2>&1 &
+"$SOAK" --log "$TMPD/warn.yaml" --interval 1 --stop-on-warn -- "$STRESSOR" --ksm-unmerge 1 -t 60 >"$TMPD/warn" 2>&1 &
 pid=$!
 log_wait "$TMPD/warn" 'dispatching hogs' || { kill $pid; fail "stop-on-warn: the run did not start"; }
 sleep 2

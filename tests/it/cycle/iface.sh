@@ -12,8 +12,8 @@
 #                 ksm_zero_pages (Debian 6.1.192): merging pages read from
 #                 /proc/self/ksm_merging_pages, the fork-zero racer and the
 #                 global zero-page check skip with their reason
-# Each faked run prints its "interface ... unreliable" line, exits 0 (or
-# fails only through the known kernel bug, expect_ok_or_known_bug), merges
+# Each faked run prints its "interface ... unreliable" line, exits 0
+# (expect_ok), merges
 # pages, fully in at least half its cycles (every racer runs); the
 # unfaked interfaces stay trusted.
 # advisor_mode=scan-time is saved, set to none and restored.
@@ -25,7 +25,7 @@ if [ ! -e "$FAKE" ]; then
 fi
 
 # run NAME FAKE WANT ARGS...: the stressor under FAKEPROC=FAKE ("-" none);
-# exit 0 or the known bug, merged, no partial merge (with every racer: in
+# exit 0, merged, no partial merge (with every racer: in
 # at most half the cycles), a line matching WANT ("-" none)
 run() {
 	local name=$1 fake=$2 want=$3 log=$TMPD/$1.log rc partial
@@ -37,7 +37,7 @@ run() {
 			--ksm-unmerge-bytes 16M "$@" >"$log" 2>&1
 	fi
 	rc=$?
-	checked; expect_ok_or_known_bug "$log" "$rc" || fail "$name: see above"
+	checked; expect_ok "$log" "$rc" || fail "$name: see above"
 	check [ "$(total "$log" pages-merged)" -gt 0 ] || { cat "$log"; fail "$name: nothing merged"; }
 	check [ "$(total "$log" cycles)" -gt 0 ] || { cat "$log"; fail "$name: no verified cycle"; }
 	# a racer can keep a few pages from merging through ksmd's passes (a

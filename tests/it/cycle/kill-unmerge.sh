@@ -14,13 +14,13 @@
 # sparse, pattern mixed (KSM zero pages, no fork: the kernel bug "KSM zero
 # pages charged at fork" cannot happen); KILL and TERM with
 # --ksm-unmerge-method all, pattern same (racer children: mrelease victims,
-# fork children, prctl-exec helpers, fork-zero children; on a kernel with
-# the bug the run may fail with its named lines, nothing else).  Then,
+# fork children, prctl-exec helpers; on a kernel with the bug the run
+# names it and passes).  Then,
 # each check one that fails if the thing is left:
 #   - verdict: SIGKILL of the worker fails the run (exit 2, "failed: 1",
 #     "worker W killed by signal 9 from outside the run", no other fail:
-#     line but the known bug's); SIGTERM and SIGINT stop it within 2.5 s,
-#     exit 0 (or only the known bug), with the summary;
+#     line); SIGTERM and SIGINT stop it within 2.5 s, exit 0, with the
+#     summary;
 #   - processes: every process of the run seen just before the signal
 #     (runner, instance, worker, racer children; all of them run the
 #     private binary, found by exe and checked by pid + start time) is
@@ -222,14 +222,6 @@ stat_max() {
 	echo "$1" | awk -v k="$2" -v m="${3:-0}" '$1 == k { m = ($2 > m) ? $2 : m } END { print m + 0 }'
 }
 
-# reported_leak LOG: the KSM zero pages the run's own global check named
-# as the kernel bug (0 if none)
-reported_leak() {
-	local n
-	n=$(sed -n 's/.*KSM zero pages charged at fork: the global ksm_zero_pages holds \([0-9]*\) more.*/\1/p' "$1" | head -1)
-	echo "${n:-0}"
-}
-
 before=$(knobs)
 names_before=$(ksm_names)
 ls -A "$RUNDIR" | grep -q . && fail "$RUNDIR is not empty before the run"
@@ -307,17 +299,11 @@ one_run() {
 			{ cat "$log"; fail "SIGKILL of worker $w not reported"; }
 		check grep -q '\] failed: 1: ksm-unmerge (1)$' "$log" || { cat "$log"; fail "SIGKILL: no failed line"; }
 		other=$(fail_lines "$log" | grep -v "worker $w killed by signal 9 from outside the run")
-		[ "$method" = all ] && other=$(echo "$other" | grep -vF "$KNOWN_BUG")
 		checked; [ -z "$other" ] || { cat "$log"; fail "SIGKILL: other fail: lines: $other"; }
 	else
 		check [ "$(echo "$secs < 2.5" | bc)" = 1 ] || fail "SIG$sig: took ${secs}s to stop"
 		check grep -q '\] \(un\)\?successful run completed' "$log" || { cat "$log"; fail "SIG$sig: no summary"; }
-		if [ "$method" = all ]; then
-			checked; expect_ok_or_known_bug "$log" "$rc" || fail "SIG$sig: see above"
-		else
-			check [ "$rc" = 0 ] || { cat "$log"; fail "SIG$sig: run exit $rc, expected 0"; }
-			checked; ! fail_lines "$log" >/dev/null || { cat "$log"; fail "SIG$sig: fail: lines"; }
-		fi
+		checked; expect_ok "$log" "$rc" || fail "SIG$sig: see above"
 	fi
 	check grep -q "ksm-unmerge: totals:" "$log" || fail "SIG$sig: deinit did not run"
 	check [ "$(total "$log" cycles)" -ge 1 ] || { cat "$log"; fail "SIG$sig: no cycle verified before the signal"; }
@@ -381,7 +367,7 @@ one_run() {
 		"($(echo "$kstat" | awk '$1 == "ksm_merging_pages" { print $2 }') merging pages) just before the signal"
 	check [ "${items_seen:-0}" -gt 0 ] || fail "SIG$sig: the worker held no rmap_items while the sampler looked"
 	[ "$pattern" = mixed ] && { check [ "${zero_seen:-0}" -gt 0 ] || fail "SIG$sig: pattern mixed, no KSM zero page while the sampler looked"; }
-	allowed=$(reported_leak "$log")
+	allowed=$(known_bug_left "$log")
 	echo "  rmap_items, shared+sharing, zero pages: global $g, live processes $l;" \
 		"zero pages held by no live process: $zx0 before, $zx1 after (the run named $allowed as the kernel bug);" \
 		"chains $(cat $KSM/stable_node_chains) dups $(cat $KSM/stable_node_dups)"
@@ -405,7 +391,7 @@ if known_bug_possible; then
 	"$BIN" --ksm-unmerge 1 -t 3 --ksm-unmerge-bytes 8M --ksm-unmerge-method fork-zero >"$TMPD/leak.log" 2>&1
 	rc=$?
 	echo "leak induced on purpose: fork-zero run exit $rc, KSM zero pages counted for no live process $zx -> $(zero_excess)"
-	checked; expect_ok_or_known_bug "$TMPD/leak.log" "$rc" || fail "the fork-zero run failed otherwise"
+	checked; expect_fork_zero "$TMPD/leak.log" "$rc" || fail "the fork-zero run failed otherwise"
 fi
 one_run KILL mixed sparse
 one_run KILL same all

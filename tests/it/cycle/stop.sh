@@ -4,8 +4,8 @@
 # budget with the mrelease victims' copies) a run ends within 2 s of its
 # timeout and of SIGTERM sent at several points of the cycle (fill, merge
 # wait, unmerge, verification); with every racer (64 MiB) SIGTERM stops the
-# run within 2 s too (the racers stopped; exit 0, or only the known kernel
-# bug, expect_ok_or_known_bug); knobs restored every
+# run within 2 s too (the racers stopped; exit 0, expect_ok); knobs
+# restored every
 # time; a worker (the instance's child running the cycles) SIGKILLed before
 # its first verified cycle fails the run (exit 2, "failed: 1", the kill
 # named); a timeout too short for the region is not a pass
@@ -74,7 +74,7 @@ s=$(lat "$t0" "$(date +%s.%N)")
 echo "64M every racer, SIGTERM after 3 s: exit $rc, stopped in ${s}s"
 check [ "$(echo "$s < 2" | bc)" = 1 ] || { cat "$log"; fail "SIGTERM with every racer: stopped in ${s}s"; }
 if [ "$rc" != 3 ]; then
-	checked; expect_ok_or_known_bug "$log" "$rc" || fail "SIGTERM with every racer: see above"
+	checked; expect_ok "$log" "$rc" || fail "SIGTERM with every racer: see above"
 fi
 check_after "SIGTERM, every racer" "$log"
 

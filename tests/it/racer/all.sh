@@ -1,8 +1,7 @@
 #!/bin/bash
 # tests/it/racer/all.sh: --ksm-unmerge-method all with 2 instances on the real
-# kernel: exit 0 with --verify (or, on a kernel with the bug, exit 2 with
-# only "KSM zero pages charged at fork" lines: the fork-zero racer makes
-# that case every run; expect_ok_or_known_bug in lib.sh), every racer of
+# kernel: exit 0 with --verify (a known kernel bug is named, not failed:
+# expect_ok in lib.sh), every racer of
 # the table (tools/ksm-racers) "reached" (or skipped by its supported()
 # check where the kernel lacks its interface: racer_skip_ok in lib.sh; a
 # start() failure or a skip on a kernel that has the interface fails),
@@ -31,7 +30,7 @@ log=$TMPD/all.log
 (cd "$RUNDIR" && exec "$BIN" --ksm-unmerge 2 -t 12 --verify --metrics --ksm-unmerge-method all \
 	--ksm-unmerge-bytes 32M) > "$log" 2>&1
 rc=$?
-checked; expect_ok_or_known_bug "$log" "$rc" || fail "exit $rc"
+checked; expect_ok "$log" "$rc" || fail "exit $rc"
 racers_check "$log"
 cycles=$(total "$log" cycles)
 quiet=$(total "$log" quiet-cycles)

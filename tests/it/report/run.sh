@@ -79,13 +79,11 @@ check "progress line names the racer that missed" grep -q '^run 3 of 3, .*ksm-un
 KSM_REPORT_SYSFS=$TMP/sysfs "$KR" run --runs 1 --out "$TMP/x" --stressor "$TMP/nonexistent" -- -t 1 >/dev/null 2>"$TMP/err"
 check "missing stressor is a setup error" bash -c "[ $? -eq 1 ] && grep -q 'nonexistent' '$TMP/err'"
 
-# real series, when the stressor is built and KSM is there; one racer that
-# never forks (the default's fork-zero racer fails the run on kernels with
-# the fork bug; this test is about the series)
+# real series of the default job, when the stressor is built and KSM is there
 BIN=${KSM_STRESSOR:-$ROOT/stress-ksm-unmerge}
 if [ -x "$BIN" ] && [ -w /sys/kernel/mm/ksm/run ]; then
 	locked "$KR" run --runs 2 --out "$TMP/real" --stressor "$BIN" \
-		-- --ksm-unmerge 1 -t 2 --metrics --ksm-unmerge-method vmsplice >"$TMP/rp" 2>&1
+		-- --ksm-unmerge 1 -t 4 --metrics >"$TMP/rp" 2>&1
 	rrc=$?
 	cat "$TMP/rp"
 	check "real run exits 0" [ "$rrc" -eq 0 ]

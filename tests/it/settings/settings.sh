@@ -4,8 +4,7 @@
 # advisor_mode=scan-time, vm.overcommit_memory=2, kernel.io_uring_disabled=2,
 # a cgroup v2 memory cgroup with memory.max 256M, the run's directory on
 # tmpfs, one CPU (taskset), a non-root user.  Each setting passes (exit 0
-# and no fail: line, or only the known kernel bug "KSM zero pages charged at
-# fork": expect_ok_or_known_bug; every racer of the table reached or
+# and no fail: line: expect_ok; every racer of the table reached or
 # skipped by racer_skip_ok's rule, KSM knobs as before) or skips with a
 # reason (the setting does not exist
 # here, or the stressor itself skipped with its reason, as a non-root user
@@ -68,7 +67,7 @@ run_all() {
 		return
 	fi
 	checked
-	if ! expect_ok_or_known_bug "$log" "$rc" >"$TMPD/$name.why"; then
+	if ! expect_ok "$log" "$rc" >"$TMPD/$name.why"; then
 		grep -E ' fail: | error: ' "$log" | head -n 5 | sed 's/^/    | /'
 		note "$name" "FAIL: exit $rc: $(tail -n 1 "$TMPD/$name.why")"
 		errors=$((errors + 1))
@@ -89,7 +88,7 @@ run_all() {
 		*) note "$name" "FAIL: racer $r: '${line:-no line}'"; errors=$((errors + 1)); return;;
 		esac
 	done
-	note "$name" "pass ($(grep -c 'racer .* reached' "$log") racers reached, cycles=$(total "$log" cycles)$([ "$KNOWN_BUG_SEEN" = 1 ] && echo ", the known kernel bug named"))$(grep -o 'sparse racer: .*cut it.*' "$log" | head -n 1 | sed 's/^/; /')"
+	note "$name" "pass ($(grep -c 'racer .* reached' "$log") racers reached, cycles=$(total "$log" cycles)$(known_bug_seen "$log" && echo ", the known kernel bug named"))$(grep -o 'sparse racer: .*cut it.*' "$log" | head -n 1 | sed 's/^/; /')"
 }
 
 # THP always / never
@@ -140,7 +139,7 @@ if [ -f /sys/fs/cgroup/cgroup.controllers ] && grep -qw memory /sys/fs/cgroup/cg
 		--verify --ksm-unmerge-bytes 1G) > "$TMPD/memcg-1G.log" 2>&1
 	rc=$?
 	checked
-	if expect_ok_or_known_bug "$TMPD/memcg-1G.log" "$rc" >/dev/null && grep -q "the cgroup's memory.max room" "$TMPD/memcg-1G.log"; then
+	if expect_ok "$TMPD/memcg-1G.log" "$rc" >/dev/null && grep -q "the cgroup's memory.max room" "$TMPD/memcg-1G.log"; then
 		note memcg-256M-1G "pass ($(grep -o 'capping .*' "$TMPD/memcg-1G.log"))"
 	else
 		note memcg-256M-1G "FAIL: exit $rc, $(grep -o 'capping .*' "$TMPD/memcg-1G.log" || echo 'no capping line')"
