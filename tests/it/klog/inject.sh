@@ -13,7 +13,8 @@
 #  5. -K (stress-ng's level rule on top): the splat is still one error
 #  6. a WARNING logged by the instance as its very last act is caught
 #     (the reader reads to the end of the run after the instances end)
-#  7. the real stressor fails on an injected WARNING too (needs KSM)
+#  7. the real stressor fails on an injected WARNING too (needs KSM), also
+#     its default job, which names a known kernel bug and passes without it
 #  8. opt-in (KLOG_IT_TAINT=1): a taint bit set during the run fails it
 #  9. opt-in (KLOG_IT_FLOOD=1): records overwritten while the reader is
 #     stopped are counted as lost (writes 640 KB of junk into the kernel log)
@@ -195,6 +196,20 @@ if [ -w /sys/kernel/mm/ksm/run ] && [ -x "$STRESSOR" ]; then
 		{ cat "$out"; fail "real stressor WARN injection: no verdict"; }
 	after=$(knobs)
 	check [ "$before" = "$after" ] || fail "KSM knobs changed: before [$before] after [$after]"
+	# the default job: a known kernel bug it names does not hide a new failure
+	out=$TMPD/real-all.out
+	"$STRESSOR" --ksm-unmerge 1 -t 5 --ksm-unmerge-bytes 16M >"$out" 2>&1 &
+	RUN_PID=$!
+	wait_started
+	inject_warn
+	finish
+	check [ "$RC" = 2 ] || { cat "$out"; fail "default job WARN injection: exit $RC, expected 2"; }
+	check grep -q "^stress-ng: error: \[[0-9]*\] klog-check: kernel warning: $KEY_WARN\$" "$out" ||
+		{ cat "$out"; fail "default job WARN injection: no klog-check error line"; }
+	if known_bug_seen "$out"; then
+		echo "default job: the known kernel bug named and the injected WARNING still failed the run"
+	fi
+	check [ "$(knobs)" = "$before" ] || fail "KSM knobs changed by the default job"
 else
 	echo "real stressor part not run: no KSM or $STRESSOR not built"
 fi
