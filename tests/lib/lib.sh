@@ -159,13 +159,21 @@ racer_interface() {
 	return 0
 }
 
-# racer_skip_ok LINE RACER: succeed when LINE ("racer R skipped: ...") is a
-# skip a test may accept: a supported() refusal (not "start failed") on a
-# kernel that lacks the racer's interface; else print why it is a failure
+# racer_skip_ok LINE RACER [LOG]: succeed when LINE ("racer R skipped: ...")
+# is a skip a test may accept: a supported() refusal (not "start failed") on
+# a kernel that lacks the racer's interface, or a racer stepping aside from a
+# known kernel bug the run (LOG) named as seen; else print why it is a failure
 racer_skip_ok() {
 	local why
 	case $1 in
 	*"skipped: start failed"*) echo "a start() failure is a failure, not a skip"; return 1;;
+	*"skipped: steps aside: this run confirmed the known kernel bug"*)
+		if [ -n "${3:-}" ] && known_bug_seen "$3"; then
+			echo "the run named the known kernel bug it steps aside from"
+			return 0
+		fi
+		echo "a racer stepped aside from a known bug the run did not name"
+		return 1;;
 	esac
 	if why=$(racer_interface "$2"); then
 		echo "this kernel has what racer $2 needs, so the skip is a failure"
@@ -207,12 +215,7 @@ racers_check() {
 		if grep -q "racer $r skipped: ." "$1"; then
 			line=$(grep -o "racer $r skipped:.*" "$1" | head -1)
 			checked
-			if [[ $line == *"skipped: steps aside: this run confirmed the known kernel bug"* ]]; then
-				known_bug_seen "$1" || { grep "racer\|known" "$1"; fail "$line, but the run named no known bug"; }
-				echo "note: $line"
-				continue
-			fi
-			why=$(racer_skip_ok "$line" "$r") || { grep "racer" "$1"; fail "$line: $why"; }
+			why=$(racer_skip_ok "$line" "$r" "$1") || { grep "racer" "$1"; fail "$line: $why"; }
 			echo "note: $line ($why)"
 			continue
 		fi

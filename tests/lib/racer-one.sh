@@ -101,7 +101,7 @@ for n in ${RACER_IT_INSTANCES:-2}; do
 	case $line in
 	"racer $RACER skipped"*)
 		checked
-		why=$(racer_skip_ok "$line" "$RACER") || { cat "$log"; fail "$line: $why"; }
+		why=$(racer_skip_ok "$line" "$RACER" "$log") || { cat "$log"; fail "$line: $why"; }
 		skip "$line ($why)";;
 	esac
 	checked; ! fail_lines "$log" | grep -vqF "$KNOWN_BUG" || { cat "$log"; fail "$RACER, $pat, $n instance(s): fail: lines"; }

@@ -98,7 +98,7 @@ d = [x for x in yaml.safe_load_all(open(sys.argv[1])) if x]
 iv = [x for x in d if x['ksm-soak'] == 'interval']
 fin = d[-1]
 assert d[0]['knobs']['run'] in ('0', '1', '2'), d[0]['knobs']
-assert d[0]['command'][3:5] == ['--ksm-unmerge', '2'], d[0]['command']
+assert d[0]['command'][1:3] == ['--ksm-unmerge', '2'], d[0]['command']
 assert max(x['kernel']['cow-ksm'] for x in iv) > 0, 'cow_ksm never moved'
 assert all(x['elapsed-secs'] <= x['elapsed-secs'] + x['remaining-secs'] <= 5.5 for x in iv)
 # instances (depth 1) and their workers (depth 2), which hold the regions

@@ -83,7 +83,7 @@ run_all() {
 		case $line in
 		"racer $r reached"*) ;;
 		"racer $r skipped"*)
-			why=$(racer_skip_ok "$line" "$r") ||
+			why=$(racer_skip_ok "$line" "$r" "$log") ||
 				{ note "$name" "FAIL: $line: $why"; errors=$((errors + 1)); return; };;
 		*) note "$name" "FAIL: racer $r: '${line:-no line}'"; errors=$((errors + 1)); return;;
 		esac
