@@ -3,6 +3,7 @@
 # make            build ./stress-ksm-unmerge (stressor + core-shim)
 # make deps       install missing Debian packages (tools/debian-packages)
 # make run        the main job: a default 60 s run on every CPU with metrics
+# make racers     list the racers (the stressor's racer table)
 # make test       unit + integration tests (root, KSM) -- see README.md
 # make static     static binary (for initramfs / other kernels)
 # make bench      benchmark (see bench/)

@@ -7,3 +7,10 @@ CLEAN_FILES += $(KSM_RACERS_TOOL)
 
 $(KSM_RACERS_TOOL): tools/ksm-racers.c $(STRESSOR).c core-shim/libshim.a $(SHIM_HDR)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< core-shim/libshim.a $(LDLIBS)
+
+.PHONY: racers
+
+# make racers: the racer table for a reader (name, evidence counter, built, path)
+racers: $(KSM_RACERS_TOOL)
+	@{ printf 'racer\tevidence\tbuilt\tkernel path\n'; ./$(KSM_RACERS_TOOL); } | \
+		awk -F'\t' '{ printf "%-11s %-22s %-6s %s\n", $$1, $$2, $$3, $$4 }'
