@@ -1,15 +1,17 @@
 # stress-ksm-unmerge: standalone build of the stress-ng ksm-unmerge stressor
 #
-# make            build ./stress-ksm-unmerge (stressor + core-shim)
+# make            build build/stress-ksm-unmerge (stressor + core-shim)
 # make deps       install missing Debian packages (tools/debian-packages)
 # make run        the main job: a default 60 s run on every CPU with metrics
 # make racers     list the racers (the stressor's racer table)
 # make test       unit + integration tests (root, KSM) -- see README.md
-# make static     static binary (for initramfs / other kernels)
+# make static     static binary build/stress-ksm-unmerge-static (initramfs,
+#                 other kernels)
 # make bench      benchmark (see bench/)
 #
 # Sub-makefiles (tests/*.mk, tools/*.mk, bench/*.mk) add their own targets
-# and append to TEST_TARGETS / ALL_TARGETS.
+# and append to TEST_TARGETS / ALL_TARGETS.  Every output goes under build/
+# (tests' own under tests/build/): the source folders stay clean.
 
 CC      ?= gcc
 CFLAGS  ?= -O2 -g
@@ -17,35 +19,44 @@ CFLAGS  += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Icore-shim -I.
 LDLIBS  += -lbsd -lpthread -lm
 STATIC_LDFLAGS = -static
 
+BUILD    := build
+OBJ_DIR  := $(BUILD)/obj
 SHIM_SRC := $(sort $(wildcard core-shim/*.c))
-SHIM_OBJ := $(SHIM_SRC:.c=.o)
+SHIM_OBJ := $(patsubst %.c,$(OBJ_DIR)/%.o,$(SHIM_SRC))
 SHIM_HDR := $(wildcard core-shim/*.h)
-STRESSOR := stress-ksm-unmerge
-# the stressor's private headers (stress-ksm-unmerge-klog.h, ...): any change
-# to one, or a new one, rebuilds the stressor
-STRESSOR_HDR := $(wildcard $(STRESSOR)-*.h)
+SHIM_LIB := $(BUILD)/libshim.a
+# STRESSOR names the source (stress-ksm-unmerge.c); STRESSOR_BIN the binary
+STRESSOR        := stress-ksm-unmerge
+STRESSOR_OBJ    := $(OBJ_DIR)/$(STRESSOR).o
+STRESSOR_BIN    := $(BUILD)/$(STRESSOR)
+STRESSOR_STATIC := $(BUILD)/$(STRESSOR)-static
 
-ALL_TARGETS  := $(STRESSOR)
+ALL_TARGETS  := $(STRESSOR_BIN)
 TEST_TARGETS :=
 
 .PHONY: all clean test static deps run print-unit-tests
 
 all: build-all
 
-core-shim/libshim.a: $(SHIM_OBJ)
+$(SHIM_LIB): $(SHIM_OBJ)
+	@rm -f $@
 	$(AR) rcs $@ $^
 
-core-shim/%.o: core-shim/%.c $(SHIM_HDR)
+$(OBJ_DIR)/core-shim/%.o: core-shim/%.c $(SHIM_HDR)
+	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-$(STRESSOR).o: $(STRESSOR).c $(STRESSOR_HDR) $(SHIM_HDR)
+$(STRESSOR_OBJ): $(STRESSOR).c $(SHIM_HDR)
+	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-$(STRESSOR): $(STRESSOR).o core-shim/libshim.a
+$(STRESSOR_BIN): $(STRESSOR_OBJ) $(SHIM_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-static: $(STRESSOR).o core-shim/libshim.a
-	$(CC) $(LDFLAGS) $(STATIC_LDFLAGS) -o $(STRESSOR)-static $^ $(LDLIBS)
+static: $(STRESSOR_STATIC)
+
+$(STRESSOR_STATIC): $(STRESSOR_OBJ) $(SHIM_LIB)
+	$(CC) $(LDFLAGS) $(STATIC_LDFLAGS) -o $@ $^ $(LDLIBS)
 
 -include $(sort $(wildcard tests/*.mk tools/*.mk bench/*.mk))
 
@@ -54,8 +65,8 @@ build-all: $(ALL_TARGETS)
 deps:
 	./tools/deps
 
-run: $(STRESSOR)
-	./$(STRESSOR) --ksm-unmerge 0 --metrics --timeout 60
+run: $(STRESSOR_BIN)
+	./$(STRESSOR_BIN) --ksm-unmerge 0 --metrics --timeout 60
 
 test: build-all $(TEST_TARGETS)
 	./tests/run-tests
@@ -66,5 +77,6 @@ print-unit-tests:
 	@echo $(filter tests/build/test-%,$(TEST_TARGETS))
 
 clean:
-	rm -f $(STRESSOR) $(STRESSOR)-static *.o core-shim/*.o core-shim/libshim.a
+	rm -rf $(OBJ_DIR)
+	rm -f $(STRESSOR_BIN) $(STRESSOR_STATIC) $(SHIM_LIB)
 	rm -f $(CLEAN_FILES)

@@ -5,7 +5,7 @@
 # split and memory (see docs/bench.md).
 # Not part of `make` or `make test`: the benchmark needs a quiet machine
 # and up to 2 x 8 GiB of memory; its packages are not in tools/debian-packages.
-UNMERGE_REF := bench/unmerge-ref
+UNMERGE_REF := $(BUILD)/unmerge-ref
 KSM_TESTS := build/ksm_tests
 
 CLEAN_FILES += $(UNMERGE_REF)
@@ -13,6 +13,7 @@ CLEAN_FILES += $(UNMERGE_REF)
 .PHONY: bench bench-quick ksm-tests $(KSM_TESTS)
 
 $(UNMERGE_REF): bench/unmerge-ref.c
+	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< -lm
 
 # the peer: installs linux-source-6.12 and libnuma-dev if missing, then
@@ -22,9 +23,9 @@ $(KSM_TESTS):
 
 ksm-tests: $(KSM_TESTS)
 
-bench: $(STRESSOR) $(UNMERGE_REF) $(KSM_TESTS)
+bench: $(STRESSOR_BIN) $(UNMERGE_REF) $(KSM_TESTS)
 	./bench/run-bench $(BENCH_ARGS)
 
 # short dry run of the whole pipeline (2 pairs, 3 s runs, 64 and 256 MiB)
-bench-quick: $(STRESSOR) $(UNMERGE_REF) $(KSM_TESTS)
+bench-quick: $(STRESSOR_BIN) $(UNMERGE_REF) $(KSM_TESTS)
 	./bench/run-bench --quick $(BENCH_ARGS)

@@ -36,9 +36,9 @@ klog-tests: $(KLOG_TEST)
 
 # the real shim (pr_*, YAML, /proc reads) with the dummy stressor; the
 # test's copy of core-klog.c stands in for the library's core-klog.o
-$(KLOG_TEST): tests/unit/test-klog.c tests/unit/test-shim-common.h $(KLOG_SRC) $(SHIM_HDR) $(KLOG_CORPUS) tests/build/dummy-stressor.o core-shim/libshim.a
+$(KLOG_TEST): tests/unit/test-klog.c tests/unit/test-shim-common.h $(KLOG_SRC) $(SHIM_HDR) $(KLOG_CORPUS) tests/build/dummy-stressor.o $(SHIM_LIB)
 	@mkdir -p $(KLOG_TEST_DIR)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ tests/unit/test-klog.c tests/build/dummy-stressor.o core-shim/libshim.a $(SHIM_TEST_LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ tests/unit/test-klog.c tests/build/dummy-stressor.o $(SHIM_LIB) $(SHIM_TEST_LDLIBS)
 
 $(KLOG_NORM): tests/unit/klog-normalise.c tests/unit/klog-stubs.h $(KLOG_SRC) $(SHIM_HDR)
 	@mkdir -p $(KLOG_TEST_DIR)

@@ -22,8 +22,8 @@ $(SHIM_TEST_DIR):
 $(SHIM_TEST_DIR)/dummy-stressor.o: tests/unit/dummy-stressor.c $(SHIM_HDR) | $(SHIM_TEST_DIR)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-$(SHIM_DUMMY): $(SHIM_TEST_DIR)/dummy-stressor.o core-shim/libshim.a | $(SHIM_TEST_DIR)
+$(SHIM_DUMMY): $(SHIM_TEST_DIR)/dummy-stressor.o $(SHIM_LIB) | $(SHIM_TEST_DIR)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(SHIM_TEST_DIR)/test-shim-%: tests/unit/test-shim-%.c tests/unit/test-shim-common.h $(SHIM_TEST_DIR)/dummy-stressor.o core-shim/libshim.a $(SHIM_HDR) | $(SHIM_TEST_DIR)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(SHIM_TEST_DIR)/dummy-stressor.o core-shim/libshim.a $(SHIM_TEST_LDLIBS)
+$(SHIM_TEST_DIR)/test-shim-%: tests/unit/test-shim-%.c tests/unit/test-shim-common.h $(SHIM_TEST_DIR)/dummy-stressor.o $(SHIM_LIB) $(SHIM_HDR) | $(SHIM_TEST_DIR)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(SHIM_TEST_DIR)/dummy-stressor.o $(SHIM_LIB) $(SHIM_TEST_LDLIBS)

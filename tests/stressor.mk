@@ -20,7 +20,7 @@ stressor-tests: $(STRESSOR_TEST_BIN)
 
 tests/build/test-iface: $(wildcard tests/data/kernel-signals/*.txt)
 
-$(STRESSOR_TEST_BIN): tests/build/test-%: tests/unit/test-%.c $(STRESSOR).c core-shim/libshim.a $(SHIM_HDR)
+$(STRESSOR_TEST_BIN): tests/build/test-%: tests/unit/test-%.c $(STRESSOR).c $(SHIM_LIB) $(SHIM_HDR)
 	@mkdir -p tests/build
 	$(CC) $(CFLAGS) $(LDFLAGS) -DT_SIGNALS_DIR='"$(T_SIGNALS_DIR)"' -o $@ $< \
-		core-shim/libshim.a -lcmocka $(LDLIBS)
+		$(SHIM_LIB) -lcmocka $(LDLIBS)

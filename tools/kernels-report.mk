@@ -13,5 +13,5 @@ KERNELS_REPORT_ARGS ?=
 
 .PHONY: kernels-report
 
-kernels-report: qemu-tools static kernel-6.1 kernel-6.12 $(STRESSOR) $(KSM_REPORT)
+kernels-report: qemu-tools static kernel-6.1 kernel-6.12 $(STRESSOR_BIN) $(KSM_REPORT)
 	tools/kernels-report $(KERNELS_REPORT_ARGS)

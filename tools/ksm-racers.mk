@@ -1,12 +1,13 @@
-# tools/ksm-racers.mk: tools/ksm-racers prints the stressor's racer table
-# (the only list of racers) as TSV for the man page, ksm-report and tests.
-KSM_RACERS_TOOL := tools/ksm-racers
+# tools/ksm-racers.mk: build/ksm-racers (from tools/ksm-racers.c) prints the
+# stressor's racer table (the only list of racers) as TSV for the man page,
+# ksm-report and tests.
+KSM_RACERS_TOOL := $(BUILD)/ksm-racers
 
 ALL_TARGETS += $(KSM_RACERS_TOOL)
 CLEAN_FILES += $(KSM_RACERS_TOOL)
 
-$(KSM_RACERS_TOOL): tools/ksm-racers.c $(STRESSOR).c core-shim/libshim.a $(SHIM_HDR)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< core-shim/libshim.a $(LDLIBS)
+$(KSM_RACERS_TOOL): tools/ksm-racers.c $(STRESSOR).c $(SHIM_LIB) $(SHIM_HDR)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(SHIM_LIB) $(LDLIBS)
 
 .PHONY: racers
 

@@ -12,7 +12,7 @@
  * NOT reached / skipped lines, latency spreads) and the kernel-log lines
  * (dmesg.* keys), and prints LKP's fail:runs and %stddev/%change tables,
  * marking the changes that LKP's significance rules would report.  Racer
- * names and descriptions come from tools/ksm-racers.
+ * names and descriptions come from build/ksm-racers.
  *
  * Exit status of compare: 0 no significant regression, 1 a significant
  * regression of a higher-is-better (*_per_sec) metric (with --strict also
@@ -46,7 +46,7 @@
 #define KR_ABS_WIDTH		(10)
 #define KR_REL_WIDTH		(10)
 #define KR_ERR_WIDTH		(6)
-#define KR_DEFAULT_STRESSOR	"./stress-ksm-unmerge"
+#define KR_DEFAULT_STRESSOR	"./build/stress-ksm-unmerge"
 #define KR_DEFAULT_SYSFS	"/sys/kernel/mm/ksm"
 
 /* one LKP stat of one run: a number, or a function (failure) stat */
@@ -138,7 +138,7 @@ static const kr_desc_t kr_known_desc[] = {
 	{ "ksmd-scan-nanosecs-per-sparse-gib",	"ksmd scan nanosecs per sparse GiB" },
 };
 
-/* one racer of tools/ksm-racers: name, evidence counter, build, text */
+/* one racer of build/ksm-racers: name, evidence counter, build, text */
 typedef struct {
 	char *name;
 	char *evidence;
@@ -353,7 +353,7 @@ static char *kr_racers_path(void)
 		return kr_xstrdup(env);
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n <= 0)
-		return kr_xstrdup("tools/ksm-racers");
+		return kr_xstrdup("build/ksm-racers");
 	self[n] = '\0';
 	slash = strrchr(self, '/');
 	if (slash)
@@ -386,7 +386,7 @@ void kr_racer_add(char *line)
 
 /*
  *  kr_racers_load()
- *	run tools/ksm-racers once for the racer table; without it racer
+ *	run build/ksm-racers once for the racer table; without it racer
  *	metrics keep their YAML keys (said once) unless the text output
  *	names them
  */
@@ -1794,7 +1794,7 @@ static void kr_print_only(FILE *out, const char *side, const char **keys, size_t
 
 /*
  *  kr_print_racers()
- *	what each racer of the fail table does and proves (tools/ksm-racers)
+ *	what each racer of the fail table does and proves (build/ksm-racers)
  */
 static void kr_print_racers(FILE *out, const kr_compare_t *cmp)
 {

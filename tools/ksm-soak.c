@@ -1256,7 +1256,7 @@ static void ks_usage(FILE *fp)
 		"usage: %s --log FILE [--interval S] [--progress] [--stop-on-warn]\n"
 		"                [--hang-secs S] -- BINARY [ARGS...]\n"
 		"\n"
-		"Runs BINARY (./stress-ksm-unmerge or stress-ng) and appends one fsynced YAML\n"
+		"Runs BINARY (build/stress-ksm-unmerge or stress-ng) and appends one fsynced YAML\n"
 		"document per interval to FILE: elapsed/remaining time, KSM pages unshared\n"
 		"(cow_ksm), KSM counters, each process's RSS and peak RSS, kernel-log events,\n"
 		"load.  The last document has final: true and the binary's exit status.\n"

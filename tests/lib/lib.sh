@@ -3,7 +3,7 @@
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 . "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
-STRESSOR=${STRESSOR:-$TOP/stress-ksm-unmerge}
+STRESSOR=${STRESSOR:-$TOP/build/stress-ksm-unmerge}
 KSM=/sys/kernel/mm/ksm
 KNOBS="run pages_to_scan sleep_millisecs use_zero_pages max_page_sharing merge_across_nodes smart_scan advisor_mode"
 TMPD=$(mktemp -d /tmp/ksm-it.XXXXXX)
@@ -185,9 +185,9 @@ racer_skip_ok() {
 
 # racer_list: the stressor's racer table, one racer a line, tab separated:
 # name, evidence counter, "built" or "not built: reason", description.
-# tools/ksm-racers (built by make from the stressor's own source) prints it:
+# build/ksm-racers (built by make from the stressor's own source) prints it:
 # the table is the only list of racers, no test keeps its own
-RACERS_TOOL=${RACERS_TOOL:-$TOP/tools/ksm-racers}
+RACERS_TOOL=${RACERS_TOOL:-$TOP/build/ksm-racers}
 racer_list() {
 	local out
 	[ -x "$RACERS_TOOL" ] || fail "$RACERS_TOOL not built (make)"

@@ -360,7 +360,7 @@ int main(void)
 		cmocka_unit_test(test_nice_ticks),
 	};
 
-	/* the stub racer table: tools/ksm-racers comes with the stressor */
+	/* the stub racer table: build/ksm-racers comes with the stressor */
 	if (setenv("KSM_REPORT_RACERS", KR_FIXTURES "/ksm-racers", 1) < 0)
 		return 1;
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,7 +1,7 @@
 /*
  * Unit tests of ksm-report's readers: the YAML metrics: section (libyaml),
  * the stressor's text output (totals, racer, latency and kernel-log lines)
- * and the racer table of tools/ksm-racers (a stub here), on the fixture
+ * and the racer table of build/ksm-racers (a stub here), on the fixture
  * sets in tests/data/fixtures/report (regenerate them with gen-fixtures.py
  * there) and on hand-written lines.
  */
@@ -345,7 +345,7 @@ static void test_lkp_error_id(void **state)
 	}
 }
 
-/* the racer table (stub tools/ksm-racers) for the fail table's legend; it
+/* the racer table (stub build/ksm-racers) for the fail table's legend; it
  * names no metric (the stressor has no racer rates); without the tool no
  * racer is found */
 static void test_racers_table(void **state)
@@ -417,7 +417,7 @@ int main(void)
 		cmocka_unit_test(test_compare_build),
 	};
 
-	/* the stub racer table: tools/ksm-racers comes with the stressor */
+	/* the stub racer table: build/ksm-racers comes with the stressor */
 	if (setenv("KSM_REPORT_RACERS", KR_FIXTURES "/ksm-racers", 1) < 0)
 		return 1;
 	return cmocka_run_group_tests(tests, NULL, NULL);

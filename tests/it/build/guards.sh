@@ -6,7 +6,7 @@
 # the libc headers, #undefs the macro, then #includes stress-ksm-unmerge.c;
 # the libc headers' include guards keep it undefined), -O0, two at a time,
 # into this script's temp dir (never the main binary), together with
-# tools/ksm-racers built the same way (the racer table that build has).
+# build/ksm-racers built the same way (the racer table that build has).
 # Each table must list the racers the guard removes as "not built: reason"
 # and every other racer as built; a short --verify run of each removed
 # racer (--ksm-unmerge-method NAME) must pass and report it "skipped: not
@@ -23,10 +23,10 @@ GUARDS="HAVE_VMSPLICE:vmsplice HAVE_SYS_UIO_H:vmsplice HAVE_LINUX_USERFAULTFD_H:
 	HAVE_LINUX_IO_URING_H:- HAVE_SYS_VFS_H:- HAVE_SYS_UTSNAME_H:- HAVE_MADVISE:all HAVE_SYS_PRCTL_H:all
 	HAVE_LIB_PTHREAD:all O_DIRECT:gup MADV_HUGEPAGE:thp MADV_WIPEONFORK:-"
 
-[ -r "$TOP/core-shim/libshim.a" ] || fail "build first: $TOP/core-shim/libshim.a missing"
+[ -r "$TOP/build/libshim.a" ] || fail "build first: $TOP/build/libshim.a missing"
 CFLAGS_GUARD="-O0 -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I$TOP/core-shim -I$TOP"
 
-# build GUARD: the stressor and tools/ksm-racers with GUARD off, into
+# build GUARD: the stressor and build/ksm-racers with GUARD off, into
 # $TMPD/GUARD/ (the table tool only where the stressor is built)
 build() {
 	local src=$TOP/stress-ksm-unmerge.c tool=$TOP/tools/ksm-racers.c def=-DSTRESS_NO_$1
@@ -40,10 +40,10 @@ build() {
 	cc $CFLAGS_GUARD $def -c -o "$TMPD/$1/stress-ksm-unmerge.o" \
 		"$src" >"$TMPD/$1/build.log" 2>&1 &&
 	cc -o "$TMPD/$1/stress-ksm-unmerge" "$TMPD/$1/stress-ksm-unmerge.o" \
-		"$TOP/core-shim/libshim.a" -lbsd -lpthread -lm >>"$TMPD/$1/build.log" 2>&1 || return
+		"$TOP/build/libshim.a" -lbsd -lpthread -lm >>"$TMPD/$1/build.log" 2>&1 || return
 	case " $ALL_GONE " in *" $1 "*) return;; esac
 	cc $CFLAGS_GUARD $def -o "$TMPD/$1/ksm-racers" "$tool" \
-		"$TOP/core-shim/libshim.a" -lbsd -lpthread -lm >>"$TMPD/$1/build.log" 2>&1
+		"$TOP/build/libshim.a" -lbsd -lpthread -lm >>"$TMPD/$1/build.log" 2>&1
 }
 
 ALL_GONE=$(for g in $GUARDS; do [ "${g#*:}" = all ] && echo "${g%%:*}"; done | tr '\n' ' ')
@@ -75,7 +75,7 @@ for g in $GUARDS; do
 	fi
 	if ! check [ -x "$TMPD/$guard/ksm-racers" ]; then
 		grep -m3 'error' "$TMPD/$guard/build.log"
-		echo "FAIL: tools/ksm-racers with $guard off failed"
+		echo "FAIL: build/ksm-racers with $guard off failed"
 		broken="$broken $guard"
 		continue
 	fi

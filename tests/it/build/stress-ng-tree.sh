@@ -16,7 +16,7 @@
 #    nothing; git format-patch gives that many patches and they apply with
 #    git am to a clean clone;
 #  - stress-ng.1 has an entry for every option, the method table lists
-#    all, madvise, prctl and the racers of tools/ksm-racers, and groff
+#    all, madvise, prctl and the racers of build/ksm-racers, and groff
 #    gives no warning the parent commit lacks;
 #  - stress-ng's make builds it, and make PEDANTIC=1 gives no warning from
 #    stress-ksm-unmerge.c and no more in a .c a core patch changes than
@@ -69,12 +69,12 @@ else
 	echo "cloned $STRESS_NG_TREE to $W"
 fi
 
-# the racer table, from tools/ksm-racers ($KSM_RACERS in development)
+# the racer table, from build/ksm-racers ($KSM_RACERS in development)
 if [ -n "${KSM_RACERS:-}" ]; then
 	$KSM_RACERS >"$TMPD/racers" || fail "$KSM_RACERS failed"
 else
-	make -s -C "$TOP" tools/ksm-racers >/dev/null || fail "make tools/ksm-racers failed"
-	"$TOP/tools/ksm-racers" >"$TMPD/racers" || fail "tools/ksm-racers failed"
+	make -s -C "$TOP" build/ksm-racers >/dev/null || fail "make build/ksm-racers failed"
+	"$TOP/build/ksm-racers" >"$TMPD/racers" || fail "build/ksm-racers failed"
 fi
 RACERS=$(cut -f1 "$TMPD/racers")
 check [ -n "$RACERS" ] || fail "no racer in the racer table"

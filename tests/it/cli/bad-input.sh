@@ -4,14 +4,14 @@
 # option, print nothing on stdout, and touch nothing: the KSM knob files
 # in /sys/kernel/mm/ksm are byte-identical before and after, and (dummy
 # runner) the stressor's init() was never called.
-# BIN=<binary> overrides; default ./stress-ksm-unmerge, else the dummy runner.
+# BIN=<binary> overrides; default ./build/stress-ksm-unmerge, else the dummy runner.
 
 cd "$(dirname "$0")/../../.." || exit 1
 . tests/lib/checks.sh
 TSV=${BAD_INPUT_TSV:-tests/data/bad-input.tsv}
 DUMMY=tests/build/dummy-runner
 if [ -n "$BIN" ]; then :;
-elif [ -x ./stress-ksm-unmerge ]; then BIN=./stress-ksm-unmerge;
+elif [ -x ./build/stress-ksm-unmerge ]; then BIN=./build/stress-ksm-unmerge;
 else BIN=$DUMMY; fi
 [ -x "$BIN" ] || { echo "binary $BIN not built"; exit 1; }
 

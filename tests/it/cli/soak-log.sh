@@ -1,5 +1,5 @@
 #!/bin/bash
-# tests/it/cli/soak-log.sh: tools/ksm-soak, the soak runner, on short runs.
+# tests/it/cli/soak-log.sh: build/ksm-soak, the soak runner, on short runs.
 #  1. a log that cannot be opened is refused before the binary starts
 #     (exit 1, one stderr line, nothing run, knobs untouched)
 #  2. --log /dev/full fails a 3 s run (exit 2): reported at once, and the
@@ -25,7 +25,7 @@ fi
 . "$(dirname "$0")/../../lib/lib.sh"
 require_ksm
 command -v python3 >/dev/null || skip "python3 missing"
-SOAK=$TOP/tools/ksm-soak
+SOAK=$TOP/build/ksm-soak
 [ -x "$SOAK" ] || fail "$SOAK not built"
 
 MNT=$TMPD/mnt

@@ -7,12 +7,12 @@
 # the misc metric rows against lkp's parser rules and the --times block.
 # The real stressor runs its default job (every racer), which passes
 # (expect_ok: a known kernel bug is named, not failed).
-# BIN=<binary> overrides; default ./stress-ksm-unmerge, else the dummy.
+# BIN=<binary> overrides; default ./build/stress-ksm-unmerge, else the dummy.
 
 cd "$(dirname "$0")/../../.." || exit 1
 . tests/lib/lib.sh
 if [ -n "$BIN" ]; then :;
-elif [ -x ./stress-ksm-unmerge ]; then BIN=./stress-ksm-unmerge;
+elif [ -x ./build/stress-ksm-unmerge ]; then BIN=./build/stress-ksm-unmerge;
 else BIN=tests/build/dummy-runner; fi
 [ -x "$BIN" ] || { echo "binary $BIN not built"; exit 1; }
 command -v stress-ng >/dev/null || { echo "Debian stress-ng not installed"; exit 77; }

@@ -5,12 +5,12 @@
 # entries, times, extra sections after metrics, and a final "...".
 # The real stressor runs its default job, which passes (expect_ok: a known
 # kernel bug is named, not failed).
-# BIN=<binary> overrides; default ./stress-ksm-unmerge, else the dummy.
+# BIN=<binary> overrides; default ./build/stress-ksm-unmerge, else the dummy.
 
 cd "$(dirname "$0")/../../.." || exit 1
 . tests/lib/lib.sh
 if [ -n "$BIN" ]; then :;
-elif [ -x ./stress-ksm-unmerge ]; then BIN=./stress-ksm-unmerge;
+elif [ -x ./build/stress-ksm-unmerge ]; then BIN=./build/stress-ksm-unmerge;
 else BIN=tests/build/dummy-runner; fi
 [ -x "$BIN" ] || { echo "binary $BIN not built"; exit 1; }
 python3 -c 'import yaml; yaml.CSafeLoader' 2>/dev/null ||

@@ -42,14 +42,14 @@ seeds() {
 	-h
 	EOF
 	# dictionary: long option names from the sources, the method names
-	# (the racer table: tools/ksm-racers, or its rows' names in the source
+	# (the racer table: build/ksm-racers, or its rows' names in the source
 	# when the tool is not built yet) and pattern words
 	{
 		echo --ksm-unmerge; echo --ksm-unmerge-ops
 		sed -n 's/.*{ OPT_ksm_unmerge_[a-z_]*, *"\([a-z-]*\)".*/--\1/p' stress-ksm-unmerge.c
 		sed -n 's/^	{ OPT_G_[a-z_]*, "\([a-z-]*\)".*/--\1/p' core-shim/core-opts.c
-		if [ -x tools/ksm-racers ]; then
-			tools/ksm-racers | cut -f1
+		if [ -x build/ksm-racers ]; then
+			build/ksm-racers | cut -f1
 		else
 			sed -n 's/.*{ \.name = "\([a-z-]*\)".*/\1/p' stress-ksm-unmerge.c
 		fi

@@ -2,7 +2,7 @@
 # LKP's stress-ng parse rules (lkp.md §3.2: programs/stress-ng/parse and
 # LKP::Stats.normalize, re-implemented here in python3) applied to
 #  1. fixture copies of ksm-unmerge output (parse rules unit-tested, no KSM)
-#  2. REAL output of ./stress-ksm-unmerge with lkp's own command line
+#  2. REAL output of ./build/stress-ksm-unmerge with lkp's own command line
 # asserting ksm-unmerge.ops, .ops_per_sec, one key per misc metric, no
 # .fail key and no key with whitespace (dump-stat would abort).
 set -u
@@ -128,7 +128,7 @@ ksm-unmerge.nanosecs_per_sparse_page.pass: 1
 ksm-unmerge.nanosecs_per_sparse_page: 410.00
 KEYS
 check_keys "$FX/ksm-unmerge-metrics.txt" "$TMP/fx.keys" fixture
-# a verbatim copy of real ./stress-ksm-unmerge output (its "(total 64MB of
+# a verbatim copy of real ./build/stress-ksm-unmerge output (its "(total 64MB of
 # ...)" info line precedes the table header, so it must not become a key)
 python3 "$TMP/lkp-parse.py" "$FX/ksm-unmerge-real.txt" >"$TMP/copy.keys"
 check_keys "$FX/ksm-unmerge-real.txt" "$TMP/copy.keys" "real-output copy"
@@ -172,9 +172,9 @@ else
 fi
 
 # 2. real output
-BIN=${KSM_STRESSOR:-$ROOT/stress-ksm-unmerge}
-if [ ! -x "$BIN" ] && ! make -C "$ROOT" -s stress-ksm-unmerge >/dev/null 2>&1; then
-	echo "note: real-output part skipped: ./stress-ksm-unmerge does not build yet"
+BIN=${KSM_STRESSOR:-$ROOT/build/stress-ksm-unmerge}
+if [ ! -x "$BIN" ] && ! make -C "$ROOT" -s build/stress-ksm-unmerge >/dev/null 2>&1; then
+	echo "note: real-output part skipped: ./build/stress-ksm-unmerge does not build yet"
 elif [ ! -w /sys/kernel/mm/ksm/run ]; then
 	echo "note: real-output part skipped: KSM not available (/sys/kernel/mm/ksm/run)"
 else

@@ -13,7 +13,7 @@
 #    and lkp job2sh turns it into run_test test='ksm-unmerge';
 #  - lkp's programs/stress-ng/run (the 0-day script, with stress-ng from
 #    $LKP_IT_STRESS_NG: default the stress-ng tree stress-ng-tree.sh built,
-#    else ./stress-ksm-unmerge; its sysctl stubbed so the host is left
+#    else ./build/stress-ksm-unmerge; its sysctl stubbed so the host is left
 #    alone) runs the 0-day line with --ksm-unmerge-method all added by its
 #    --help detection, exit 0;
 #  - programs/stress-ng/parse gives ksm-unmerge.pass/ops/ops_per_sec and a

@@ -21,7 +21,7 @@ cd "$(dirname "$0")/../../.." || exit 1
 TOOL=tools/ksm-qemu
 KERNEL=${KSM_QEMU_KERNEL:-$(ls build/kernels/linux-image-6.1.*/boot/vmlinuz-6.1.* 2>/dev/null | head -n 1)}
 MEM=${KSM_QEMU_MEM:-1G}
-STRESSOR=${KSM_QEMU_STRESSOR:-./stress-ksm-unmerge-static}
+STRESSOR=${KSM_QEMU_STRESSOR:-./build/stress-ksm-unmerge-static}
 T=$(mktemp -d /tmp/it-qemu-boot.XXXXXX) || exit 1
 trap 'rm -rf "$T"' EXIT
 FAIL=0

@@ -23,7 +23,7 @@
 # (make test-qemu).  QEMU_KERNELS="6.1 6.12" picks the kernels.
 . "$(dirname "$0")/../../lib/lib.sh"
 [ "${KSM_QEMU_TESTS:-0}" = 1 ] || skip "it/qemu/kernels.sh boots kernels under qemu (slow); set KSM_QEMU_TESTS=1 or run 'make test-qemu'"
-STATIC=${KSM_QEMU_STRESSOR:-$TOP/stress-ksm-unmerge-static}
+STATIC=${KSM_QEMU_STRESSOR:-$TOP/build/stress-ksm-unmerge-static}
 [ -x "$STATIC" ] || fail "no $STATIC: run 'make static'"
 command -v qemu-system-x86_64 >/dev/null || fail "qemu-system-x86 not installed (make test-qemu says what to install)"
 ZERO_DAY="--timeout 60 --times --verify --metrics --no-rand-seed --ksm-unmerge-method all --ksm-unmerge 2"

@@ -11,7 +11,7 @@
 [ "${KSM_QEMU_TESTS:-0}" = 1 ] || skip "it/qemu/taint.sh boots a kernel under qemu (slow); set KSM_QEMU_TESTS=1 or run 'make test-qemu'"
 KERNEL=$(ls "$TOP"/build/kernels/linux-image-6.1.*/boot/vmlinuz-6.1.* 2>/dev/null | head -1)
 [ -n "$KERNEL" ] || skip "no kernel unpacked (make kernel-6.1)"
-[ -x "$TOP/stress-ksm-unmerge-static" ] || skip "no static stressor (make static)"
+[ -x "$TOP/build/stress-ksm-unmerge-static" ] || skip "no static stressor (make static)"
 command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86 not installed"
 
 log=$TMPD/qemu.log

@@ -2,7 +2,7 @@
 # tests/it/racer/all.sh: --ksm-unmerge-method all with 2 instances on the real
 # kernel: exit 0 with --verify (a known kernel bug is named, not failed:
 # expect_ok in lib.sh), every racer of
-# the table (tools/ksm-racers) "reached" (or skipped by its supported()
+# the table (build/ksm-racers) "reached" (or skipped by its supported()
 # check where the kernel lacks its interface: racer_skip_ok in lib.sh; a
 # start() failure or a skip on a kernel that has the interface fails),
 # quiet cycles (the window 5-8 s in: every instance's racers stopped)

@@ -2,18 +2,18 @@
 # ksm-report compare on fixture sets with known answers (run-<i>.yaml
 # metrics plus run-<i>.txt text output): exit codes, the LKP table rows
 # (hand-computed), racer and kernel-log rows from the text, the racer table
-# of a stub tools/ksm-racers, bad-input handling, SVG well-formedness, and
+# of a stub build/ksm-racers, bad-input handling, SVG well-formedness, and
 # one valgrind run. Exit 0 pass, 1 fail, 77 skip.
 set -u
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
-KR=$ROOT/tools/ksm-report
+KR=$ROOT/build/ksm-report
 F=$ROOT/tests/data/fixtures/report
 TMP=$(mktemp -d /tmp/it-report-compare.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 fails=0
 
-[ -x "$KR" ] || make -C "$ROOT" -s tools/ksm-report >/dev/null || { echo "cannot build $KR"; exit 1; }
-# the racer table: a stub until tools/ksm-racers comes with the stressor
+[ -x "$KR" ] || make -C "$ROOT" -s build/ksm-report >/dev/null || { echo "cannot build $KR"; exit 1; }
+# the racer table: a stub until build/ksm-racers comes with the stressor
 export KSM_REPORT_RACERS=${KSM_REPORT_RACERS:-$F/ksm-racers}
 
 # this script's check NAME CMD... replaces the one of tests/lib/checks.sh

@@ -2,18 +2,18 @@
 # ksm-report run with a stub stressor (no KSM needed): per-run files (the
 # YAML and the text output), env capture, progress lines, failure
 # propagation; then compare of the result, with stats from both files.
-# With the real ./stress-ksm-unmerge built and KSM present, also a short
+# With the real ./build/stress-ksm-unmerge built and KSM present, also a short
 # real 2-run series (under the KSM lock). Exit 0 pass, 1 fail, 77 skip.
 set -u
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
-KR=$ROOT/tools/ksm-report
+KR=$ROOT/build/ksm-report
 F=$ROOT/tests/data/fixtures/report
 TMP=$(mktemp -d /tmp/it-report-run.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 fails=0
 
-[ -x "$KR" ] || make -C "$ROOT" -s tools/ksm-report >/dev/null || { echo "cannot build $KR"; exit 1; }
-# the racer table: a stub until tools/ksm-racers comes with the stressor
+[ -x "$KR" ] || make -C "$ROOT" -s build/ksm-report >/dev/null || { echo "cannot build $KR"; exit 1; }
+# the racer table: a stub until build/ksm-racers comes with the stressor
 export KSM_REPORT_RACERS=${KSM_REPORT_RACERS:-$F/ksm-racers}
 
 . "$(dirname "$0")/../../lib/lock.sh"
@@ -80,7 +80,7 @@ KSM_REPORT_SYSFS=$TMP/sysfs "$KR" run --runs 1 --out "$TMP/x" --stressor "$TMP/n
 check "missing stressor is a setup error" bash -c "[ $? -eq 1 ] && grep -q 'nonexistent' '$TMP/err'"
 
 # real series of the default job, when the stressor is built and KSM is there
-BIN=${KSM_STRESSOR:-$ROOT/stress-ksm-unmerge}
+BIN=${KSM_STRESSOR:-$ROOT/build/stress-ksm-unmerge}
 if [ -x "$BIN" ] && [ -w /sys/kernel/mm/ksm/run ]; then
 	locked "$KR" run --runs 2 --out "$TMP/real" --stressor "$BIN" \
 		-- --ksm-unmerge 1 -t 4 --metrics >"$TMP/rp" 2>&1
@@ -94,7 +94,7 @@ if [ -x "$BIN" ] && [ -w /sys/kernel/mm/ksm/run ]; then
 	check "real run: the unmerge rate under its LKP key, in the progress line too" \
 		bash -c "grep -Eq 'stress-ng\.ksm-unmerge\.unmerge_MB_per_sec( |\$)' '$TMP/rc' && grep -q '^run 1 of 2, .*, unmerge_MB_per_sec [0-9]' '$TMP/rp'"
 else
-	echo "note: real series skipped (./stress-ksm-unmerge not built or no KSM)"
+	echo "note: real series skipped (./build/stress-ksm-unmerge not built or no KSM)"
 fi
 
 echo "it/report/run.sh: $fails failure(s)"

@@ -1,7 +1,7 @@
 #!/bin/bash
 # tools/ksm-tap: TAP 13 output and kselftest exit codes for pass, fail,
 # kernel warning, skip (no KSM, stressor skipped, no resources) using stub
-# stressors; plus a real short run when ./stress-ksm-unmerge is built.
+# stressors; plus a real short run when ./build/stress-ksm-unmerge is built.
 set -u
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
 TAP=$ROOT/tools/ksm-tap
@@ -109,14 +109,14 @@ tap missing-stressor
 check "missing stressor: exit 1 not ok" bash -c "[ $rc -eq 1 ] && grep -q '^not ok 1 ksm-unmerge # stressor not found' '$TMP/out'"
 
 # real short run
-BIN=${KSM_STRESSOR:-$ROOT/stress-ksm-unmerge}
+BIN=${KSM_STRESSOR:-$ROOT/build/stress-ksm-unmerge}
 if [ -x "$BIN" ] && [ -w /sys/kernel/mm/ksm/run ]; then
 	locked env KSM_TAP_STRESSOR="$BIN" "$TAP" --ksm-unmerge 1 -t 3 --verify --metrics --ksm-unmerge-method madvise >"$TMP/out" 2>&1
 	rc=$?
 	tail -3 "$TMP/out"
 	check "real run: exit 0 and ok" bash -c "[ $rc -eq 0 ] && grep -q '^ok 1 ksm-unmerge --ksm-unmerge 1 -t 3' '$TMP/out'"
 else
-	echo "note: real run skipped (./stress-ksm-unmerge not built or no KSM)"
+	echo "note: real run skipped (./build/stress-ksm-unmerge not built or no KSM)"
 fi
 
 echo "it/report/tap.sh: $fails failure(s)"
