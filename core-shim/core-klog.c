@@ -67,6 +67,7 @@
 #define STRESS_KLOG_SPLAT_RECS	(80)	/* records before a splat is closed */
 #define STRESS_KLOG_IDLE	(1.0)	/* seconds before a splat is closed */
 #define STRESS_KLOG_AFTER	(40)	/* lines after a splat a panic belongs to it */
+#define STRESS_KLOG_CAUSE_AGE	(8)	/* header lines from a dump's message to "Call Trace:" */
 #define STRESS_KLOG_POLL_MS	(50)
 #define STRESS_KLOG_STOP_WAIT	(3.0)	/* seconds for the final drain */
 #define STRESS_KLOG_PROCS_MAX	(16)	/* instances listed per event */
@@ -87,6 +88,7 @@
 #define STRESS_KLOG_PANIC	(10)
 #define STRESS_KLOG_TAINT	(11)
 #define STRESS_KLOG_RIP		(12)	/* secondary key only */
+#define STRESS_KLOG_STACK_DUMP	(13)	/* a "Call Trace:" no splat head or known report began */
 
 /* kernel-log status in the YAML kernel-log section */
 #define STRESS_KLOG_STATUS_OFF		(0)	/* not started */
@@ -151,6 +153,13 @@ typedef struct {
 	bool seq_valid;
 	uint64_t seq_next;
 	uint32_t after;		/* lines since the last splat closed */
+	int closed_kind;	/* kind of the splat that closed last */
+	/* the kernel line a bare stack dump follows: dump_stack() callers print one first */
+	char cause[STRESS_KLOG_LINE_MAX];
+	uint64_t cause_usec;
+	uint32_t cause_age;	/* dump header lines (CPU:, Hardware name:, ...) since it */
+	bool cause_benign;	/* it introduces a report that is no kernel failure (OOM, sysrq) */
+	pid_t cause_pid;	/* "PID: n" of the CPU: line after it */
 } stress_klog_state_t;
 
 /* a bounded output string (always NUL terminated, truncates silently) */
@@ -172,7 +181,7 @@ static const char stress_klog_taint_chars[] = "PFSRMBUDAWCIOELKXTNJ";
 static const char * const stress_klog_kind_names[] = {
 	"noise", "warning", "BUG", "oops", "lockup", "RCU stall", "hung task",
 	"memory corruption", "sanitizer report", "lockdep report", "panic",
-	"taint", "RIP",
+	"taint", "RIP", "stack dump",
 };
 
 /*
@@ -1324,6 +1333,8 @@ static void stress_klog_instances_report(void)
 	}
 }
 
+static void stress_klog_dump_key(const char *entry);
+
 /*
  *  stress_klog_report()
  *	print the splat once: an error line with its key, then first line,
@@ -1338,6 +1349,8 @@ static void stress_klog_report(void)
 
 	if (st->reported || (st->phase == STRESS_KLOG_PH_NONE))
 		return;
+	if ((st->kind == STRESS_KLOG_STACK_DUMP) && !st->key[0])
+		stress_klog_dump_key("unknown");	/* a trace of dump_stack() alone */
 	st->reported = true;
 	stress_klog_cmdline_log();
 	pr_block_begin();
@@ -1400,6 +1413,7 @@ static void stress_klog_splat_close(void)
 	stress_klog_report();
 	st->phase = STRESS_KLOG_PH_NONE;
 	st->after = 0;
+	st->closed_kind = st->kind;
 }
 
 /*
@@ -1425,6 +1439,7 @@ static void stress_klog_splat_open(const char *line, const char *key, const int 
 	st->usec = usec;
 	st->rip[0] = '\0';
 	st->pid = stress_klog_pid_of(line);
+	st->cause[0] = '\0';	/* what follows the splat is no cause it saw */
 	(void)shim_strscpy(st->key, key, sizeof(st->key));
 	(void)shim_strscpy(st->first, line, sizeof(st->first));
 	if (stress_klog_shm)
@@ -1478,38 +1493,79 @@ static bool stress_klog_rip_func(const char *p, char *func, const size_t len)
 }
 
 /*
- *  stress_klog_splat_line()
- *	feed a non-head line to the open splat (RIP, trace, end marker)
+ *  stress_klog_dump_key()
+ *	name a stack dump by the first function of its trace past the
+ *	dump_stack() machinery, as LKP names call traces ("calltrace:func")
  */
-static void stress_klog_splat_line(const char *p)
+static void stress_klog_dump_key(const char *entry)
+{
+	static const char * const machinery[] = {
+		"dump_stack", "dump_stack_lvl", "__dump_stack", "show_stack",
+		"show_trace_log_lvl", "dump_backtrace", "show_regs",
+	};
+	stress_klog_state_t *st = &stress_klog_state;
+	const char *p = entry, *q;
+	size_t i, n;
+
+	q = ((p[0] == '[') && (p[1] == '<')) ? strstr(p, "] ") : NULL;	/* [<ffffffff8123>] */
+	if (q)
+		p = q + 2;
+	for (q = p; stress_klog_isword((unsigned char)*q); q++)
+		;
+	n = (size_t)(q - p);	/* up to ".cold", ".isra.0", "+0x" */
+	for (i = 0; (n > 0) && (i < SIZEOF_ARRAY(machinery)); i++)
+		if ((strlen(machinery[i]) == n) && !strncmp(p, machinery[i], n))
+			return;
+	if (!n)
+		return;
+	(void)snprintf(st->key, sizeof(st->key), "calltrace:%.*s", (int)n, p);
+	stress_klog_event_key(st->key, st->kind);
+}
+
+/*
+ *  stress_klog_splat_line()
+ *	feed a non-head line to the open splat (RIP, trace, end marker); false
+ *	when the line ended a stack dump's trace and belongs to what follows
+ */
+static bool stress_klog_splat_line(const char *p)
 {
 	stress_klog_state_t *st = &stress_klog_state;
 	char func[STRESS_KLOG_FUNC_LEN];
+	const bool dump = (st->kind == STRESS_KLOG_STACK_DUMP);
 
 	if (!strncmp(p, "---[ end trace", 14) || !strncmp(p, "---[ end Kernel panic", 21)) {
 		stress_klog_splat_close();
-		return;
+		return true;
 	}
 	if (st->phase == STRESS_KLOG_PH_TRACE) {
 		if (stress_klog_trace_entry(p)) {
 			if (!strncmp(p, "</TASK>", 7)) {
 				st->phase = STRESS_KLOG_PH_TAIL;
 				stress_klog_report();
-			} else if ((*p != '<') && (*p != '?') &&
-				   (st->ntrace < STRESS_KLOG_TRACE_MAX)) {
-				(void)shim_strscpy(st->trace[st->ntrace++], p, sizeof(st->trace[0]));
+				if (dump)	/* the next dump is an event of its own */
+					stress_klog_splat_close();
+			} else if ((*p != '<') && (*p != '?')) {
+				if (st->ntrace < STRESS_KLOG_TRACE_MAX)
+					(void)shim_strscpy(st->trace[st->ntrace++], p,
+						sizeof(st->trace[0]));
+				if (dump && !st->key[0])
+					stress_klog_dump_key(p);
 			}
-			return;
+			return true;
 		}
 		st->phase = STRESS_KLOG_PH_TAIL;
 		stress_klog_report();
+		if (dump) {
+			stress_klog_splat_close();
+			return false;
+		}
 	}
 	if (st->phase == STRESS_KLOG_PH_HEADER) {
 		if (!st->pid)
 			st->pid = stress_klog_pid_of(p);
 		if (!strncmp(p, "Call Trace:", 11) || !strncmp(p, "Call trace:", 11)) {
 			st->phase = STRESS_KLOG_PH_TRACE;
-			return;
+			return true;
 		}
 		if (!st->rip[0] && stress_klog_rip_func(p, func, sizeof(func))) {
 			char key[STRESS_KLOG_KEY_LEN];
@@ -1521,6 +1577,7 @@ static void stress_klog_splat_line(const char *p)
 			}
 		}
 	}
+	return true;
 }
 
 /*
@@ -1538,6 +1595,92 @@ static bool stress_klog_regs_line(const char *p)
 		  ((*q >= 'a') && (*q <= 'z')); q++)
 		;
 	return ((q - p) >= 2) && ((q - p) <= 4) && (q[0] == ':') && (q[1] == ' ');
+}
+
+/*
+ *  stress_klog_dump_header()
+ *	a line dump_stack() or show_regs() prints between the message of a
+ *	stack dump and its "Call Trace:" (task and machine, taint, registers)
+ */
+static bool stress_klog_dump_header(const char *p)
+{
+	static const char * const heads[] = {
+		"Hardware name: ", "Tainted: ", "Workqueue: ", "Sched_ext: ", "Modules linked in:",
+	};
+	size_t i;
+
+	for (i = 0; i < SIZEOF_ARRAY(heads); i++)
+		if (!strncmp(p, heads[i], strlen(heads[i])))
+			return true;
+	return stress_klog_regs_line(p);	/* "CPU: ", "RIP: ", "Code: ", ... */
+}
+
+/*
+ *  stress_klog_dump_benign()
+ *	pure: a message whose stack dump belongs to a report that is no
+ *	kernel failure: the OOM killer, an allocation failure, a sysrq
+ *	request, the NMI backtraces of other CPUs and the task dumps of
+ *	sysrq (the hung task and RCU stall reports are events of their
+ *	own), an MSR access a hypervisor refused
+ */
+static bool stress_klog_dump_benign(const char *p)
+{
+	static const char * const heads[] = {
+		"task:", "sysrq: ", "NMI backtrace for cpu", "unchecked MSR access error",
+	};
+	const char *after = stress_klog_after_prefix(p);
+	size_t i;
+
+	if (stress_klog_noise(p) || strstr(p, "page allocation failure") ||
+	    strstr(p, "vmalloc error: "))
+		return true;
+	for (i = 0; i < SIZEOF_ARRAY(heads); i++)
+		if (stress_klog_starts_with(p, after, heads[i]))
+			return true;
+	return false;
+}
+
+/*
+ *  stress_klog_dump_line()
+ *	a kernel line outside any splat: a "Call Trace:" opens a stack dump
+ *	event unless its message introduces a benign report or it belongs
+ *	to the splat that just closed; any other line may be the message of
+ *	the next dump.  True if the line opened an event or belongs to one
+ */
+static bool stress_klog_dump_line(const char *p, const uint64_t usec, const double now)
+{
+	stress_klog_state_t *st = &stress_klog_state;
+	const bool recent = st->cause[0] && (st->cause_age <= STRESS_KLOG_CAUSE_AGE);
+	const pid_t pid = recent ? st->cause_pid : 0;
+	char first[STRESS_KLOG_LINE_MAX];
+
+	if (strncmp(p, "Call Trace:", 11) && strncmp(p, "Call trace:", 11)) {
+		if (stress_klog_dump_header(p)) {
+			st->cause_age++;
+			if (!st->cause_pid)
+				st->cause_pid = stress_klog_pid_of(p);
+			return false;
+		}
+		(void)shim_strscpy(st->cause, p, sizeof(st->cause));
+		st->cause_usec = usec;
+		st->cause_age = 0;
+		st->cause_pid = 0;
+		st->cause_benign = stress_klog_dump_benign(p);
+		return false;
+	}
+	if (recent && st->cause_benign)
+		return false;
+	/* the NMI backtraces or task dumps that follow a lockup, hung task or stall */
+	if (st->nkeys && (st->after < STRESS_KLOG_AFTER) &&
+	    (st->closed_kind != STRESS_KLOG_STACK_DUMP))
+		return true;
+	(void)shim_strscpy(first, recent ? st->cause : p, sizeof(first));
+	stress_klog_splat_open(first, "", STRESS_KLOG_STACK_DUMP, false,
+		recent ? st->cause_usec : usec, now);
+	if (pid)
+		st->pid = pid;
+	st->phase = STRESS_KLOG_PH_TRACE;
+	return true;
 }
 
 /*
@@ -1592,15 +1735,17 @@ static bool stress_klog_logical_line(const char *line, const int facility, const
 				return true;
 			}
 		} else {
-			stress_klog_splat_line(p);
-			if ((st->phase != STRESS_KLOG_PH_NONE) &&
-			    (st->nrecs > STRESS_KLOG_SPLAT_RECS))
-				stress_klog_splat_close();
-			return true;
+			if (stress_klog_splat_line(p)) {
+				if ((st->phase != STRESS_KLOG_PH_NONE) &&
+				    (st->nrecs > STRESS_KLOG_SPLAT_RECS))
+					stress_klog_splat_close();
+				return true;
+			}
+			/* it ended a stack dump's trace: the line is the next one's business */
 		}
 	}
 	if (kind == STRESS_KLOG_NOISE)
-		return false;
+		return (facility == STRESS_KLOG_FAC_KERN) && stress_klog_dump_line(p, usec, now);
 	stress_klog_splat_open(p, key, kind,
 		facility == STRESS_KLOG_FAC_USER, usec, now);
 	return true;

@@ -462,6 +462,125 @@ static void test_facilities(void **state)
 }
 
 /*
+ *  test_dump_feed()
+ *	one bare stack dump: message (NULL: none), n dump header lines,
+ *	"Call Trace:", two functions, </TASK>; of facility fac
+ */
+static void test_dump_feed(const int fac, const char *msg, const int n)
+{
+	char rec[256];
+	int i;
+
+	if (msg) {
+		(void)snprintf(rec, sizeof(rec), "%d,1,7000000,-;%s", fac * 8 + 4, msg);
+		test_feed(rec);
+	}
+	for (i = 0; i < n; i++) {
+		(void)snprintf(rec, sizeof(rec), "%d,2,7000001,-;%s", fac * 8 + 4, i ? "Hardware name: QEMU" :
+			"CPU: 1 UID: 0 PID: 4242 Comm: stress-ksm-unme Not tainted 6.12.118 #1");
+		test_feed(rec);
+	}
+	(void)snprintf(rec, sizeof(rec), "%d,3,7000002,-;Call Trace:", fac * 8 + 4);
+	test_feed(rec);
+	(void)snprintf(rec, sizeof(rec), "%d,4,7000003,-; <TASK>", fac * 8 + 4);
+	test_feed(rec);
+	(void)snprintf(rec, sizeof(rec), "%d,5,7000004,-; dump_stack_lvl+0x5d/0x80", fac * 8 + 4);
+	test_feed(rec);
+	(void)snprintf(rec, sizeof(rec), "%d,6,7000005,-; handle_userfault+0x3c5/0x4a0", fac * 8 + 4);
+	test_feed(rec);
+	(void)snprintf(rec, sizeof(rec), "%d,7,7000006,-; </TASK>", fac * 8 + 4);
+	test_feed(rec);
+}
+
+/*
+ *  test_stack_dump()
+ *	a "Call Trace:" outside any splat is a kernel event of its own, named
+ *	by the message before it; not from user space, not after a benign
+ *	message, not right after another splat it belongs to
+ */
+static void test_stack_dump(void **state)
+{
+	static const char * const benign[] = {
+		"bash invoked oom-killer: gfp_mask=0x140dca(GFP_HIGHUSER_MOVABLE), order=0, oom_score_adj=0",
+		"kworker/0:1: page allocation failure: order:4, mode:0x40dc0(GFP_KERNEL), nodemask=(null)",
+		"task:systemd         state:S stack:0     pid:1     tgid:1     ppid:0      flags:0x00000002",
+		"sysrq: Show Regs",
+		"NMI backtrace for cpu 1",
+		"unchecked MSR access error: WRMSR to 0x10 (tried to write 0x0000000000000000)",
+	};
+	size_t i;
+
+	(void)state;
+	/* the message, the PID of its CPU: line, the first function past dump_stack() */
+	test_reset();
+	test_dump_feed(0, "FAULT_FLAG_ALLOW_RETRY missing 81", 2);
+	stress_klog_idle(stress_time_now(), true);
+	test_out_end();
+	assert_int_equal(test_events(), 1);
+	assert_int_equal(g_shared->klog_errors, 1);
+	assert_non_null(strstr(test_out, "] klog-check: kernel stack dump: calltrace:handle_userfault\n"));
+	assert_non_null(strstr(test_out, "] klog-check:   first line: FAULT_FLAG_ALLOW_RETRY missing 81\n"));
+	assert_non_null(strstr(test_out, "] klog-check:   call trace: handle_userfault+0x3c5/0x4a0\n"));
+	assert_non_null(strstr(test_out, "] klog-check:   pid 4242 "));
+	assert_int_equal(test_has_key("calltrace:handle_userfault"), 1);
+
+	/* a message too far above the trace is not its message; still an event */
+	test_reset();
+	test_dump_feed(0, "FAULT_FLAG_ALLOW_RETRY missing 81", STRESS_KLOG_CAUSE_AGE + 1);
+	stress_klog_idle(stress_time_now(), true);
+	test_out_end();
+	assert_int_equal(test_events(), 1);
+	assert_non_null(strstr(test_out, "] klog-check:   first line: Call Trace:\n"));
+
+	/* user space writing a stack dump to /dev/kmsg fails nothing */
+	test_reset();
+	test_dump_feed(1, "FAULT_FLAG_ALLOW_RETRY missing 81", 2);
+	stress_klog_idle(stress_time_now(), true);
+	test_out_end();
+	assert_int_equal(test_events(), 0);
+	assert_int_equal(g_shared->klog_errors, 0);
+	assert_string_equal(test_out, "");
+
+	/* reports that are no failure */
+	for (i = 0; i < SIZEOF_ARRAY(benign); i++) {
+		test_reset();
+		test_dump_feed(0, benign[i], i == 2 ? 0 : 2);
+		stress_klog_idle(stress_time_now(), true);
+		test_out_end();
+		if (test_events())
+			fail_msg("'%s': %u events\n%s", benign[i], test_events(), test_out);
+	}
+
+	/* after a benign report, a message of its own makes the next dump an event */
+	test_reset();
+	test_dump_feed(0, benign[0], 2);
+	test_dump_feed(0, "FAULT_FLAG_ALLOW_RETRY missing 81", 2);
+	stress_klog_idle(stress_time_now(), true);
+	assert_int_equal(test_events(), 1);
+
+	/* the task dumps that follow a hung task report belong to it */
+	test_reset();
+	test_feed("3,1,1,-;INFO: task khugepaged:77 blocked for more than 122 seconds.");
+	test_feed("4,2,2,-;Call Trace:");
+	test_feed("4,3,3,-; schedule+0x27/0xf0");
+	test_feed("4,4,4,-; </TASK>");
+	stress_klog_idle(stress_time_now(), true);
+	test_dump_feed(0, "rcu: Stack dump where RCU GP kthread last ran:", 2);
+	stress_klog_idle(stress_time_now(), true);
+	test_out_end();
+	assert_int_equal(test_events(), 1);
+	assert_int_equal(test_has_key("calltrace:handle_userfault"), 0);
+
+	/* each dump is an event: the first one's close does not swallow the next */
+	test_reset();
+	test_dump_feed(0, "FAULT_FLAG_ALLOW_RETRY missing 81", 2);
+	test_dump_feed(0, "FAULT_FLAG_ALLOW_RETRY missing 81", 2);
+	stress_klog_idle(stress_time_now(), true);
+	assert_int_equal(test_events(), 2);
+	assert_int_equal(test_has_key("calltrace:handle_userfault"), 2);
+}
+
+/*
  *  test_classify()
  *	kinds, keys, noise, leading blanks, NULL/short key buffers
  */
@@ -1214,6 +1333,7 @@ int main(int argc, char **argv, char **envp)
 		T(test_lost_records),
 		T(test_facilities),
 		T(test_classify),
+		T(test_stack_dump),
 		T(test_report),
 		T(test_report_pids),
 		T(test_every_event),
