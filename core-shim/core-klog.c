@@ -139,6 +139,7 @@ typedef struct {
 	uint64_t usec;
 	pid_t pid;			/* "PID: n" of the splat, 0 if none */
 	char key[STRESS_KLOG_KEY_LEN];
+	char guess[STRESS_KLOG_KEY_LEN];	/* a stack dump's key from an unreliable entry */
 	char first[STRESS_KLOG_LINE_MAX];
 	char rip[STRESS_KLOG_FUNC_LEN];
 	char trace[STRESS_KLOG_TRACE_MAX][STRESS_KLOG_TRACE_LEN];
@@ -1333,7 +1334,7 @@ static void stress_klog_instances_report(void)
 	}
 }
 
-static void stress_klog_dump_key(const char *entry);
+static void stress_klog_dump_key(void);
 
 /*
  *  stress_klog_report()
@@ -1349,8 +1350,8 @@ static void stress_klog_report(void)
 
 	if (st->reported || (st->phase == STRESS_KLOG_PH_NONE))
 		return;
-	if ((st->kind == STRESS_KLOG_STACK_DUMP) && !st->key[0])
-		stress_klog_dump_key("unknown");	/* a trace of dump_stack() alone */
+	if (st->kind == STRESS_KLOG_STACK_DUMP)
+		stress_klog_dump_key();
 	st->reported = true;
 	stress_klog_cmdline_log();
 	pr_block_begin();
@@ -1440,6 +1441,7 @@ static void stress_klog_splat_open(const char *line, const char *key, const int 
 	st->rip[0] = '\0';
 	st->pid = stress_klog_pid_of(line);
 	st->cause[0] = '\0';	/* what follows the splat is no cause it saw */
+	st->guess[0] = '\0';
 	(void)shim_strscpy(st->key, key, sizeof(st->key));
 	(void)shim_strscpy(st->first, line, sizeof(st->first));
 	if (stress_klog_shm)
@@ -1493,20 +1495,22 @@ static bool stress_klog_rip_func(const char *p, char *func, const size_t len)
 }
 
 /*
- *  stress_klog_dump_key()
- *	name a stack dump by the first function of its trace past the
- *	dump_stack() machinery, as LKP names call traces ("calltrace:func")
+ *  stress_klog_dump_name()
+ *	name a stack dump by a function of its trace past the dump_stack()
+ *	machinery, as LKP names call traces ("calltrace:func"), into out;
+ *	false for machinery or no function
  */
-static void stress_klog_dump_key(const char *entry)
+static bool stress_klog_dump_name(const char *entry, char *out, const size_t len)
 {
 	static const char * const machinery[] = {
 		"dump_stack", "dump_stack_lvl", "__dump_stack", "show_stack",
 		"show_trace_log_lvl", "dump_backtrace", "show_regs",
 	};
-	stress_klog_state_t *st = &stress_klog_state;
 	const char *p = entry, *q;
 	size_t i, n;
 
+	if ((p[0] == '?') && (p[1] == ' '))
+		p += 2;
 	q = ((p[0] == '[') && (p[1] == '<')) ? strstr(p, "] ") : NULL;	/* [<ffffffff8123>] */
 	if (q)
 		p = q + 2;
@@ -1515,10 +1519,27 @@ static void stress_klog_dump_key(const char *entry)
 	n = (size_t)(q - p);	/* up to ".cold", ".isra.0", "+0x" */
 	for (i = 0; (n > 0) && (i < SIZEOF_ARRAY(machinery)); i++)
 		if ((strlen(machinery[i]) == n) && !strncmp(p, machinery[i], n))
-			return;
+			return false;
 	if (!n)
+		return false;
+	(void)snprintf(out, len, "calltrace:%.*s", (int)n, p);
+	return true;
+}
+
+/*
+ *  stress_klog_dump_key()
+ *	the stack dump's key once its trace is read: the first reliable
+ *	function, else the first unreliable one ("? func": a kernel without
+ *	an exact unwinder prints only those), else calltrace:unknown
+ */
+static void stress_klog_dump_key(void)
+{
+	stress_klog_state_t *st = &stress_klog_state;
+
+	if (st->key[0])
 		return;
-	(void)snprintf(st->key, sizeof(st->key), "calltrace:%.*s", (int)n, p);
+	(void)shim_strscpy(st->key, st->guess[0] ? st->guess : "calltrace:unknown",
+		sizeof(st->key));
 	stress_klog_event_key(st->key, st->kind);
 }
 
@@ -1544,12 +1565,17 @@ static bool stress_klog_splat_line(const char *p)
 				stress_klog_report();
 				if (dump)	/* the next dump is an event of its own */
 					stress_klog_splat_close();
-			} else if ((*p != '<') && (*p != '?')) {
+			} else if ((*p != '<') && ((*p != '?') || dump)) {
+				/* a dump's unreliable entries may be all its trace has */
 				if (st->ntrace < STRESS_KLOG_TRACE_MAX)
 					(void)shim_strscpy(st->trace[st->ntrace++], p,
 						sizeof(st->trace[0]));
-				if (dump && !st->key[0])
-					stress_klog_dump_key(p);
+				if (dump && (*p != '?') && !st->key[0] &&
+				    stress_klog_dump_name(p, st->key, sizeof(st->key)))
+					stress_klog_event_key(st->key, st->kind);
+				else if (dump && (*p == '?') && !st->guess[0])
+					(void)stress_klog_dump_name(p, st->guess,
+						sizeof(st->guess));
 			}
 			return true;
 		}
