@@ -217,7 +217,10 @@ typedef struct {
 	bool zp_valid;			/* a zero-filled page was merged (use_zero_pages=1) */
 	uint64_t zp, zp_flags;		/* that page */
 	int64_t zp_pages, zp_stat[3];	/* KSM zero pages merged; ksm_stat's count before, merged, unmerged */
-	uint64_t ksm_pages;		/* pages on a shared KSM pfn the probe unmerge broke */
+	int64_t zp_global[2];		/* global ksm_zero_pages merged, unmerged; -1 absent */
+	uint64_t mg_after[2], mg_after_flags[2];	/* the identical pages after the unmerge */
+	uint64_t zp_after, zp_after_flags;	/* the zero-filled page right after it */
+	uint64_t ksm_pages;		/* pages on a shared KSM pfn the probe merged */
 	int64_t cow_before, cow_after;	/* cow_ksm around the probe unmerge, -1 absent */
 	bool stat, stat_merging, stat_zero;	/* ksm_stat and its two lines */
 	bool merging_pages;		/* /proc/self/ksm_merging_pages exists */
@@ -235,6 +238,9 @@ typedef struct {
 	bool trusted[KSM_IFACES];
 	char why[KSM_IFACES][160];	/* the kernel behaviour, when not trusted */
 	char use[KSM_IFACES][160];	/* what is used (instead) */
+	bool ksm_kept, zero_kept;	/* the probe unmerge left its KSM (zero) page */
+	char broken[320];		/* the kernel failed the probe unmerge: fail line */
+	char disagree[320];		/* one signal said so, the other not: info line */
 } stress_ksm_unmerge_iface_t;
 
 /* KSM knobs saved, set and restored; advisor_mode last (6.8+) */
@@ -994,6 +1000,67 @@ static void stress_ksm_unmerge_iface_kpf_ksm(const stress_ksm_unmerge_obs_t *o, 
 	}
 }
 
+/* pure: is pagemap entry e (kpageflags flags) the zero page, by the self-tested signals */
+static bool stress_ksm_unmerge_iface_is_zero(const stress_ksm_unmerge_iface_t *ifc,
+	const uint64_t e, const uint64_t flags)
+{
+	const uint64_t pfn = stress_ksm_unmerge_pm_pfn(e);
+
+	if (!ifc->pfns || !pfn || (e & PM_EXCLUSIVE))
+		return false;
+	return (ifc->zero_pfn && pfn == ifc->zero_pfn) ||
+		(ifc->kpf_zero && (flags & KPF_ZERO_PAGE));
+}
+
+/*
+ *  stress_ksm_unmerge_iface_kept()
+ *	pure: did the probe unmerge leave what it had to unshare, the very
+ *	thing under test?  Two signals must agree: still one pfn for the two
+ *	identical pages and that frame not exclusive (or KPF_KSM, where
+ *	trusted); the zero page still mapped (pagemap) and still charged
+ *	(ksm_stat's ksm_zero_pages, else the global one, did not drop).  Then
+ *	the kernel is broken, not the interface; one signal alone is said
+ */
+static void stress_ksm_unmerge_iface_kept(const stress_ksm_unmerge_obs_t *o,
+	stress_ksm_unmerge_iface_t *ifc)
+{
+	const uint64_t pfn = stress_ksm_unmerge_pm_pfn(o->mg_after[0]);
+	const bool same = ifc->pfns && o->merged == 1 && pfn &&
+		pfn == stress_ksm_unmerge_pm_pfn(o->mg_after[1]);
+	const bool kpf = ifc->kpf_ksm && (o->mg_after_flags[0] & KPF_KSM);
+	const bool ksm = same && (kpf || (ifc->excl && !(o->mg_after[0] & PM_EXCLUSIVE)));
+	const bool mapped = ifc->zero_unshare && o->zp_valid && o->zp_pages > 0 &&
+		stress_ksm_unmerge_iface_is_zero(ifc, o->zp_after, o->zp_after_flags);
+	const bool by_stat = o->stat && o->stat_zero && o->zp_stat[0] >= 0 &&
+		o->zp_stat[1] - o->zp_stat[0] == o->zp_pages;
+	const bool by_global = !by_stat && o->zp_global[0] >= 0 && o->zp_global[1] >= 0;
+	const int64_t kept = by_stat ? o->zp_stat[2] - o->zp_stat[0] :
+		o->zp_global[1] - o->zp_global[0];
+	char *b = ifc->broken;
+
+	ifc->ksm_kept = ksm;
+	ifc->zero_kept = mapped && ((by_stat && kept >= o->zp_pages) || (by_global && kept >= 0));
+	if (ifc->ksm_kept)
+		(void)snprintf(b, sizeof(ifc->broken), "the self-test's probe KSM page is still "
+			"shared after MADV_UNMERGEABLE: its two identical pages map pfn %#" PRIx64
+			"%s%s: the unmerge left a KSM page", pfn,
+			(o->mg_after[0] & PM_EXCLUSIVE) ? "" : ", not exclusive",
+			kpf ? ", KPF_KSM set" : "");
+	else if (ifc->zero_kept)
+		(void)snprintf(b, sizeof(ifc->broken), "the self-test's probe KSM zero page is "
+			"still mapped (pfn %#" PRIx64 ") and still charged (%s ksm_zero_pages "
+			"%+" PRId64 " after its unmerge) after MADV_UNMERGEABLE: the kernel no "
+			"longer unshares KSM zero pages (6.4+)",
+			stress_ksm_unmerge_pm_pfn(o->zp_after),
+			by_stat ? "ksm_stat's" : "the global", kept);
+	else if (same || mapped)
+		(void)snprintf(ifc->disagree, sizeof(ifc->disagree), "after the self-test's "
+			"probe unmerge %s; not counted as a kernel failure", mapped ?
+			"its zero-filled page still maps the zero page but no counter says it is "
+			"still charged" : "its two identical pages share a frame that is "
+			"exclusive");
+}
+
 /* pure: ksm_stat fields (fallback field by field) and cow_ksm */
 static void stress_ksm_unmerge_iface_counters(const stress_ksm_unmerge_obs_t *o, stress_ksm_unmerge_iface_t *ifc)
 {
@@ -1001,8 +1068,10 @@ static void stress_ksm_unmerge_iface_counters(const stress_ksm_unmerge_obs_t *o,
 	char why[160] = "";
 
 	ifc->stat_merging = o->stat && o->stat_merging;
+	/* a count kept with a zero page the kernel kept agrees with the pages: the kernel broke */
 	ifc->stat_zero = o->stat && o->stat_zero && o->zp_pages > 0 && o->zp_stat[0] >= 0 &&
-		o->zp_stat[1] - o->zp_stat[0] == o->zp_pages && o->zp_stat[2] == o->zp_stat[0];
+		o->zp_stat[1] - o->zp_stat[0] == o->zp_pages &&
+		(o->zp_stat[2] == o->zp_stat[0] || ifc->zero_kept);
 	ifc->merging_pages = o->merging_pages;
 	if (!o->stat)
 		(void)snprintf(why, sizeof(why), "/proc/self/ksm_stat missing (before 6.1)");
@@ -1017,7 +1086,9 @@ static void stress_ksm_unmerge_iface_counters(const stress_ksm_unmerge_obs_t *o,
 		"%s for merging pages, %s for KSM zero pages", o->stat_merging ? "ksm_stat" :
 		o->merging_pages ? "/proc/self/ksm_merging_pages" : ifc->pfns ? "pagemap" : "nothing",
 		ifc->stat_zero ? "ksm_stat" : ifc->pfns ? "pagemap" : "nothing");
-	ifc->cow_ksm = delta >= 0 && !(o->merged == 1 && o->ksm_pages && (uint64_t)delta < o->ksm_pages);
+	/* pages the unmerge left shared were never unshared: cow_ksm is not tested by them */
+	ifc->cow_ksm = delta >= 0 && !(o->merged == 1 && !ifc->ksm_kept && o->ksm_pages &&
+		(uint64_t)delta < o->ksm_pages);
 	if (delta < 0)
 		stress_ksm_unmerge_iface_set(ifc, KSM_IFACE_COW_KSM, "no cow_ksm in /proc/vmstat",
 			"pagemap checks only (the cow_ksm check is off)");
@@ -1027,7 +1098,8 @@ static void stress_ksm_unmerge_iface_counters(const stress_ksm_unmerge_obs_t *o,
 			delta, o->ksm_pages);
 	else
 		stress_ksm_unmerge_iface_set(ifc, KSM_IFACE_COW_KSM, NULL, "cow_ksm (grew by %" PRId64
-			" for %" PRIu64 " unshared KSM pages)", delta, o->merged == 1 ? o->ksm_pages : 0);
+			" for %" PRIu64 " unshared KSM pages)", delta,
+			(o->merged == 1 && !ifc->ksm_kept) ? o->ksm_pages : 0);
 }
 
 /* pure: which signals the verdicts may use, from the self-test's observations */
@@ -1048,6 +1120,7 @@ static void stress_ksm_unmerge_iface_judge(const stress_ksm_unmerge_obs_t *o, st
 			"per-process counters and data checks (no per-page verdicts)");
 	stress_ksm_unmerge_iface_zero(o, ifc);
 	stress_ksm_unmerge_iface_kpf_ksm(o, ifc);
+	stress_ksm_unmerge_iface_kept(o, ifc);
 	stress_ksm_unmerge_iface_counters(o, ifc);
 }
 
@@ -1168,10 +1241,23 @@ static void stress_ksm_unmerge_iface_merge(const int pm_fd, const int kpf_fd, co
 		o->ksm_pages = o->merged ? 2 : 0;
 		o->zp_pages = o->zp_valid;
 		o->zp_stat[1] = stress_ksm_unmerge_field(KSM_STAT, "ksm_zero_pages");
+		o->zp_global[0] = stress_ksm_unmerge_field(KSM_SYSFS "/ksm_zero_pages", NULL);
 		o->cow_before = stress_ksm_unmerge_field("/proc/vmstat", "cow_ksm");
-		(void)shim_madvise(p, 3 * ps, MADV_UNMERGEABLE);
+		if (shim_madvise(p, 3 * ps, MADV_UNMERGEABLE) < 0) {
+			pr_inf("ksm-unmerge: self-test: MADV_UNMERGEABLE of the probe failed, "
+				"errno=%d (%s)\n", errno, strerror(errno));
+			o->merged = -1;
+			o->zp_valid = false;
+			o->zp_pages = 0;
+		}
 		o->cow_after = stress_ksm_unmerge_field("/proc/vmstat", "cow_ksm");
 		o->zp_stat[2] = stress_ksm_unmerge_field(KSM_STAT, "ksm_zero_pages");
+		o->zp_global[1] = stress_ksm_unmerge_field(KSM_SYSFS "/ksm_zero_pages", NULL);
+		for (w = 0; w < 2; w++)
+			stress_ksm_unmerge_iface_entry(pm_fd, kpf_fd, p + w * ps, ps,
+				&o->mg_after[w], &o->mg_after_flags[w]);
+		stress_ksm_unmerge_iface_entry(pm_fd, kpf_fd, p + 2 * ps, ps, &o->zp_after,
+			&o->zp_after_flags);
 	}
 	(void)munmap(p, 3 * ps);
 }
@@ -1192,6 +1278,7 @@ static void stress_ksm_unmerge_iface_probe(stress_ksm_unmerge_obs_t *o)
 	o->kver = (uname(&u) == 0) ? stress_ksm_unmerge_kver(u.release) : 0;
 #endif
 	o->cow_before = o->cow_after = -1;
+	o->zp_global[0] = o->zp_global[1] = -1;
 	o->pagemap = pm_fd >= 0;
 	o->kpageflags = kpf_fd >= 0;
 	o->stat = stress_fs_file_read(KSM_STAT, buf, sizeof(buf)) > 0;
@@ -1248,6 +1335,8 @@ static void stress_ksm_unmerge_iface_selftest(stress_ksm_unmerge_iface_t *ifc)
 		else
 			pr_inf("%s\n", line);
 	}
+	if (ifc->disagree[0])
+		pr_inf("ksm-unmerge: signals disagree: %s\n", ifc->disagree);
 }
 
 /* stopped, or too close to the timeout to free the region before it */
@@ -4978,6 +5067,9 @@ static int stress_ksm_unmerge(stress_args_t *args)
 			"the KSM knobs could not be set up");
 		return EXIT_NO_RESOURCE;
 	}
+	/* the self-test's probe unmerge failed the very thing under test: a kernel failure */
+	if (sh->iface.broken[0] && stress_instance_zero(args))
+		pr_fail("%s: %s\n", args->name, sh->iface.broken);
 	stress_proc_state_set(args->name, STRESS_STATE_SYNC_WAIT);
 	stress_sync_start_wait(args);
 	stress_proc_state_set(args->name, STRESS_STATE_RUN);
@@ -5004,6 +5096,8 @@ static int stress_ksm_unmerge(stress_args_t *args)
 		rc = (leak != EXIT_SUCCESS && rc != EXIT_FAILURE) ? leak : rc;
 		stress_ksm_unmerge_bugs_metric(args);
 	}
+	if (sh->iface.broken[0] && stress_instance_zero(args))
+		rc = EXIT_FAILURE;
 	stress_proc_state_set(args->name, STRESS_STATE_DEINIT);
 	return rc;
 }

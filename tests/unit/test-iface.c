@@ -86,6 +86,10 @@ static void t_other_line(t_dump_t *d, const char *line)
 		d->o.zp_stat[1] = v;
 	if (sscanf(line, "unmerged ksm_stat: ksm_zero_pages %lld", &v) == 1)
 		d->o.zp_stat[2] = v;
+	if (sscanf(line, "merged global ksm_zero_pages %lld", &v) == 1)
+		d->o.zp_global[0] = v;
+	if (sscanf(line, "unmerged global ksm_zero_pages %lld", &v) == 1)
+		d->o.zp_global[1] = v;
 	if (sscanf(line, "merged vmstat: cow_ksm %lld", &v) == 1)
 		d->o.cow_before = v;
 	if (sscanf(line, "unmerged vmstat: cow_ksm %lld", &v) == 1)
@@ -104,6 +108,7 @@ static void t_dump_load(const char *name, t_dump_t *d)
 
 	(void)memset(d, 0, sizeof(*d));
 	d->o.cow_before = d->o.cow_after = -1;
+	d->o.zp_global[0] = d->o.zp_global[1] = -1;
 	d->o.pagemap = d->o.kpageflags = true;
 	(void)snprintf(path, sizeof(path), "%s/%s", T_SIGNALS_DIR, name);
 	fp = fopen(path, "r");
@@ -125,8 +130,14 @@ static void t_dump_load(const char *name, t_dump_t *d)
 	d->o.mg_flags[1] = d->merged_flags[1];
 	d->o.merged = stress_ksm_unmerge_pm_pfn(d->merged[0]) &&
 		stress_ksm_unmerge_pm_pfn(d->merged[0]) == stress_ksm_unmerge_pm_pfn(d->merged[1]);
+	d->o.mg_after[0] = d->unmerged[0];
+	d->o.mg_after[1] = d->unmerged[1];
+	d->o.mg_after_flags[0] = d->unmerged_flags[0];
+	d->o.mg_after_flags[1] = d->unmerged_flags[1];
 	d->o.zp = d->merged[64];
 	d->o.zp_flags = d->merged_flags[64];
+	d->o.zp_after = d->unmerged[64];
+	d->o.zp_after_flags = d->unmerged_flags[64];
 	d->o.zp_valid = stress_ksm_unmerge_pm_pfn(d->o.zp) && !(d->o.zp & PM_EXCLUSIVE);
 	for (i = 64; i < 128; i++)	/* the dump's probe: 64 zero-filled pages */
 		d->o.zp_pages += d->o.zp_valid && (d->merged[i] & PM_PFN_MASK) == (d->o.zp & PM_PFN_MASK);
@@ -315,6 +326,119 @@ static void test_ksm_stat_61(void **state)
 	t_no_ksm_after_unmerge(&ifc, &d);
 	assert_int_equal(t_count(&ifc, d.unmerged, d.unmerged_flags, 0, 64, KSM_KIND_SAME, KSM_PAGE_PRIVATE), 64);
 	assert_int_equal(t_count(&ifc, d.unmerged, d.unmerged_flags, 64, 128, KSM_KIND_ZERO, KSM_PAGE_KZERO), 64);
+}
+
+/*
+ *  t_judge_ok()
+ *	a recorded kernel: the probe unmerge left nothing, no kernel failure, no disagreement
+ */
+static void t_judge_ok(const char *name)
+{
+	stress_ksm_unmerge_iface_t ifc;
+	t_dump_t d;
+
+	t_dump_load(name, &d);
+	stress_ksm_unmerge_iface_judge(&d.o, &ifc);
+	assert_false(ifc.ksm_kept || ifc.zero_kept);
+	assert_string_equal(ifc.broken, "");
+	assert_string_equal(ifc.disagree, "");
+}
+
+/*
+ *  test_kernel_broken()
+ *	interface unreliable or kernel broken: a probe unmerge that left its
+ *	KSM page or KSM zero page, seen by two signals, is a kernel failure
+ *	(issue 30's M2: KSM zero pages no longer unshared); one signal alone is
+ *	said, and a counter that disagrees with the pages is the interface's
+ */
+static void test_kernel_broken(void **state)
+{
+	stress_ksm_unmerge_iface_t ifc;
+	t_dump_t d, d2;
+
+	(void)state;
+	t_judge_ok("host-6.18.txt");
+	t_judge_ok("debian-6.12.117.txt");
+	t_judge_ok("debian-6.1.192.txt");	/* KSM zero pages stay mapped before 6.4, by design */
+
+	/* M2 on 6.18: the zero page still mapped and ksm_stat still charging it */
+	t_dump_load("host-6.18.txt", &d);
+	d2 = d;
+	d2.o.zp_after = d.merged[64];
+	d2.o.zp_after_flags = d.merged_flags[64];
+	d2.o.zp_stat[2] = d.o.zp_stat[1];
+	d2.o.zp_global[1] = d2.o.zp_global[0];
+	stress_ksm_unmerge_iface_judge(&d2.o, &ifc);
+	assert_true(ifc.zero_kept && !ifc.ksm_kept);
+	assert_string_equal(ifc.broken, "the self-test's probe KSM zero page is still mapped (pfn 0x3b32) and "
+		"still charged (ksm_stat's ksm_zero_pages +64 after its unmerge) after MADV_UNMERGEABLE: the "
+		"kernel no longer unshares KSM zero pages (6.4+)");
+	/* the counter agrees with the pages: trusted, so fork-zero still runs */
+	assert_true(ifc.stat_zero && ifc.trusted[KSM_IFACE_KSM_STAT]);
+	assert_true(ifc.trusted[KSM_IFACE_COW_KSM]);
+
+	/* the same on 6.12 (the zero page found by a read fault), and by the global count without ksm_stat's */
+	t_dump_load("debian-6.12.117.txt", &d);
+	d2 = d;
+	d2.o.zp_after = d.merged[64];
+	d2.o.zp_after_flags = d.merged_flags[64];
+	d2.o.stat_zero = false;
+	d2.o.zp_global[1] = d.o.zp_global[0];
+	stress_ksm_unmerge_iface_judge(&d2.o, &ifc);
+	assert_true(ifc.zero_kept);
+	assert_non_null(strstr(ifc.broken, "(pfn 0x1db38) and still charged (the global ksm_zero_pages +0 after"));
+
+	/* one signal: mapped, but both counters dropped: said, no failure */
+	d2 = d;
+	d2.o.zp_after = d.merged[64];
+	d2.o.zp_after_flags = d.merged_flags[64];
+	stress_ksm_unmerge_iface_judge(&d2.o, &ifc);
+	assert_false(ifc.zero_kept);
+	assert_string_equal(ifc.broken, "");
+	assert_string_equal(ifc.disagree, "after the self-test's probe unmerge its zero-filled page still maps "
+		"the zero page but no counter says it is still charged; not counted as a kernel failure");
+
+	/* the other signal: charged, but the page is private: the counter is the unreliable one */
+	d2 = d;
+	d2.o.zp_stat[2] = d.o.zp_stat[1];
+	stress_ksm_unmerge_iface_judge(&d2.o, &ifc);
+	assert_false(ifc.zero_kept || ifc.stat_zero);
+	assert_string_equal(ifc.broken, "");
+	assert_non_null(strstr(t_line(&ifc, KSM_IFACE_KSM_STAT), "unreliable (ksm_stat's ksm_zero_pages moved +64 "
+		"for 64 probe KSM zero page(s), +64 after their unmerge)"));
+
+	/* a KSM page left after the unmerge: one pfn, not exclusive, KPF_KSM; cow_ksm then untested */
+	t_dump_load("host-6.18.txt", &d);
+	d2 = d;
+	d2.o.mg_after[0] = d.merged[0];
+	d2.o.mg_after[1] = d.merged[1];
+	d2.o.mg_after_flags[0] = d.merged_flags[0];
+	d2.o.mg_after_flags[1] = d.merged_flags[1];
+	d2.o.cow_after = d2.o.cow_before;
+	stress_ksm_unmerge_iface_judge(&d2.o, &ifc);
+	assert_true(ifc.ksm_kept && ifc.cow_ksm);
+	assert_string_equal(ifc.broken, "the self-test's probe KSM page is still shared after MADV_UNMERGEABLE: "
+		"its two identical pages map pfn 0x171512, not exclusive, KPF_KSM set: the unmerge left a KSM page");
+	assert_string_equal(t_line(&ifc, KSM_IFACE_COW_KSM), "ksm-unmerge: interface cow_ksm: trusted: cow_ksm "
+		"(grew by 0 for 0 unshared KSM pages)");
+	/* ... on 6.12, where KPF_KSM lies: sharing and bit 56 */
+	t_dump_load("debian-6.12.117.txt", &d);
+	d2 = d;
+	d2.o.mg_after[0] = d.merged[0];
+	d2.o.mg_after[1] = d.merged[1];
+	stress_ksm_unmerge_iface_judge(&d2.o, &ifc);
+	assert_true(ifc.ksm_kept);
+	/* one frame but exclusive (cannot be a KSM page): said, no failure */
+	d2.o.mg_after[0] |= PM_EXCLUSIVE;
+	stress_ksm_unmerge_iface_judge(&d2.o, &ifc);
+	assert_false(ifc.ksm_kept);
+	assert_non_null(strstr(ifc.disagree, "its two identical pages share a frame that is exclusive"));
+
+	/* without PFNs nothing is judged */
+	d2.o.fresh &= ~PM_PFN_MASK;
+	stress_ksm_unmerge_iface_judge(&d2.o, &ifc);
+	assert_false(ifc.ksm_kept || ifc.zero_kept);
+	assert_string_equal(ifc.broken, "");
 }
 
 /*
@@ -883,6 +1007,7 @@ int main(void)
 		cmocka_unit_test(test_kpf_ksm_bug),
 		cmocka_unit_test(test_ksm_stat_61),
 		cmocka_unit_test(test_iface_broken),
+		cmocka_unit_test(test_kernel_broken),
 		cmocka_unit_test(test_page_what),
 		cmocka_unit_test(test_scan_chunk),
 		cmocka_unit_test(test_scan_sample),
