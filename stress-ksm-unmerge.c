@@ -141,7 +141,7 @@ static const stress_opt_t opts[] = {
 #define KSM_CHUNK		(4096)		/* pages read from pagemap at a time */
 #define KSM_FEW_TEMPLATES	(8)
 #define KSM_LAT_SAMPLES		(4096)
-#define KSM_DETAILS		(4)		/* named counters a racer may add */
+#define KSM_DETAILS		(6)		/* named counters a racer may add */
 #define KSM_SUSPECTS		(4)		/* pages confirmed by a write, per cycle */
 #define KSM_JUDGE_CYCLES	(4)		/* fewer verified cycles: reach not judged */
 #define KSM_MAX_FAILURES	(5)
@@ -1163,21 +1163,33 @@ static inline bool stress_ksm_unmerge_is_ksm(const int what)
 	return what == KSM_PAGE_KSM || what == KSM_PAGE_KZERO;
 }
 
-/* states of n pages at addr of pattern kind (-1: the same page) into st[]; -1 without PFNs */
-static int stress_ksm_unmerge_pages_state(const stress_ksm_unmerge_ctx_t *ctx, const void *addr,
-	const size_t n, const int kind, uint8_t *st)
+/* states of n pages at addr of pattern kind (-1: the same page) into st[], their pagemap
+ * entries into pm[]; -1 without PFNs */
+static int stress_ksm_unmerge_pages_entries(const stress_ksm_unmerge_ctx_t *ctx, const void *addr,
+	const size_t n, const int kind, uint8_t *st, uint64_t *pm)
 {
-	uint64_t pm[KSM_OP_PAGES];
 	size_t j;
 
-	if (!ctx->have_pfns || n > KSM_OP_PAGES ||
+	if (n > KSM_OP_PAGES)
+		return -1;
+	if (!ctx->have_pfns ||
 	    stress_ksm_unmerge_pagemap_read(ctx->pagemap_fd, addr, n, ctx->page_size, pm) < 0) {
 		(void)shim_memset(st, KSM_PAGE_ABSENT, n);
+		(void)shim_memset(pm, 0, n * sizeof(*pm));
 		return -1;
 	}
 	for (j = 0; j < n; j++)
 		st[j] = (uint8_t)stress_ksm_unmerge_page_state(ctx, pm[j], 0, kind);
 	return 0;
+}
+
+/* states of n pages at addr of pattern kind (-1: the same page) into st[]; -1 without PFNs */
+static int stress_ksm_unmerge_pages_state(const stress_ksm_unmerge_ctx_t *ctx, const void *addr,
+	const size_t n, const int kind, uint8_t *st)
+{
+	uint64_t pm[KSM_OP_PAGES];
+
+	return stress_ksm_unmerge_pages_entries(ctx, addr, n, kind, st, pm);
 }
 
 /* KSM pages among n pages at addr holding the same page (racer ranges) */
@@ -1909,14 +1921,15 @@ static size_t stress_ksm_unmerge_random_range(const stress_ksm_unmerge_ctx_t *ct
 	return n;
 }
 
-/* leading pages of first..first+n holding their pattern's bytes; states into st[] */
+/* leading pages of first..first+n holding their pattern's bytes; states into st[], pagemap
+ * entries into pm[] */
 static size_t stress_ksm_unmerge_present(const stress_ksm_unmerge_ctx_t *ctx, const size_t first,
-	const size_t n, uint8_t *st)
+	const size_t n, uint8_t *st, uint64_t *pm)
 {
 	size_t j;
 
-	if (stress_ksm_unmerge_pages_state(ctx, ctx->region + first * ctx->page_size, n,
-			stress_ksm_unmerge_page_kind(ctx->pattern, first), st) < 0)
+	if (stress_ksm_unmerge_pages_entries(ctx, ctx->region + first * ctx->page_size, n,
+			stress_ksm_unmerge_page_kind(ctx->pattern, first), st, pm) < 0)
 		return n;	/* no PFNs: cannot tell, take them all */
 	for (j = 0; j < n; j++)
 		if (st[j] == KSM_PAGE_ABSENT || st[j] == KSM_PAGE_SWAPPED || st[j] == KSM_PAGE_HOLE ||
@@ -1924,6 +1937,7 @@ static size_t stress_ksm_unmerge_present(const stress_ksm_unmerge_ctx_t *ctx, co
 			break;
 	return j;
 }
+
 
 /* a copy of region pages first.. holds the pattern, else a fail line and -1 */
 static int stress_ksm_unmerge_copy_check(stress_ksm_unmerge_run_t *run, const size_t first,
@@ -2272,6 +2286,46 @@ typedef struct {
 } stress_ksm_unmerge_vmsplice_t;
 
 /*
+ *  stress_ksm_unmerge_vmsplice_held()
+ *	the unmerge returned while the pipe still holds the spliced pages: a
+ *	page that was a KSM page (pfn in pm[]) must now map a copy.  The pipe's
+ *	reference keeps that frame from being freed and reused, so the same
+ *	pfn, a KSM page or not exclusive (two signals), is the unmerge leaving
+ *	the page the pipe holds.  Returns the KSM pages found in a new frame
+ */
+static uint64_t stress_ksm_unmerge_vmsplice_held(stress_ksm_unmerge_ctx_t *ctx,
+	stress_ksm_unmerge_run_t *run, const size_t first, const size_t n, const uint8_t *st,
+	const uint64_t *pm)
+{
+	uint8_t now[KSM_OP_PAGES];
+	uint64_t e[KSM_OP_PAGES], copied = 0;
+	size_t j;
+
+	if (stress_ksm_unmerge_pages_entries(ctx, ctx->region + first * ctx->page_size, n,
+			stress_ksm_unmerge_page_kind(ctx->pattern, first), now, e) < 0)
+		return 0;
+	for (j = 0; j < n; j++) {
+		const uint64_t pfn = stress_ksm_unmerge_pm_pfn(pm[j]);
+		const bool same = pfn && stress_ksm_unmerge_pm_pfn(e[j]) == pfn;
+
+		if (st[j] != KSM_PAGE_KSM)
+			continue;
+		if (!same) {
+			copied++;
+			continue;
+		}
+		if (now[j] == KSM_PAGE_KSM || (ctx->iface->excl && !(e[j] & PM_EXCLUSIVE))) {
+			stress_ksm_unmerge_racer_fail(run, "page %zu still maps the KSM page "
+				"(pfn %#" PRIx64 ") a pipe holds after the unmerge returned: %s",
+				first + j, pfn, now[j] == KSM_PAGE_KSM ? "still a KSM page" :
+				"not exclusive");
+			break;
+		}
+	}
+	return copied;
+}
+
+/*
  *  stress_ksm_unmerge_vmsplice_op()
  *	vmsplice 1-16 merged pages into the pipe, read them back, check every byte
  */
@@ -2280,6 +2334,7 @@ static bool stress_ksm_unmerge_vmsplice_op(stress_ksm_unmerge_ctx_t *ctx, stress
 	stress_ksm_unmerge_vmsplice_t *v = (stress_ksm_unmerge_vmsplice_t *)run->priv;
 	struct iovec iov[KSM_OP_PAGES];
 	uint8_t st[KSM_OP_PAGES];
+	uint64_t pm[KSM_OP_PAGES];
 	const uint64_t cycle = ctx->cycle;
 	const bool merged = (ctx->phase == KSM_PHASE_MERGED);
 	size_t first, j, got = 0, n = stress_ksm_unmerge_random_range(ctx, KSM_OP_PAGES, &first);
@@ -2290,7 +2345,7 @@ static bool stress_ksm_unmerge_vmsplice_op(stress_ksm_unmerge_ctx_t *ctx, stress
 
 	if (!stress_ksm_unmerge_active(ctx))
 		return false;
-	n = stress_ksm_unmerge_present(ctx, first, n, st);
+	n = stress_ksm_unmerge_present(ctx, first, n, st, pm);
 	for (j = 0; j < n; j++) {
 		iov[j].iov_base = ctx->region + (first + j) * ctx->page_size;
 		iov[j].iov_len = ctx->page_size;
@@ -2309,6 +2364,8 @@ static bool stress_ksm_unmerge_vmsplice_op(stress_ksm_unmerge_ctx_t *ctx, stress
 	       (ctx->phase == KSM_PHASE_MERGED || ctx->phase == KSM_PHASE_UNMERGING))
 		(void)shim_nanosleep_uint64(50000);
 	held = merged && ctx->cycle == cycle && ctx->phase == KSM_PHASE_VERIFY;
+	if (held && !ctx->stopped)
+		run->rs->detail[2] += stress_ksm_unmerge_vmsplice_held(ctx, run, first, n, st, pm);
 	if (!merged)
 		stress_ksm_unmerge_hold(ctx);
 	while (got < (size_t)ret) {
@@ -2356,17 +2413,69 @@ typedef int stress_ksm_unmerge_vmsplice_t;	/* the racer table's priv_size */
 #define stress_ksm_unmerge_vmsplice_op		NULL
 #endif
 
-/* ---- gup: O_DIRECT (GUP-fast) pins and io_uring long-term pins ---- */
+/* ---- gup: O_DIRECT (GUP-fast) pins, io_uring long-term pins, process_vm_readv read pins ---- */
 #if defined(O_DIRECT)
+
+#define KSM_RO_PINS		(3)	/* read-only pins that must each have unshared a KSM page */
+#if defined(HAVE_PROCESS_VM_READV) && defined(HAVE_SYS_UIO_H)
+#define KSM_GUP_READV_BUILT
+#endif
+
+/* what a gup op pins with: kinds in their turn */
+enum {
+	KSM_GUP_ODIRECT_IN = 0,		/* O_DIRECT read into the region: write pins */
+	KSM_GUP_ODIRECT_OUT,		/* O_DIRECT write from the region: read-only pins */
+	KSM_GUP_LONGTERM,		/* io_uring fixed buffer: long-term write pins */
+	KSM_GUP_READV,			/* process_vm_readv from the region: read-only pins */
+};
+
+/* the pins a gup racer can take (bits of the kinds above) */
+#define KSM_GUP_HAS_ODIRECT	STRESS_BIT_U(0)
+#define KSM_GUP_HAS_RING	STRESS_BIT_U(1)
+#define KSM_GUP_HAS_READV	STRESS_BIT_U(2)
 
 typedef struct {
 	int fd;				/* O_DIRECT file, unnamed (O_TMPFILE) or unlinked */
 	int ring_fd;			/* io_uring for long-term pins, -1 none */
+	bool readv;			/* process_vm_readv works (CONFIG_CROSS_MEMORY_ATTACH) */
 	uint8_t *buf;			/* bounce buffer */
 	uint32_t turn;
 } stress_ksm_unmerge_gup_t;
 
-/* pure: pages KSM before a write pin and private after it; KSM folios in *folios */
+/*
+ *  stress_ksm_unmerge_gup_kind()
+ *	pure: the pin of turn (KSM_GUP_*) with the pins a racer has (has):
+ *	in six turns two O_DIRECT reads, an O_DIRECT write, a long-term pin
+ *	and two process_vm_readv; a pin it lacks falls back to one it has
+ *	(the read-only ones to process_vm_readv), -1 with none
+ */
+static int stress_ksm_unmerge_gup_kind(const unsigned int has, const uint32_t turn)
+{
+	static const int kinds[] = {
+		KSM_GUP_ODIRECT_IN, KSM_GUP_READV, KSM_GUP_ODIRECT_OUT,
+		KSM_GUP_ODIRECT_IN, KSM_GUP_LONGTERM, KSM_GUP_READV,
+	};
+	static const int fallback[][3] = {	/* what a kind falls back to, in order */
+		[KSM_GUP_ODIRECT_IN] = { KSM_GUP_LONGTERM, KSM_GUP_READV, KSM_GUP_ODIRECT_IN },
+		[KSM_GUP_ODIRECT_OUT] = { KSM_GUP_READV, KSM_GUP_ODIRECT_IN, KSM_GUP_LONGTERM },
+		[KSM_GUP_LONGTERM] = { KSM_GUP_ODIRECT_IN, KSM_GUP_READV, KSM_GUP_LONGTERM },
+		[KSM_GUP_READV] = { KSM_GUP_ODIRECT_OUT, KSM_GUP_ODIRECT_IN, KSM_GUP_LONGTERM },
+	};
+	static const unsigned int need[] = {
+		KSM_GUP_HAS_ODIRECT, KSM_GUP_HAS_ODIRECT, KSM_GUP_HAS_RING, KSM_GUP_HAS_READV,
+	};
+	const int kind = kinds[turn % SIZEOF_ARRAY(kinds)];
+	size_t i;
+
+	if (has & need[kind])
+		return kind;
+	for (i = 0; i < SIZEOF_ARRAY(fallback[0]); i++)
+		if (has & need[fallback[kind][i]])
+			return fallback[kind][i];
+	return -1;
+}
+
+/* pure: pages KSM before a pin and private after it; KSM folios in *folios */
 static uint64_t stress_ksm_unmerge_gup_broken(const uint8_t *before, const uint8_t *after, const size_t n,
 	uint64_t *folios)
 {
@@ -2383,6 +2492,33 @@ static uint64_t stress_ksm_unmerge_gup_broken(const uint8_t *before, const uint8
 	return broken;
 }
 
+/*
+ *  stress_ksm_unmerge_ro_kept()
+ *	pure: did read-only pins keep a KSM page shared?  A read-only FOLL_PIN
+ *	must unshare a KSM page (gup_must_unshare(): a KSM page is never
+ *	exclusive).  e0 is the page before the first pin, what[i] and e[i]
+ *	after pin i of n, excl whether bit 56 is trusted, scans how many full
+ *	scans ksmd ended meanwhile (-1 unknown).  1: kept: after every pin the
+ *	same frame, a KSM page and not exclusive (two signals), n pins and
+ *	ksmd past at most one full scan, so it cannot have merged the page
+ *	back after each (it visits a page once a scan); 0: unshared by some
+ *	pin; -1: no verdict (a new frame, an exclusive KSM page, too few pins)
+ */
+static int stress_ksm_unmerge_ro_kept(const uint64_t e0, const uint8_t *what, const uint64_t *e,
+	const size_t n, const bool excl, const int64_t scans)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (what[i] != KSM_PAGE_KSM)
+			return 0;
+	for (i = 0; i < n; i++)
+		if (stress_ksm_unmerge_pm_pfn(e[i]) != stress_ksm_unmerge_pm_pfn(e0) || !excl ||
+		    (e[i] & PM_EXCLUSIVE))
+			return -1;
+	return (n >= KSM_RO_PINS && scans >= 0 && scans <= 1) ? 1 : -1;
+}
+
 /* an O_DIRECT transfer moved all len bytes, else a failure (not EINTR) */
 static bool stress_ksm_unmerge_gup_io_ok(stress_ksm_unmerge_run_t *run, const char *what, const ssize_t ret,
 	const size_t len)
@@ -2395,30 +2531,30 @@ static bool stress_ksm_unmerge_gup_io_ok(stress_ksm_unmerge_run_t *run, const ch
 	return false;
 }
 
-/* O_DIRECT write from merged pages (read pins) or read into them (write pins) */
+/* O_DIRECT read into merged pages: write pins, which must break KSM COW */
 static void stress_ksm_unmerge_gup_odirect(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run,
-	stress_ksm_unmerge_gup_t *g, const bool in)
+	stress_ksm_unmerge_gup_t *g)
 {
 	const size_t ps = ctx->page_size;
-	const off_t slot = (off_t)(in ? KSM_OP_PAGES * ps : 0);
+	const off_t slot = (off_t)(KSM_OP_PAGES * ps);
 	uint8_t before[KSM_OP_PAGES], after[KSM_OP_PAGES];
 	size_t first, j, n = stress_ksm_unmerge_random_range(ctx, KSM_OP_PAGES, &first);
-	uint64_t folios, broken;
+	uint64_t folios, broken, pm[KSM_OP_PAGES];
 	int64_t cow0, cow1;
 
-	for (j = 0; in && j < n; j++)
+	for (j = 0; j < n; j++)
 		stress_ksm_unmerge_page_fill(ctx, first + j, g->buf + j * ps);
-	if (in && !stress_ksm_unmerge_gup_io_ok(run, "write of the pattern", pwrite(g->fd, g->buf, n * ps, slot), n * ps))
+	if (!stress_ksm_unmerge_gup_io_ok(run, "write of the pattern",
+			pwrite(g->fd, g->buf, n * ps, slot), n * ps))
 		return;
 	/* cow_ksm first: a break by the unmerge after the snapshot is in the delta */
 	cow0 = stress_ksm_unmerge_field("/proc/vmstat", "cow_ksm");
-	n = stress_ksm_unmerge_present(ctx, first, n, before);
+	n = stress_ksm_unmerge_present(ctx, first, n, before, pm);
 	if (!n)
 		return;
 	stress_ksm_unmerge_met(run);
-	if (!stress_ksm_unmerge_gup_io_ok(run, in ? "read into the region" : "write from the region", in ?
-			pread(g->fd, ctx->region + first * ps, n * ps, slot) :
-			pwrite(g->fd, ctx->region + first * ps, n * ps, slot), n * ps))
+	if (!stress_ksm_unmerge_gup_io_ok(run, "read into the region",
+			pread(g->fd, ctx->region + first * ps, n * ps, slot), n * ps))
 		return;
 	cow1 = stress_ksm_unmerge_field("/proc/vmstat", "cow_ksm");
 	(void)stress_ksm_unmerge_pages_state(ctx, ctx->region + first * ps, n,
@@ -2426,11 +2562,6 @@ static void stress_ksm_unmerge_gup_odirect(stress_ksm_unmerge_ctx_t *ctx, stress
 	broken = stress_ksm_unmerge_gup_broken(before, after, n, &folios);
 	run->rs->detail[0]++;
 	run->rs->ops++;
-	if (!in) {
-		if (stress_ksm_unmerge_gup_io_ok(run, "read back", pread(g->fd, g->buf, n * ps, slot), n * ps))
-			(void)stress_ksm_unmerge_copy_check(run, first, g->buf, n * ps, "file written from the region:");
-		return;
-	}
 	run->rs->evidence += broken;
 	run->rs->detail[1] += broken;
 	/* a page another racer discarded refaults private without a COW */
@@ -2441,6 +2572,139 @@ static void stress_ksm_unmerge_gup_odirect(stress_ksm_unmerge_ctx_t *ctx, stress
 		"region after an O_DIRECT read into it:");
 }
 
+/*
+ *  stress_ksm_unmerge_gup_ro_pin()
+ *	one read-only pin of n region pages from first: O_DIRECT write from
+ *	them (GUP-fast FOLL_PIN), or process_vm_readv from them into the
+ *	bounce buffer (FOLL_PIN through pin_user_pages_remote()); false if it
+ *	did not move every byte (a failure but for EINTR)
+ */
+static bool stress_ksm_unmerge_gup_ro_pin(stress_ksm_unmerge_ctx_t *ctx,
+	stress_ksm_unmerge_run_t *run, stress_ksm_unmerge_gup_t *g, const int kind,
+	const size_t first, const size_t n)
+{
+	const size_t len = n * ctx->page_size;
+	struct iovec local = { g->buf, len };
+	struct iovec remote = { ctx->region + first * ctx->page_size, len };
+	ssize_t ret;
+
+	if (kind == KSM_GUP_ODIRECT_OUT)
+		return stress_ksm_unmerge_gup_io_ok(run, "write from the region",
+			pwrite(g->fd, remote.iov_base, len, 0), len);
+#if defined(KSM_GUP_READV_BUILT)
+	ret = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+#else
+	(void)local;
+	ret = -1;
+	errno = ENOSYS;
+#endif
+	if (ret == (ssize_t)len)
+		return true;
+	if (ret >= 0 || errno != EINTR)
+		stress_ksm_unmerge_racer_fail(run, "process_vm_readv of pages %zu..%zu (%zu "
+			"bytes) returned %zd, errno=%d (%s)", first, first + n - 1, len, ret,
+			ret < 0 ? errno : 0, ret < 0 ? strerror(errno) : "short");
+	return false;
+}
+
+/*
+ *  stress_ksm_unmerge_gup_ro_confirm()
+ *	page i was a KSM page (e0) right before a read-only pin and still is
+ *	right after it (what1, e1): pin it alone until KSM_RO_PINS pins,
+ *	reading it after each, and judge (ro_kept(); scans0 and cow0 were
+ *	read before the first pin); 1 kept, 0 unshared, -1 no verdict
+ */
+static int stress_ksm_unmerge_gup_ro_confirm(stress_ksm_unmerge_ctx_t *ctx,
+	stress_ksm_unmerge_run_t *run, stress_ksm_unmerge_gup_t *g, const int kind, const size_t i,
+	const uint64_t e0, const uint8_t what1, const uint64_t e1, const int64_t scans0,
+	const int64_t cow0)
+{
+	const int pkind = stress_ksm_unmerge_page_kind(ctx->pattern, i);
+	uint8_t what[KSM_RO_PINS];
+	uint64_t e[KSM_RO_PINS];
+	int64_t scans1, cow1;
+	char cow[64] = "";
+	size_t k;
+	int verdict;
+
+	what[0] = what1;
+	e[0] = e1;
+	for (k = 1; k < KSM_RO_PINS; k++) {
+		if (!stress_ksm_unmerge_gup_ro_pin(ctx, run, g, kind, i, 1) ||
+		    stress_ksm_unmerge_pages_entries(ctx, ctx->region + i * ctx->page_size, 1,
+			pkind, &what[k], &e[k]) < 0)
+			return -1;
+	}
+	scans1 = stress_ksm_unmerge_field(KSM_SYSFS "/full_scans", NULL);
+	cow1 = stress_ksm_unmerge_field("/proc/vmstat", "cow_ksm");
+	verdict = stress_ksm_unmerge_ro_kept(e0, what, e, KSM_RO_PINS, ctx->iface->excl,
+		(scans0 >= 0 && scans1 >= scans0) ? scans1 - scans0 : -1);
+	if (cow0 >= 0 && cow1 >= 0)
+		(void)snprintf(cow, sizeof(cow), "; cow_ksm grew by %" PRId64, cow1 - cow0);
+	if (verdict == 1)
+		stress_ksm_unmerge_racer_fail(run, "a read-only pin (%s) kept KSM page %zu "
+			"shared: after each of %d pins it mapped KSM pfn %#" PRIx64 ", not "
+			"exclusive, while ksmd ended %" PRId64 " full scan(s) (too few to merge "
+			"it back after each)%s: gup_must_unshare() did not unshare it",
+			kind == KSM_GUP_READV ? "process_vm_readv" : "O_DIRECT write", i,
+			KSM_RO_PINS, stress_ksm_unmerge_pm_pfn(e0), scans1 - scans0, cow);
+	else
+		pr_dbg("%s: gup racer: page %zu a KSM page right after a read-only pin: %s after "
+			"%d pins (ksmd ended %" PRId64 " full scans)\n", ctx->args->name, i,
+			verdict ? "no verdict" : "unshared", KSM_RO_PINS, scans1 - scans0);
+	return verdict;
+}
+
+/*
+ *  stress_ksm_unmerge_gup_ro()
+ *	read-only pins of 1-16 merged pages (O_DIRECT write from them, or
+ *	process_vm_readv): each KSM page must be unshared by the pin, and the
+ *	copy must hold the region's bytes
+ */
+static void stress_ksm_unmerge_gup_ro(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run,
+	stress_ksm_unmerge_gup_t *g, const int kind)
+{
+	const size_t ps = ctx->page_size;
+	uint8_t before[KSM_OP_PAGES], after[KSM_OP_PAGES];
+	uint64_t e0[KSM_OP_PAGES], e1[KSM_OP_PAGES], folios, broken;
+	size_t first, j, n = stress_ksm_unmerge_random_range(ctx, KSM_OP_PAGES, &first);
+	int64_t scans0, cow0;
+	int kept = 0;
+
+	/* ksmd's scans first: it may merge a page back at most once a scan */
+	scans0 = stress_ksm_unmerge_field(KSM_SYSFS "/full_scans", NULL);
+	cow0 = stress_ksm_unmerge_field("/proc/vmstat", "cow_ksm");
+	n = stress_ksm_unmerge_present(ctx, first, n, before, e0);
+	if (!n)
+		return;
+	stress_ksm_unmerge_met(run);
+	if (!stress_ksm_unmerge_gup_ro_pin(ctx, run, g, kind, first, n))
+		return;
+	(void)stress_ksm_unmerge_pages_entries(ctx, ctx->region + first * ps, n,
+		stress_ksm_unmerge_page_kind(ctx->pattern, first), after, e1);
+	broken = stress_ksm_unmerge_gup_broken(before, after, n, &folios);
+	run->rs->evidence += broken;
+	run->rs->ops++;
+	if (kind == KSM_GUP_READV) {
+		run->rs->detail[4]++;
+		run->rs->detail[5] += broken;
+		(void)stress_ksm_unmerge_copy_check(run, first, g->buf, n * ps,
+			"read by process_vm_readv:");
+	} else {
+		run->rs->detail[0]++;
+		run->rs->detail[1] += broken;
+		if (stress_ksm_unmerge_gup_io_ok(run, "read back", pread(g->fd, g->buf, n * ps, 0),
+				n * ps))
+			(void)stress_ksm_unmerge_copy_check(run, first, g->buf, n * ps,
+				"file written from the region:");
+	}
+	/* a KSM page still there: ksmd may have merged it back, so pin it again */
+	for (j = 0; j < n && kept >= 0 && !run->rs->failures; j++)
+		if (before[j] == KSM_PAGE_KSM && after[j] == KSM_PAGE_KSM)
+			kept = stress_ksm_unmerge_gup_ro_confirm(ctx, run, g, kind, first + j,
+				e0[j], after[j], e1[j], scans0, cow0);
+}
+
 #if defined(HAVE_LINUX_IO_URING_H) && defined(__NR_io_uring_setup) && defined(__NR_io_uring_register)
 /* merged pages as an io_uring fixed buffer: unshared when pinned, held a while */
 static void stress_ksm_unmerge_gup_longterm(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run,
@@ -2449,9 +2713,9 @@ static void stress_ksm_unmerge_gup_longterm(stress_ksm_unmerge_ctx_t *ctx, stres
 	uint8_t before[KSM_OP_PAGES], after[KSM_OP_PAGES];
 	size_t first, j, n = stress_ksm_unmerge_random_range(ctx, KSM_OP_PAGES, &first);
 	struct iovec iov = { ctx->region + first * ctx->page_size, 0 };
-	uint64_t folios;
+	uint64_t folios, pm[KSM_OP_PAGES];
 
-	n = stress_ksm_unmerge_present(ctx, first, n, before);
+	n = stress_ksm_unmerge_present(ctx, first, n, before, pm);
 	iov.iov_len = n * ctx->page_size;
 	stress_ksm_unmerge_met(run);
 	if (!n)
@@ -2500,20 +2764,44 @@ static int stress_ksm_unmerge_gup_ring(void)
 #define stress_ksm_unmerge_gup_ring()			(-1)
 #endif
 
-/* a write pin first in a merged phase, then O_DIRECT and long-term pins in turn */
+/* the pins this racer can take (KSM_GUP_HAS_*) */
+static unsigned int stress_ksm_unmerge_gup_has(const stress_ksm_unmerge_gup_t *g)
+{
+	return (g->fd >= 0 ? KSM_GUP_HAS_ODIRECT : 0) | (g->ring_fd >= 0 ? KSM_GUP_HAS_RING : 0) |
+		(g->readv ? KSM_GUP_HAS_READV : 0);
+}
+
+/*
+ *  stress_ksm_unmerge_gup_op()
+ *	the first op of a merged phase an O_DIRECT read, a long-term pin or a
+ *	process_vm_readv by cycle, then every pin in its turn
+ */
 static bool stress_ksm_unmerge_gup_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
+	static const uint32_t first_turns[] = { 0, 4, 1 };	/* O_DIRECT in, long-term, readv */
 	stress_ksm_unmerge_gup_t *g = (stress_ksm_unmerge_gup_t *)run->priv;
-	const uint32_t turn = (ctx->phase == KSM_PHASE_MERGED && run->met != ctx->cycle) ?
-		(uint32_t)(ctx->cycle & 1) * 3 : g->turn++ % 4;
+	int kind;
 
 	if (!stress_ksm_unmerge_active(ctx))
 		return false;
-	if ((turn == 3 || g->fd < 0) && g->ring_fd >= 0)
+	kind = stress_ksm_unmerge_gup_kind(stress_ksm_unmerge_gup_has(g),
+		(ctx->phase == KSM_PHASE_MERGED && run->met != ctx->cycle) ?
+		first_turns[ctx->cycle % SIZEOF_ARRAY(first_turns)] : g->turn++);
+	switch (kind) {
+	case KSM_GUP_ODIRECT_IN:
+		stress_ksm_unmerge_gup_odirect(ctx, run, g);
+		break;
+	case KSM_GUP_LONGTERM:
 		stress_ksm_unmerge_gup_longterm(ctx, run, g);
-	else if (g->fd >= 0)
-		stress_ksm_unmerge_gup_odirect(ctx, run, g, turn != 2);
-	return g->fd >= 0 || g->ring_fd >= 0;
+		break;
+	case KSM_GUP_ODIRECT_OUT:
+	case KSM_GUP_READV:
+		stress_ksm_unmerge_gup_ro(ctx, run, g, kind);
+		break;
+	default:
+		return false;
+	}
+	return true;
 }
 
 /* an O_DIRECT file in the temp path, unnamed where it can be; 0 or -errno */
@@ -2547,11 +2835,27 @@ static int stress_ksm_unmerge_gup_file(stress_ksm_unmerge_ctx_t *ctx, stress_ksm
 	return (pwrite(fd, g->buf, ctx->page_size, 0) == (ssize_t)ctx->page_size) ? 0 : -(errno ? errno : EIO);
 }
 
-/* bounce buffer, O_DIRECT file, io_uring; one half off is said once */
+/* process_vm_readv of our own memory works: read-only pins anywhere; 0 or -errno */
+static int stress_ksm_unmerge_gup_readv_probe(stress_ksm_unmerge_ctx_t *ctx,
+	stress_ksm_unmerge_gup_t *g)
+{
+#if defined(KSM_GUP_READV_BUILT)
+	struct iovec local = { g->buf + ctx->page_size, 1 }, remote = { ctx->templates, 1 };
+
+	return (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == 1) ? 0 : -errno;
+#else
+	(void)ctx;
+	(void)g;
+	return -ENOSYS;
+#endif
+}
+
+/* bounce buffer, O_DIRECT file, io_uring, process_vm_readv; each one off is said once */
 static int stress_ksm_unmerge_gup_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_gup_t *g = (stress_ksm_unmerge_gup_t *)run->priv;
-	int ret = -ENOMEM;
+	const bool say = stress_instance_zero(ctx->args) && !ctx->restarts;
+	int ret = -ENOMEM, rv = -ENOMEM;
 
 	g->ring_fd = stress_ksm_unmerge_keep_fd(run, stress_ksm_unmerge_gup_ring());
 	g->buf = stress_ksm_unmerge_keep(run, stress_ksm_unmerge_shared_map(2 * KSM_OP_PAGES * ctx->page_size),
@@ -2560,18 +2864,31 @@ static int stress_ksm_unmerge_gup_start(stress_ksm_unmerge_ctx_t *ctx, stress_ks
 	if (g->buf) {
 		(void)shim_memset(g->buf, 0x5a, ctx->page_size);
 		ret = stress_ksm_unmerge_gup_file(ctx, g);
+		rv = stress_ksm_unmerge_gup_readv_probe(ctx, g);
 	}
+	g->readv = (rv == 0);
 	if (g->fd >= 0 && (ret < 0 || stress_ksm_unmerge_keep_fd(run, g->fd) < 0)) {
 		(void)close(g->fd);
 		g->fd = -1;
 	}
-	if (ret < 0 && g->ring_fd < 0)
-		return stress_ksm_unmerge_racer_reason(run, "no io_uring for long-term pins and no O_DIRECT file in %s: %s",
-			stress_fs_temp_path_get(), ret == -EXDEV ? "tmpfs takes no pin, use --temp-path" : strerror(-ret));
-	if (stress_instance_zero(ctx->args) && !ctx->restarts && (ret < 0 || g->ring_fd < 0))
-		pr_inf("%s: gup racer: %s\n", ctx->args->name, ret == -EXDEV ? "O_DIRECT half off: the temp path "
-			"is on tmpfs, which takes no pin (use --temp-path)" : ret < 0 ? "O_DIRECT half off: no O_DIRECT "
-			"file in the temp path" : "long-term pins off: io_uring_setup failed");
+	if (!stress_ksm_unmerge_gup_has(g))
+		return stress_ksm_unmerge_racer_reason(run, "no io_uring for long-term pins, no "
+			"O_DIRECT file in %s (%s) and no process_vm_readv (%s)",
+			stress_fs_temp_path_get(),
+			ret == -EXDEV ? "tmpfs takes no pin, use --temp-path" : strerror(-ret),
+			strerror(-rv));
+	if (say && ret < 0)
+		pr_inf("%s: gup racer: O_DIRECT pins off: %s; read-only pins by "
+			"process_vm_readv%s\n", ctx->args->name, ret == -EXDEV ? "the temp path "
+			"is on tmpfs, which takes no pin (use --temp-path)" :
+			"no O_DIRECT file in the temp path",
+			g->readv ? " only" : " off too");
+	if (say && g->ring_fd < 0)
+		pr_inf("%s: gup racer: long-term pins off: io_uring_setup failed\n",
+			ctx->args->name);
+	if (say && !g->readv)
+		pr_inf("%s: gup racer: process_vm_readv pins off: it failed, errno=%d (%s) (needs "
+			"CONFIG_CROSS_MEMORY_ATTACH)\n", ctx->args->name, -rv, strerror(-rv));
 	return 0;
 }
 #define KSM_GUP_NOT_BUILT	NULL
@@ -4317,12 +4634,15 @@ static int stress_ksm_unmerge_fz_probe(const stress_ksm_unmerge_iface_t *ifc, ch
 static const stress_ksm_unmerge_racer_t stress_ksm_unmerge_racers[KSM_RACERS] = {
 	{ .name = "vmsplice", .evidence = "ksm-pages-spliced", .not_built = KSM_VMSPLICE_NOT_BUILT,
 	  .desc = "GUP references from vmsplice on KSM pages, held in a pipe across the unmerge",
-	  .details = { "splices-held-over-unmerge", "ksm-pages-held-over-unmerge" }, .flags = KSM_RF_WAIT | KSM_RF_PARTIAL,
+	  .details = { "splices-held-over-unmerge", "ksm-pages-held-over-unmerge",
+		"held-pages-copied" },
+	  .flags = KSM_RF_WAIT | KSM_RF_PARTIAL,
 	  KSM_PRIV(stress_ksm_unmerge_vmsplice_t), .start = stress_ksm_unmerge_vmsplice_start,
 	  .op = stress_ksm_unmerge_vmsplice_op },
 	{ .name = "gup", .evidence = "ksm-pages-pinned", .not_built = KSM_GUP_NOT_BUILT,
-	  .desc = "O_DIRECT GUP-fast pins and io_uring long-term pins of KSM pages (COW breaks)",
-	  .details = { "odirect-pins", "odirect-ksm-pages", "longterm-pins", "longterm-ksm-pages" },
+	  .desc = "O_DIRECT, io_uring long-term and process_vm_readv pins of KSM pages (unshare)",
+	  .details = { "odirect-pins", "odirect-ksm-pages", "longterm-pins", "longterm-ksm-pages",
+		"readv-pins", "readv-ksm-pages" },
 	  .flags = KSM_RF_WAIT | KSM_RF_PARTIAL, KSM_PRIV(stress_ksm_unmerge_gup_t), .start = stress_ksm_unmerge_gup_start,
 	  .op = stress_ksm_unmerge_gup_op },
 	{ .name = "uffd-wp", .evidence = "wp-pages-unshared", .not_built = KSM_UFFD_WP_NOT_BUILT,

@@ -121,6 +121,9 @@
 #if !defined(STRESS_NO_HAVE_PIPE2)
 #define HAVE_PIPE2		(1)
 #endif
+#if !defined(STRESS_NO_HAVE_PROCESS_VM_READV)
+#define HAVE_PROCESS_VM_READV	(1)
+#endif
 #if !defined(STRESS_NO_HAVE_LOCKF)
 #define HAVE_LOCKF		(1)
 #endif

@@ -9,7 +9,8 @@
  * tests/unit/test-racers.c: cmocka unit tests of the verdicts the racers
  * and the kernel checks reach from what they read, fed the values a
  * broken kernel gives: the fork child's inherited KSM counters
- * (4d6fc29f3634), pages a GUP pin broke, THP shapes, the sparse range's
+ * (4d6fc29f3634), pages a GUP pin broke, the gup racer's pins in turn, a
+ * read-only pin that kept a KSM page (gup_must_unshare()), THP shapes, the sparse range's
  * layout and walk allowance, the KSM zero pages a fork child is charged
  * against those it maps and the global count no live process holds
  * (issue 20).  (The checks that read fixed kernel paths are in
@@ -101,6 +102,71 @@ static void test_gup_broken(void **state)
 	assert_int_equal(stress_ksm_unmerge_gup_broken(before, before, SIZEOF_ARRAY(before), &folios), 0);
 	assert_int_equal(folios, 0);
 	assert_int_equal(stress_ksm_unmerge_gup_broken(before, after, 0, &folios), 0);
+}
+
+/*
+ *  test_gup_kind()
+ *	every pin in its turn; a pin the racer lacks falls back to one it has,
+ *	a read-only one to process_vm_readv first; none: -1
+ */
+static void test_gup_kind(void **state)
+{
+	const unsigned int all = KSM_GUP_HAS_ODIRECT | KSM_GUP_HAS_RING | KSM_GUP_HAS_READV;
+	int count[4] = { 0, 0, 0, 0 };
+	uint32_t turn;
+
+	(void)state;
+	for (turn = 0; turn < 6; turn++)
+		count[stress_ksm_unmerge_gup_kind(all, turn)]++;
+	assert_int_equal(count[KSM_GUP_ODIRECT_IN], 2);
+	assert_int_equal(count[KSM_GUP_ODIRECT_OUT], 1);
+	assert_int_equal(count[KSM_GUP_LONGTERM], 1);
+	assert_int_equal(count[KSM_GUP_READV], 2);
+	/* tmpfs: no O_DIRECT; the read-only pins are process_vm_readv, the write pins long-term */
+	for (turn = 0; turn < 12; turn++) {
+		const int k = stress_ksm_unmerge_gup_kind(KSM_GUP_HAS_RING | KSM_GUP_HAS_READV, turn);
+
+		assert_true(k == KSM_GUP_LONGTERM || k == KSM_GUP_READV);
+	}
+	assert_int_equal(stress_ksm_unmerge_gup_kind(KSM_GUP_HAS_RING | KSM_GUP_HAS_READV, 2), KSM_GUP_READV);
+	assert_int_equal(stress_ksm_unmerge_gup_kind(KSM_GUP_HAS_RING | KSM_GUP_HAS_READV, 0), KSM_GUP_LONGTERM);
+	/* no process_vm_readv (CONFIG_CROSS_MEMORY_ATTACH off): O_DIRECT writes are the read-only pins */
+	assert_int_equal(stress_ksm_unmerge_gup_kind(KSM_GUP_HAS_ODIRECT | KSM_GUP_HAS_RING, 1), KSM_GUP_ODIRECT_OUT);
+	assert_int_equal(stress_ksm_unmerge_gup_kind(KSM_GUP_HAS_READV, 4), KSM_GUP_READV);
+	assert_int_equal(stress_ksm_unmerge_gup_kind(KSM_GUP_HAS_RING, 5), KSM_GUP_LONGTERM);
+	assert_int_equal(stress_ksm_unmerge_gup_kind(0, 3), -1);
+}
+
+/*
+ *  test_ro_kept()
+ *	a read-only pin that kept a KSM page: the same frame, a KSM page and not
+ *	exclusive after each of 3 pins, ksmd past at most one full scan (it
+ *	cannot have merged the page back after each); anything less, no verdict
+ */
+static void test_ro_kept(void **state)
+{
+	const uint64_t ksm = PM_PRESENT | 0x1234, excl = PM_PRESENT | PM_EXCLUSIVE | 0x1234;
+	const uint64_t kept[KSM_RO_PINS] = { ksm, ksm, ksm };
+	const uint8_t ksm3[KSM_RO_PINS] = { KSM_PAGE_KSM, KSM_PAGE_KSM, KSM_PAGE_KSM };
+	const uint8_t unshared[KSM_RO_PINS] = { KSM_PAGE_KSM, KSM_PAGE_PRIVATE, KSM_PAGE_KSM };
+	uint64_t e[KSM_RO_PINS];
+
+	(void)state;
+	assert_int_equal(stress_ksm_unmerge_ro_kept(ksm, ksm3, kept, KSM_RO_PINS, true, 0), 1);
+	assert_int_equal(stress_ksm_unmerge_ro_kept(ksm, ksm3, kept, KSM_RO_PINS, true, 1), 1);
+	/* ksmd ended two scans: it may have merged the page back after each pin */
+	assert_int_equal(stress_ksm_unmerge_ro_kept(ksm, ksm3, kept, KSM_RO_PINS, true, 2), -1);
+	assert_int_equal(stress_ksm_unmerge_ro_kept(ksm, ksm3, kept, KSM_RO_PINS, true, -1), -1);
+	/* one pin left a private page: the kernel unshares */
+	assert_int_equal(stress_ksm_unmerge_ro_kept(ksm, unshared, kept, KSM_RO_PINS, true, 0), 0);
+	/* too few pins, bit 56 not trusted, an exclusive frame, a new frame: no verdict */
+	assert_int_equal(stress_ksm_unmerge_ro_kept(ksm, ksm3, kept, 2, true, 0), -1);
+	assert_int_equal(stress_ksm_unmerge_ro_kept(ksm, ksm3, kept, KSM_RO_PINS, false, 0), -1);
+	(void)memcpy(e, kept, sizeof(e));
+	e[2] = excl;
+	assert_int_equal(stress_ksm_unmerge_ro_kept(ksm, ksm3, e, KSM_RO_PINS, true, 0), -1);
+	e[2] = PM_PRESENT | 0x4321;
+	assert_int_equal(stress_ksm_unmerge_ro_kept(ksm, ksm3, e, KSM_RO_PINS, true, 0), -1);
 }
 
 /*
@@ -281,6 +347,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fork_counters),
 		cmocka_unit_test(test_gup_broken),
+		cmocka_unit_test(test_gup_kind),
+		cmocka_unit_test(test_ro_kept),
 		cmocka_unit_test(test_thp_kind),
 		cmocka_unit_test(test_sparse_layout),
 		cmocka_unit_test(test_sparse_allow),

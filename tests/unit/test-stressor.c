@@ -644,9 +644,11 @@ static void test_report(void **state)
 	assert_non_null(strstr(out, ",zero-pages=4096,"));
 	assert_non_null(strstr(out, ",failures=1,racer-failures=2\n"));
 	assert_non_null(strstr(out, "ksm-unmerge: racer vmsplice reached: ops=7 ksm-pages-spliced=9,"
-		"merged-phase-timeouts=1,splices-held-over-unmerge=0,ksm-pages-held-over-unmerge=2\n"));
+		"merged-phase-timeouts=1,splices-held-over-unmerge=0,ksm-pages-held-over-unmerge=2,"
+		"held-pages-copied=0\n"));
 	assert_non_null(strstr(out, "ksm-unmerge: racer gup NOT reached: ops=6 ksm-pages-pinned=0,odirect-pins=0,"
-		"odirect-ksm-pages=0,longterm-pins=0,longterm-ksm-pages=0 (its path never met a KSM page)\n"));
+		"odirect-ksm-pages=0,longterm-pins=0,longterm-ksm-pages=0,readv-pins=0,readv-ksm-pages=0 (its "
+		"path never met a KSM page)\n"));
 	assert_non_null(strstr(out, "ksm-unmerge: racer uffd-wp skipped: no uffd here -\n"));
 	assert_non_null(strstr(out, "ksm-unmerge: racer mrelease NOT reached: ops=0 ksm-victims-killed=0,"
 		"mrelease-reaps=0,mrelease-esrch=0,victim-ksm-pages=0 (its path never met a KSM page)\n"));

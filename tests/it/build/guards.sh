@@ -20,7 +20,8 @@
 # HAVE_X is the shim's config macro, any other name a libc macro
 GUARDS="HAVE_VMSPLICE:vmsplice HAVE_SYS_UIO_H:vmsplice HAVE_LINUX_USERFAULTFD_H:uffd-wp,uffd-minor
 	HAVE_POLL_H:uffd-wp,uffd-minor HAVE_MEMFD_CREATE:uffd-minor HAVE_PTRACE:prctl-exec HAVE_SYS_FILE_H:thp
-	HAVE_LINUX_IO_URING_H:- HAVE_SYS_VFS_H:- HAVE_SYS_UTSNAME_H:- HAVE_MADVISE:all HAVE_SYS_PRCTL_H:all
+	HAVE_LINUX_IO_URING_H:- HAVE_PROCESS_VM_READV:- HAVE_SYS_VFS_H:- HAVE_SYS_UTSNAME_H:- HAVE_MADVISE:all
+	HAVE_SYS_PRCTL_H:all
 	HAVE_LIB_PTHREAD:all O_DIRECT:gup MADV_HUGEPAGE:thp MADV_WIPEONFORK:-"
 
 [ -r "$TOP/build/libshim.a" ] || fail "build first: $TOP/build/libshim.a missing"
