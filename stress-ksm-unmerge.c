@@ -3728,6 +3728,7 @@ typedef struct {
 	volatile uint64_t unmerged;	/* cycle whose unmerge the thread did */
 	uint64_t compacted;		/* cycle compaction ran in */
 	int compact_fd;			/* compact_memory, locked exclusive while compacting */
+	volatile bool compacting;	/* the compaction thread has not returned */
 	uint64_t thps;
 } stress_ksm_unmerge_thp_t;
 
@@ -3828,25 +3829,71 @@ static void stress_ksm_unmerge_thp_phase(stress_ksm_unmerge_ctx_t *ctx, stress_k
 		run->rs->evidence += (t->was_thp[c] && stress_ksm_unmerge_thp_ksm(ctx, t, c) > 0);
 }
 
-/* during the main unmerge: compact memory, then unmerge the THP region */
+/* compaction thread: one write to compact_memory (it returns when every zone is compacted) */
+static void *stress_ksm_unmerge_thp_compact(void *arg)
+{
+	stress_ksm_unmerge_thp_t *t = (stress_ksm_unmerge_thp_t *)arg;
+
+	if (write(t->compact_fd, "1", 1) != 1)
+		pr_dbg("ksm-unmerge: thp racer: compact_memory write failed, errno=%d (%s)\n",
+			errno, strerror(errno));
+	t->compacting = false;
+	return NULL;
+}
+
+/*
+ *  stress_ksm_unmerge_thp_op()
+ *	during the main unmerge: compact memory (the exclusive lock, tried
+ *	until the phase moves on: an instance verifying holds it shared) from
+ *	a thread of its own, and meanwhile unmerge the THP region chunk by
+ *	chunk, so that every cycle's chunk unmerges and the region's meet
+ *	KSM pages compaction is migrating (break_ksm() must retry on a
+ *	migration entry), not only when another instance happens to compact
+ */
 static bool stress_ksm_unmerge_thp_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_thp_t *t = (stress_ksm_unmerge_thp_t *)run->priv;
 	const uint64_t cycle = ctx->cycle;
+	pthread_t helper;
+	bool locked = false, started = false;
+	size_t c;
+	int tries;
 
 	if (ctx->phase != KSM_PHASE_UNMERGING || t->unmerged == cycle)
 		return false;
-	if (t->compact_fd >= 0 && t->compacted != cycle && flock(t->compact_fd, LOCK_EX | LOCK_NB) == 0) {
-		if (write(t->compact_fd, "1", 1) != 1)
-			pr_dbg("%s: thp racer: compact_memory write failed, errno=%d (%s)\n", ctx->args->name,
-				errno, strerror(errno));
+	for (tries = 0; tries < 10 && t->compact_fd >= 0 && t->compacted != cycle &&
+	     ctx->phase == KSM_PHASE_UNMERGING && !ctx->quiesce && stress_continue(ctx->args);
+	     tries++) {
+		locked = flock(t->compact_fd, LOCK_EX | LOCK_NB) == 0;
+		if (locked)
+			break;
+		(void)shim_nanosleep_uint64(1000000);
+	}
+	if (locked) {
+		t->compacting = true;
+		started = pthread_create(&helper, NULL, stress_ksm_unmerge_thp_compact, t) == 0;
+		t->compacting = started;
+		run->rs->detail[2] += started;
+	}
+	t->unmerged = cycle;
+	for (c = 0; c < t->chunks; c++) {
+		const bool during = t->compacting;
+
+		if (shim_madvise(t->thp + c * t->pmd, t->pmd, MADV_UNMERGEABLE) < 0 &&
+		    stress_continue(ctx->args))
+			stress_ksm_unmerge_racer_fail(run, "MADV_UNMERGEABLE on THP chunk %zu "
+				"failed, errno=%d (%s)", c, errno, strerror(errno));
+		run->rs->detail[3] += during;
+		/* spread the chunks over the compaction */
+		if (t->compacting && c + 1 < t->chunks)
+			(void)shim_nanosleep_uint64(1000000);
+	}
+	if (started)
+		(void)pthread_join(helper, NULL);
+	if (locked) {
 		(void)flock(t->compact_fd, LOCK_UN);
 		t->compacted = cycle;
 	}
-	t->unmerged = cycle;
-	if (shim_madvise(t->thp, t->size, MADV_UNMERGEABLE) < 0 && stress_continue(ctx->args))
-		stress_ksm_unmerge_racer_fail(run, "MADV_UNMERGEABLE on the THP region failed, errno=%d (%s)",
-			errno, strerror(errno));
 	run->rs->ops++;
 	return true;
 }
@@ -4674,7 +4721,8 @@ static const stress_ksm_unmerge_racer_t stress_ksm_unmerge_racers[KSM_RACERS] = 
 	  .phase = stress_ksm_unmerge_sparse_phase },
 	{ .name = "thp", .evidence = "thps-split", .not_built = KSM_THP_NOT_BUILT,
 	  .desc = "KSM split of THPs, and unmerge racing memory compaction (migration entries)",
-	  .details = { "pmd-thps", "mthps" }, .flags = KSM_RF_PARTIAL, KSM_PRIV(stress_ksm_unmerge_thp_t),
+	  .details = { "pmd-thps", "mthps", "compactions", "unmerges-in-compaction" },
+	  .flags = KSM_RF_PARTIAL, KSM_PRIV(stress_ksm_unmerge_thp_t),
 	  .start = stress_ksm_unmerge_thp_start, .op = stress_ksm_unmerge_thp_op, .phase = stress_ksm_unmerge_thp_phase },
 	{ .name = "signal", .evidence = "unmerges-interrupted", .desc = "signals interrupting the unmerge walk (EINTR, retried)",
 	  KSM_PRIV(stress_ksm_unmerge_signal_t), .start = stress_ksm_unmerge_signal_start,
