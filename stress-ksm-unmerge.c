@@ -2286,12 +2286,31 @@ typedef struct {
 } stress_ksm_unmerge_vmsplice_t;
 
 /*
+ *  stress_ksm_unmerge_held_kept()
+ *	pure: a page that was a KSM page (what0, pagemap entry e0) when it was
+ *	spliced, read (what, e) once the unmerge returned while the pipe still
+ *	holds it.  The pipe's reference keeps that frame from being freed and
+ *	reused, so the same pfn, a KSM page or not exclusive (two signals), is
+ *	the unmerge leaving the page the pipe holds: 1; a new frame, a copy: 0;
+ *	-1 nothing to judge (not a KSM page when spliced, no PFNs)
+ */
+static int stress_ksm_unmerge_held_kept(const int what0, const uint64_t e0, const int what,
+	const uint64_t e, const bool excl)
+{
+	const uint64_t pfn = stress_ksm_unmerge_pm_pfn(e0);
+
+	if (what0 != KSM_PAGE_KSM || !pfn || !(e & PM_PRESENT))
+		return -1;
+	if (stress_ksm_unmerge_pm_pfn(e) != pfn)
+		return 0;
+	return (what == KSM_PAGE_KSM || (excl && !(e & PM_EXCLUSIVE))) ? 1 : -1;
+}
+
+/*
  *  stress_ksm_unmerge_vmsplice_held()
- *	the unmerge returned while the pipe still holds the spliced pages: a
- *	page that was a KSM page (pfn in pm[]) must now map a copy.  The pipe's
- *	reference keeps that frame from being freed and reused, so the same
- *	pfn, a KSM page or not exclusive (two signals), is the unmerge leaving
- *	the page the pipe holds.  Returns the KSM pages found in a new frame
+ *	the unmerge returned while the pipe still holds the spliced pages: each
+ *	page that was a KSM page (states st[], entries pm[]) must map a copy
+ *	(held_kept()); returns the KSM pages found in a new frame
  */
 static uint64_t stress_ksm_unmerge_vmsplice_held(stress_ksm_unmerge_ctx_t *ctx,
 	stress_ksm_unmerge_run_t *run, const size_t first, const size_t n, const uint8_t *st,
@@ -2305,20 +2324,15 @@ static uint64_t stress_ksm_unmerge_vmsplice_held(stress_ksm_unmerge_ctx_t *ctx,
 			stress_ksm_unmerge_page_kind(ctx->pattern, first), now, e) < 0)
 		return 0;
 	for (j = 0; j < n; j++) {
-		const uint64_t pfn = stress_ksm_unmerge_pm_pfn(pm[j]);
-		const bool same = pfn && stress_ksm_unmerge_pm_pfn(e[j]) == pfn;
+		const int kept = stress_ksm_unmerge_held_kept(st[j], pm[j], now[j], e[j],
+			ctx->iface->excl);
 
-		if (st[j] != KSM_PAGE_KSM)
-			continue;
-		if (!same) {
-			copied++;
-			continue;
-		}
-		if (now[j] == KSM_PAGE_KSM || (ctx->iface->excl && !(e[j] & PM_EXCLUSIVE))) {
+		copied += (kept == 0);
+		if (kept == 1) {
 			stress_ksm_unmerge_racer_fail(run, "page %zu still maps the KSM page "
 				"(pfn %#" PRIx64 ") a pipe holds after the unmerge returned: %s",
-				first + j, pfn, now[j] == KSM_PAGE_KSM ? "still a KSM page" :
-				"not exclusive");
+				first + j, stress_ksm_unmerge_pm_pfn(pm[j]),
+				now[j] == KSM_PAGE_KSM ? "still a KSM page" : "not exclusive");
 			break;
 		}
 	}

@@ -10,7 +10,8 @@
  * and the kernel checks reach from what they read, fed the values a
  * broken kernel gives: the fork child's inherited KSM counters
  * (4d6fc29f3634), pages a GUP pin broke, the gup racer's pins in turn, a
- * read-only pin that kept a KSM page (gup_must_unshare()), THP shapes, the sparse range's
+ * read-only pin that kept a KSM page (gup_must_unshare()), a KSM page a pipe
+ * held over the unmerge, THP shapes, the sparse range's
  * layout and walk allowance, the KSM zero pages a fork child is charged
  * against those it maps and the global count no live process holds
  * (issue 20).  (The checks that read fixed kernel paths are in
@@ -167,6 +168,31 @@ static void test_ro_kept(void **state)
 	assert_int_equal(stress_ksm_unmerge_ro_kept(ksm, ksm3, e, KSM_RO_PINS, true, 0), -1);
 	e[2] = PM_PRESENT | 0x4321;
 	assert_int_equal(stress_ksm_unmerge_ro_kept(ksm, ksm3, e, KSM_RO_PINS, true, 0), -1);
+}
+
+/*
+ *  test_held_kept()
+ *	a KSM page a pipe holds over the unmerge: a new frame after it is a
+ *	copy; the same frame, a KSM page or not exclusive, the unmerge left it
+ */
+static void test_held_kept(void **state)
+{
+	const uint64_t ksm = PM_PRESENT | 0x1234, copy = PM_PRESENT | PM_EXCLUSIVE | 0x4321;
+
+	(void)state;
+	assert_int_equal(stress_ksm_unmerge_held_kept(KSM_PAGE_KSM, ksm, KSM_PAGE_PRIVATE, copy, true), 0);
+	assert_int_equal(stress_ksm_unmerge_held_kept(KSM_PAGE_KSM, ksm, KSM_PAGE_KSM, ksm, true), 1);
+	/* KPF_KSM not trusted: the frame not exclusive is the second signal */
+	assert_int_equal(stress_ksm_unmerge_held_kept(KSM_PAGE_KSM, ksm, KSM_PAGE_PRIVATE, ksm, true), 1);
+	assert_int_equal(stress_ksm_unmerge_held_kept(KSM_PAGE_KSM, ksm, KSM_PAGE_PRIVATE, ksm, false), -1);
+	/* the same pfn but exclusive and private: one signal, no verdict */
+	assert_int_equal(stress_ksm_unmerge_held_kept(KSM_PAGE_KSM, ksm, KSM_PAGE_PRIVATE,
+		ksm | PM_EXCLUSIVE, true), -1);
+	/* not a KSM page when spliced (a KSM zero page, a private page), no PFNs, not present */
+	assert_int_equal(stress_ksm_unmerge_held_kept(KSM_PAGE_KZERO, ksm, KSM_PAGE_KSM, ksm, true), -1);
+	assert_int_equal(stress_ksm_unmerge_held_kept(KSM_PAGE_PRIVATE, ksm, KSM_PAGE_KSM, ksm, true), -1);
+	assert_int_equal(stress_ksm_unmerge_held_kept(KSM_PAGE_KSM, PM_PRESENT, KSM_PAGE_KSM, ksm, true), -1);
+	assert_int_equal(stress_ksm_unmerge_held_kept(KSM_PAGE_KSM, ksm, KSM_PAGE_ABSENT, 0, true), -1);
 }
 
 /*
@@ -349,6 +375,7 @@ int main(void)
 		cmocka_unit_test(test_gup_broken),
 		cmocka_unit_test(test_gup_kind),
 		cmocka_unit_test(test_ro_kept),
+		cmocka_unit_test(test_held_kept),
 		cmocka_unit_test(test_thp_kind),
 		cmocka_unit_test(test_sparse_layout),
 		cmocka_unit_test(test_sparse_allow),
