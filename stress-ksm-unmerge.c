@@ -1938,7 +1938,6 @@ static size_t stress_ksm_unmerge_present(const stress_ksm_unmerge_ctx_t *ctx, co
 	return j;
 }
 
-
 /* a copy of region pages first.. holds the pattern, else a fail line and -1 */
 static int stress_ksm_unmerge_copy_check(stress_ksm_unmerge_run_t *run, const size_t first,
 	const uint8_t *buf, const size_t len, const char *what)
@@ -3857,7 +3856,7 @@ static void *stress_ksm_unmerge_thp_compact(void *arg)
 
 /*
  *  stress_ksm_unmerge_thp_op()
- *	during the main unmerge: compact memory (the exclusive lock, tried
+ *	during the main unmerge: compact memory (the exclusive lock, polled
  *	until the phase moves on: an instance verifying holds it shared) from
  *	a thread of its own, and meanwhile unmerge the THP region chunk by
  *	chunk, so that every cycle's chunk unmerges and the region's meet
@@ -3871,13 +3870,13 @@ static bool stress_ksm_unmerge_thp_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_
 	pthread_t helper;
 	bool locked = false, started = false;
 	size_t c;
-	int tries;
 
 	if (ctx->phase != KSM_PHASE_UNMERGING || t->unmerged == cycle)
 		return false;
-	for (tries = 0; tries < 10 && t->compact_fd >= 0 && t->compacted != cycle &&
-	     ctx->phase == KSM_PHASE_UNMERGING && !ctx->quiesce && stress_continue(ctx->args);
-	     tries++) {
+	/* polled while the region unmerges: the phase hooks before it and every other instance's
+	 * merge check and verification hold it shared */
+	while (t->compact_fd >= 0 && t->compacted != cycle && ctx->phase == KSM_PHASE_UNMERGING &&
+	       !ctx->quiesce && stress_continue(ctx->args)) {
 		locked = flock(t->compact_fd, LOCK_EX | LOCK_NB) == 0;
 		if (locked)
 			break;
