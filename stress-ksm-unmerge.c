@@ -218,9 +218,8 @@ typedef struct {
 	uint64_t zp, zp_flags;		/* that page */
 	int64_t zp_pages, zp_stat[3];	/* KSM zero pages merged; ksm_stat's count before, merged, unmerged */
 	int64_t zp_global[2];		/* global ksm_zero_pages merged, unmerged; -1 absent */
-	uint64_t mg_after[2], mg_after_flags[2];	/* the identical pages after the unmerge */
 	uint64_t zp_after, zp_after_flags;	/* the zero-filled page right after it */
-	uint64_t ksm_pages;		/* pages on a shared KSM pfn the probe merged */
+	uint64_t ksm_pages;		/* pages on a shared KSM pfn the probe unmerge broke */
 	int64_t cow_before, cow_after;	/* cow_ksm around the probe unmerge, -1 absent */
 	bool stat, stat_merging, stat_zero;	/* ksm_stat and its two lines */
 	bool merging_pages;		/* /proc/self/ksm_merging_pages exists */
@@ -238,7 +237,7 @@ typedef struct {
 	bool trusted[KSM_IFACES];
 	char why[KSM_IFACES][160];	/* the kernel behaviour, when not trusted */
 	char use[KSM_IFACES][160];	/* what is used (instead) */
-	bool ksm_kept, zero_kept;	/* the probe unmerge left its KSM (zero) page */
+	bool zero_kept;			/* the probe unmerge left its KSM zero page */
 	char broken[320];		/* the kernel failed the probe unmerge: fail line */
 	char disagree[320];		/* one signal said so, the other not: info line */
 } stress_ksm_unmerge_iface_t;
@@ -1000,65 +999,35 @@ static void stress_ksm_unmerge_iface_kpf_ksm(const stress_ksm_unmerge_obs_t *o, 
 	}
 }
 
-/* pure: is pagemap entry e (kpageflags flags) the zero page, by the self-tested signals */
-static bool stress_ksm_unmerge_iface_is_zero(const stress_ksm_unmerge_iface_t *ifc,
-	const uint64_t e, const uint64_t flags)
-{
-	const uint64_t pfn = stress_ksm_unmerge_pm_pfn(e);
-
-	if (!ifc->pfns || !pfn || (e & PM_EXCLUSIVE))
-		return false;
-	return (ifc->zero_pfn && pfn == ifc->zero_pfn) ||
-		(ifc->kpf_zero && (flags & KPF_ZERO_PAGE));
-}
-
 /*
  *  stress_ksm_unmerge_iface_kept()
- *	pure: did the probe unmerge leave what it had to unshare, the very
- *	thing under test?  Two signals must agree: still one pfn for the two
- *	identical pages and that frame not exclusive (or KPF_KSM, where
- *	trusted); the zero page still mapped (pagemap) and still charged
- *	(ksm_stat's ksm_zero_pages, else the global one, did not drop).  Then
- *	the kernel is broken, not the interface; one signal alone is said
+ *	pure: the probe unmerge left its KSM zero page (6.4+), still mapped (pagemap) and
+ *	charged (ksm_stat's, else the global ksm_zero_pages): the kernel broke, not the interface
  */
 static void stress_ksm_unmerge_iface_kept(const stress_ksm_unmerge_obs_t *o,
 	stress_ksm_unmerge_iface_t *ifc)
 {
-	const uint64_t pfn = stress_ksm_unmerge_pm_pfn(o->mg_after[0]);
-	const bool same = ifc->pfns && o->merged == 1 && pfn &&
-		pfn == stress_ksm_unmerge_pm_pfn(o->mg_after[1]);
-	const bool kpf = ifc->kpf_ksm && (o->mg_after_flags[0] & KPF_KSM);
-	const bool ksm = same && (kpf || (ifc->excl && !(o->mg_after[0] & PM_EXCLUSIVE)));
-	const bool mapped = ifc->zero_unshare && o->zp_valid && o->zp_pages > 0 &&
-		stress_ksm_unmerge_iface_is_zero(ifc, o->zp_after, o->zp_after_flags);
+	const uint64_t zpfn = stress_ksm_unmerge_pm_pfn(o->zp_after);
+	const bool mapped = ifc->zero_unshare && ifc->pfns && o->zp_valid && o->zp_pages > 0 &&
+		zpfn && !(o->zp_after & PM_EXCLUSIVE) && ((ifc->zero_pfn && zpfn ==
+		ifc->zero_pfn) || (ifc->kpf_zero && (o->zp_after_flags & KPF_ZERO_PAGE)));
 	const bool by_stat = o->stat && o->stat_zero && o->zp_stat[0] >= 0 &&
 		o->zp_stat[1] - o->zp_stat[0] == o->zp_pages;
-	const bool by_global = !by_stat && o->zp_global[0] >= 0 && o->zp_global[1] >= 0;
 	const int64_t kept = by_stat ? o->zp_stat[2] - o->zp_stat[0] :
 		o->zp_global[1] - o->zp_global[0];
-	char *b = ifc->broken;
 
-	ifc->ksm_kept = ksm;
-	ifc->zero_kept = mapped && ((by_stat && kept >= o->zp_pages) || (by_global && kept >= 0));
-	if (ifc->ksm_kept)
-		(void)snprintf(b, sizeof(ifc->broken), "the self-test's probe KSM page is still "
-			"shared after MADV_UNMERGEABLE: its two identical pages map pfn %#" PRIx64
-			"%s%s: the unmerge left a KSM page", pfn,
-			(o->mg_after[0] & PM_EXCLUSIVE) ? "" : ", not exclusive",
-			kpf ? ", KPF_KSM set" : "");
-	else if (ifc->zero_kept)
-		(void)snprintf(b, sizeof(ifc->broken), "the self-test's probe KSM zero page is "
-			"still mapped (pfn %#" PRIx64 ") and still charged (%s ksm_zero_pages "
-			"%+" PRId64 " after its unmerge) after MADV_UNMERGEABLE: the kernel no "
-			"longer unshares KSM zero pages (6.4+)",
-			stress_ksm_unmerge_pm_pfn(o->zp_after),
+	ifc->zero_kept = mapped && ((by_stat && kept >= o->zp_pages) ||
+		(!by_stat && o->zp_global[0] >= 0 && o->zp_global[1] >= 0 && kept >= 0));
+	if (ifc->zero_kept)
+		(void)snprintf(ifc->broken, sizeof(ifc->broken), "the self-test's probe KSM "
+			"zero page is still mapped (pfn %#" PRIx64 ") and still charged (%s "
+			"ksm_zero_pages %+" PRId64 " after its unmerge) after MADV_UNMERGEABLE: "
+			"the kernel no longer unshares KSM zero pages (6.4+)", zpfn,
 			by_stat ? "ksm_stat's" : "the global", kept);
-	else if (same || mapped)
+	else if (mapped)
 		(void)snprintf(ifc->disagree, sizeof(ifc->disagree), "after the self-test's "
-			"probe unmerge %s; not counted as a kernel failure", mapped ?
-			"its zero-filled page still maps the zero page but no counter says it is "
-			"still charged" : "its two identical pages share a frame that is "
-			"exclusive");
+			"probe unmerge its zero-filled page still maps the zero page but no "
+			"counter says it is still charged; not counted as a kernel failure");
 }
 
 /* pure: ksm_stat fields (fallback field by field) and cow_ksm */
@@ -1086,9 +1055,7 @@ static void stress_ksm_unmerge_iface_counters(const stress_ksm_unmerge_obs_t *o,
 		"%s for merging pages, %s for KSM zero pages", o->stat_merging ? "ksm_stat" :
 		o->merging_pages ? "/proc/self/ksm_merging_pages" : ifc->pfns ? "pagemap" : "nothing",
 		ifc->stat_zero ? "ksm_stat" : ifc->pfns ? "pagemap" : "nothing");
-	/* pages the unmerge left shared were never unshared: cow_ksm is not tested by them */
-	ifc->cow_ksm = delta >= 0 && !(o->merged == 1 && !ifc->ksm_kept && o->ksm_pages &&
-		(uint64_t)delta < o->ksm_pages);
+	ifc->cow_ksm = delta >= 0 && !(o->merged == 1 && o->ksm_pages && (uint64_t)delta < o->ksm_pages);
 	if (delta < 0)
 		stress_ksm_unmerge_iface_set(ifc, KSM_IFACE_COW_KSM, "no cow_ksm in /proc/vmstat",
 			"pagemap checks only (the cow_ksm check is off)");
@@ -1098,8 +1065,7 @@ static void stress_ksm_unmerge_iface_counters(const stress_ksm_unmerge_obs_t *o,
 			delta, o->ksm_pages);
 	else
 		stress_ksm_unmerge_iface_set(ifc, KSM_IFACE_COW_KSM, NULL, "cow_ksm (grew by %" PRId64
-			" for %" PRIu64 " unshared KSM pages)", delta,
-			(o->merged == 1 && !ifc->ksm_kept) ? o->ksm_pages : 0);
+			" for %" PRIu64 " unshared KSM pages)", delta, o->merged == 1 ? o->ksm_pages : 0);
 }
 
 /* pure: which signals the verdicts may use, from the self-test's observations */
@@ -1163,8 +1129,7 @@ static inline bool stress_ksm_unmerge_is_ksm(const int what)
 	return what == KSM_PAGE_KSM || what == KSM_PAGE_KZERO;
 }
 
-/* states of n pages at addr of pattern kind (-1: the same page) into st[], their pagemap
- * entries into pm[]; -1 without PFNs */
+/* states of n pages at addr of kind (-1: the same page) into st[], entries into pm[]; -1 */
 static int stress_ksm_unmerge_pages_entries(const stress_ksm_unmerge_ctx_t *ctx, const void *addr,
 	const size_t n, const int kind, uint8_t *st, uint64_t *pm)
 {
@@ -1255,19 +1220,15 @@ static void stress_ksm_unmerge_iface_merge(const int pm_fd, const int kpf_fd, co
 		o->zp_stat[1] = stress_ksm_unmerge_field(KSM_STAT, "ksm_zero_pages");
 		o->zp_global[0] = stress_ksm_unmerge_field(KSM_SYSFS "/ksm_zero_pages", NULL);
 		o->cow_before = stress_ksm_unmerge_field("/proc/vmstat", "cow_ksm");
-		if (shim_madvise(p, 3 * ps, MADV_UNMERGEABLE) < 0) {
+		if (shim_madvise(p, 3 * ps, MADV_UNMERGEABLE) < 0) {	/* nothing to judge */
 			pr_inf("ksm-unmerge: self-test: MADV_UNMERGEABLE of the probe failed, "
 				"errno=%d (%s)\n", errno, strerror(errno));
 			o->merged = -1;
-			o->zp_valid = false;
 			o->zp_pages = 0;
 		}
 		o->cow_after = stress_ksm_unmerge_field("/proc/vmstat", "cow_ksm");
 		o->zp_stat[2] = stress_ksm_unmerge_field(KSM_STAT, "ksm_zero_pages");
 		o->zp_global[1] = stress_ksm_unmerge_field(KSM_SYSFS "/ksm_zero_pages", NULL);
-		for (w = 0; w < 2; w++)
-			stress_ksm_unmerge_iface_entry(pm_fd, kpf_fd, p + w * ps, ps,
-				&o->mg_after[w], &o->mg_after_flags[w]);
 		stress_ksm_unmerge_iface_entry(pm_fd, kpf_fd, p + 2 * ps, ps, &o->zp_after,
 			&o->zp_after_flags);
 	}
@@ -1921,8 +1882,7 @@ static size_t stress_ksm_unmerge_random_range(const stress_ksm_unmerge_ctx_t *ct
 	return n;
 }
 
-/* leading pages of first..first+n holding their pattern's bytes; states into st[], pagemap
- * entries into pm[] */
+/* leading pages of first..first+n holding their pattern's bytes; states, entries into st, pm */
 static size_t stress_ksm_unmerge_present(const stress_ksm_unmerge_ctx_t *ctx, const size_t first,
 	const size_t n, uint8_t *st, uint64_t *pm)
 {
@@ -2286,12 +2246,8 @@ typedef struct {
 
 /*
  *  stress_ksm_unmerge_held_kept()
- *	pure: a page that was a KSM page (what0, pagemap entry e0) when it was
- *	spliced, read (what, e) once the unmerge returned while the pipe still
- *	holds it.  The pipe's reference keeps that frame from being freed and
- *	reused, so the same pfn, a KSM page or not exclusive (two signals), is
- *	the unmerge leaving the page the pipe holds: 1; a new frame, a copy: 0;
- *	-1 nothing to judge (not a KSM page when spliced, no PFNs)
+ *	pure: a KSM page when spliced (what0, e0), read (what, e) after the unmerge while a pipe
+ *	holds its frame (never reused): the same pfn and KSM or not exclusive, left: 1; copy: 0
  */
 static int stress_ksm_unmerge_held_kept(const int what0, const uint64_t e0, const int what,
 	const uint64_t e, const bool excl)
@@ -2306,39 +2262,6 @@ static int stress_ksm_unmerge_held_kept(const int what0, const uint64_t e0, cons
 }
 
 /*
- *  stress_ksm_unmerge_vmsplice_held()
- *	the unmerge returned while the pipe still holds the spliced pages: each
- *	page that was a KSM page (states st[], entries pm[]) must map a copy
- *	(held_kept()); returns the KSM pages found in a new frame
- */
-static uint64_t stress_ksm_unmerge_vmsplice_held(stress_ksm_unmerge_ctx_t *ctx,
-	stress_ksm_unmerge_run_t *run, const size_t first, const size_t n, const uint8_t *st,
-	const uint64_t *pm)
-{
-	uint8_t now[KSM_OP_PAGES];
-	uint64_t e[KSM_OP_PAGES], copied = 0;
-	size_t j;
-
-	if (stress_ksm_unmerge_pages_entries(ctx, ctx->region + first * ctx->page_size, n,
-			stress_ksm_unmerge_page_kind(ctx->pattern, first), now, e) < 0)
-		return 0;
-	for (j = 0; j < n; j++) {
-		const int kept = stress_ksm_unmerge_held_kept(st[j], pm[j], now[j], e[j],
-			ctx->iface->excl);
-
-		copied += (kept == 0);
-		if (kept == 1) {
-			stress_ksm_unmerge_racer_fail(run, "page %zu still maps the KSM page "
-				"(pfn %#" PRIx64 ") a pipe holds after the unmerge returned: %s",
-				first + j, stress_ksm_unmerge_pm_pfn(pm[j]),
-				now[j] == KSM_PAGE_KSM ? "still a KSM page" : "not exclusive");
-			break;
-		}
-	}
-	return copied;
-}
-
-/*
  *  stress_ksm_unmerge_vmsplice_op()
  *	vmsplice 1-16 merged pages into the pipe, read them back, check every byte
  */
@@ -2346,15 +2269,15 @@ static bool stress_ksm_unmerge_vmsplice_op(stress_ksm_unmerge_ctx_t *ctx, stress
 {
 	stress_ksm_unmerge_vmsplice_t *v = (stress_ksm_unmerge_vmsplice_t *)run->priv;
 	struct iovec iov[KSM_OP_PAGES];
-	uint8_t st[KSM_OP_PAGES];
-	uint64_t pm[KSM_OP_PAGES];
+	uint8_t st[KSM_OP_PAGES], now[KSM_OP_PAGES];
+	uint64_t pm[KSM_OP_PAGES], e[KSM_OP_PAGES];
 	const uint64_t cycle = ctx->cycle;
 	const bool merged = (ctx->phase == KSM_PHASE_MERGED);
 	size_t first, j, got = 0, n = stress_ksm_unmerge_random_range(ctx, KSM_OP_PAGES, &first);
 	uint64_t ksm = 0;
 	bool held = false;
 	ssize_t ret;
-	int spins = 0;
+	int spins = 0, kept;
 
 	if (!stress_ksm_unmerge_active(ctx))
 		return false;
@@ -2377,8 +2300,19 @@ static bool stress_ksm_unmerge_vmsplice_op(stress_ksm_unmerge_ctx_t *ctx, stress
 	       (ctx->phase == KSM_PHASE_MERGED || ctx->phase == KSM_PHASE_UNMERGING))
 		(void)shim_nanosleep_uint64(50000);
 	held = merged && ctx->cycle == cycle && ctx->phase == KSM_PHASE_VERIFY;
-	if (held && !ctx->stopped)
-		run->rs->detail[2] += stress_ksm_unmerge_vmsplice_held(ctx, run, first, n, st, pm);
+	/* the KSM pages held over the unmerge must map a copy now */
+	if (held && !ctx->stopped && stress_ksm_unmerge_pages_entries(ctx, iov[0].iov_base, n,
+			stress_ksm_unmerge_page_kind(ctx->pattern, first), now, e) == 0) {
+		for (j = 0; j < n && !run->rs->failures; j++) {
+			kept = stress_ksm_unmerge_held_kept(st[j], pm[j], now[j], e[j],
+				ctx->iface->excl);
+			run->rs->detail[2] += (kept == 0);
+			if (kept == 1)
+				stress_ksm_unmerge_racer_fail(run, "page %zu still maps "
+					"the KSM page (pfn %#" PRIx64 ") a pipe holds after the "
+					"unmerge", first + j, (uint64_t)(pm[j] & PM_PFN_MASK));
+		}
+	}
 	if (!merged)
 		stress_ksm_unmerge_hold(ctx);
 	while (got < (size_t)ret) {
@@ -2430,22 +2364,9 @@ typedef int stress_ksm_unmerge_vmsplice_t;	/* the racer table's priv_size */
 #if defined(O_DIRECT)
 
 #define KSM_RO_PINS		(3)	/* read-only pins that must each have unshared a KSM page */
-#if defined(HAVE_PROCESS_VM_READV) && defined(HAVE_SYS_UIO_H)
-#define KSM_GUP_READV_BUILT
-#endif
 
-/* what a gup op pins with: kinds in their turn */
-enum {
-	KSM_GUP_ODIRECT_IN = 0,		/* O_DIRECT read into the region: write pins */
-	KSM_GUP_ODIRECT_OUT,		/* O_DIRECT write from the region: read-only pins */
-	KSM_GUP_LONGTERM,		/* io_uring fixed buffer: long-term write pins */
-	KSM_GUP_READV,			/* process_vm_readv from the region: read-only pins */
-};
-
-/* the pins a gup racer can take (bits of the kinds above) */
-#define KSM_GUP_HAS_ODIRECT	STRESS_BIT_U(0)
-#define KSM_GUP_HAS_RING	STRESS_BIT_U(1)
-#define KSM_GUP_HAS_READV	STRESS_BIT_U(2)
+/* what a gup op pins with: O_DIRECT read into / write from the region, long-term, readv */
+enum { KSM_GUP_ODIRECT_IN = 0, KSM_GUP_ODIRECT_OUT, KSM_GUP_LONGTERM, KSM_GUP_READV };
 
 typedef struct {
 	int fd;				/* O_DIRECT file, unnamed (O_TMPFILE) or unlinked */
@@ -2455,36 +2376,15 @@ typedef struct {
 	uint32_t turn;
 } stress_ksm_unmerge_gup_t;
 
-/*
- *  stress_ksm_unmerge_gup_kind()
- *	pure: the pin of turn (KSM_GUP_*) with the pins a racer has (has):
- *	in six turns two O_DIRECT reads, an O_DIRECT write, a long-term pin
- *	and two process_vm_readv; a pin it lacks falls back to one it has
- *	(the read-only ones to process_vm_readv), -1 with none
- */
+/* pure: the pin (KSM_GUP_*) of turn with the kinds has (a bit each); one it lacks: the next's */
 static int stress_ksm_unmerge_gup_kind(const unsigned int has, const uint32_t turn)
 {
-	static const int kinds[] = {
-		KSM_GUP_ODIRECT_IN, KSM_GUP_READV, KSM_GUP_ODIRECT_OUT,
-		KSM_GUP_ODIRECT_IN, KSM_GUP_LONGTERM, KSM_GUP_READV,
-	};
-	static const int fallback[][3] = {	/* what a kind falls back to, in order */
-		[KSM_GUP_ODIRECT_IN] = { KSM_GUP_LONGTERM, KSM_GUP_READV, KSM_GUP_ODIRECT_IN },
-		[KSM_GUP_ODIRECT_OUT] = { KSM_GUP_READV, KSM_GUP_ODIRECT_IN, KSM_GUP_LONGTERM },
-		[KSM_GUP_LONGTERM] = { KSM_GUP_ODIRECT_IN, KSM_GUP_READV, KSM_GUP_LONGTERM },
-		[KSM_GUP_READV] = { KSM_GUP_ODIRECT_OUT, KSM_GUP_ODIRECT_IN, KSM_GUP_LONGTERM },
-	};
-	static const unsigned int need[] = {
-		KSM_GUP_HAS_ODIRECT, KSM_GUP_HAS_ODIRECT, KSM_GUP_HAS_RING, KSM_GUP_HAS_READV,
-	};
-	const int kind = kinds[turn % SIZEOF_ARRAY(kinds)];
-	size_t i;
+	static const int kinds[] = { 0, 3, 1, 0, 2, 3 };	/* in, readv, out, in, lt, readv */
+	uint32_t i;
 
-	if (has & need[kind])
-		return kind;
-	for (i = 0; i < SIZEOF_ARRAY(fallback[0]); i++)
-		if (has & need[fallback[kind][i]])
-			return fallback[kind][i];
+	for (i = turn; i < turn + SIZEOF_ARRAY(kinds); i++)
+		if (has & STRESS_BIT_U(kinds[i % SIZEOF_ARRAY(kinds)]))
+			return kinds[i % SIZEOF_ARRAY(kinds)];
 	return -1;
 }
 
@@ -2507,29 +2407,26 @@ static uint64_t stress_ksm_unmerge_gup_broken(const uint8_t *before, const uint8
 
 /*
  *  stress_ksm_unmerge_ro_kept()
- *	pure: did read-only pins keep a KSM page shared?  A read-only FOLL_PIN
- *	must unshare a KSM page (gup_must_unshare(): a KSM page is never
- *	exclusive).  e0 is the page before the first pin, what[i] and e[i]
- *	after pin i of n, excl whether bit 56 is trusted, scans how many full
- *	scans ksmd ended meanwhile (-1 unknown).  1: kept: after every pin the
- *	same frame, a KSM page and not exclusive (two signals), n pins and
- *	ksmd past at most one full scan, so it cannot have merged the page
- *	back after each (it visits a page once a scan); 0: unshared by some
- *	pin; -1: no verdict (a new frame, an exclusive KSM page, too few pins)
+ *	pure: did read-only pins keep a KSM page (e0 before them) shared?  A
+ *	read-only FOLL_PIN must unshare it (gup_must_unshare()).  1: after each
+ *	of n pins (what[], e[]) the same frame, a KSM page and not exclusive
+ *	(excl: bit 56 trusted), while ksmd ended at most one full scan (scans:
+ *	it visits a page once a scan, so it cannot have merged it back after
+ *	each); 0: a pin unshared it; -1: no verdict
  */
 static int stress_ksm_unmerge_ro_kept(const uint64_t e0, const uint8_t *what, const uint64_t *e,
 	const size_t n, const bool excl, const int64_t scans)
 {
+	int verdict = (excl && n >= KSM_RO_PINS && scans >= 0 && scans <= 1) ? 1 : -1;
 	size_t i;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		if (what[i] != KSM_PAGE_KSM)
 			return 0;
-	for (i = 0; i < n; i++)
-		if (stress_ksm_unmerge_pm_pfn(e[i]) != stress_ksm_unmerge_pm_pfn(e0) || !excl ||
-		    (e[i] & PM_EXCLUSIVE))
-			return -1;
-	return (n >= KSM_RO_PINS && scans >= 0 && scans <= 1) ? 1 : -1;
+		if (((e[i] ^ e0) & PM_PFN_MASK) || (e[i] & PM_EXCLUSIVE))
+			verdict = -1;
+	}
+	return verdict;
 }
 
 /* an O_DIRECT transfer moved all len bytes, else a failure (not EINTR) */
@@ -2585,137 +2482,79 @@ static void stress_ksm_unmerge_gup_odirect(stress_ksm_unmerge_ctx_t *ctx, stress
 		"region after an O_DIRECT read into it:");
 }
 
-/*
- *  stress_ksm_unmerge_gup_ro_pin()
- *	one read-only pin of n region pages from first: O_DIRECT write from
- *	them (GUP-fast FOLL_PIN), or process_vm_readv from them into the
- *	bounce buffer (FOLL_PIN through pin_user_pages_remote()); false if it
- *	did not move every byte (a failure but for EINTR)
- */
+/* a read-only pin of n pages from first: O_DIRECT write from them or process_vm_readv */
 static bool stress_ksm_unmerge_gup_ro_pin(stress_ksm_unmerge_ctx_t *ctx,
 	stress_ksm_unmerge_run_t *run, stress_ksm_unmerge_gup_t *g, const int kind,
 	const size_t first, const size_t n)
 {
 	const size_t len = n * ctx->page_size;
-	struct iovec local = { g->buf, len };
-	struct iovec remote = { ctx->region + first * ctx->page_size, len };
-	ssize_t ret;
+	uint8_t *addr = ctx->region + first * ctx->page_size;
+	ssize_t ret = -1;
 
 	if (kind == KSM_GUP_ODIRECT_OUT)
 		return stress_ksm_unmerge_gup_io_ok(run, "write from the region",
-			pwrite(g->fd, remote.iov_base, len, 0), len);
-#if defined(KSM_GUP_READV_BUILT)
-	ret = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
-#else
-	(void)local;
-	ret = -1;
+			pwrite(g->fd, addr, len, 0), len);
 	errno = ENOSYS;
+#if defined(HAVE_PROCESS_VM_READV) && defined(HAVE_SYS_UIO_H)
+	ret = process_vm_readv(getpid(), &(struct iovec){ g->buf, len }, 1,
+		&(struct iovec){ addr, len }, 1, 0);
 #endif
-	if (ret == (ssize_t)len)
-		return true;
-	if (ret >= 0 || errno != EINTR)
-		stress_ksm_unmerge_racer_fail(run, "process_vm_readv of pages %zu..%zu (%zu "
-			"bytes) returned %zd, errno=%d (%s)", first, first + n - 1, len, ret,
-			ret < 0 ? errno : 0, ret < 0 ? strerror(errno) : "short");
-	return false;
-}
-
-/*
- *  stress_ksm_unmerge_gup_ro_confirm()
- *	page i was a KSM page (e0) right before a read-only pin and still is
- *	right after it (what1, e1): pin it alone until KSM_RO_PINS pins,
- *	reading it after each, and judge (ro_kept(); scans0 and cow0 were
- *	read before the first pin); 1 kept, 0 unshared, -1 no verdict
- */
-static int stress_ksm_unmerge_gup_ro_confirm(stress_ksm_unmerge_ctx_t *ctx,
-	stress_ksm_unmerge_run_t *run, stress_ksm_unmerge_gup_t *g, const int kind, const size_t i,
-	const uint64_t e0, const uint8_t what1, const uint64_t e1, const int64_t scans0,
-	const int64_t cow0)
-{
-	const int pkind = stress_ksm_unmerge_page_kind(ctx->pattern, i);
-	uint8_t what[KSM_RO_PINS];
-	uint64_t e[KSM_RO_PINS];
-	int64_t scans1, cow1;
-	char cow[64] = "";
-	size_t k;
-	int verdict;
-
-	what[0] = what1;
-	e[0] = e1;
-	for (k = 1; k < KSM_RO_PINS; k++) {
-		if (!stress_ksm_unmerge_gup_ro_pin(ctx, run, g, kind, i, 1) ||
-		    stress_ksm_unmerge_pages_entries(ctx, ctx->region + i * ctx->page_size, 1,
-			pkind, &what[k], &e[k]) < 0)
-			return -1;
-	}
-	scans1 = stress_ksm_unmerge_field(KSM_SYSFS "/full_scans", NULL);
-	cow1 = stress_ksm_unmerge_field("/proc/vmstat", "cow_ksm");
-	verdict = stress_ksm_unmerge_ro_kept(e0, what, e, KSM_RO_PINS, ctx->iface->excl,
-		(scans0 >= 0 && scans1 >= scans0) ? scans1 - scans0 : -1);
-	if (cow0 >= 0 && cow1 >= 0)
-		(void)snprintf(cow, sizeof(cow), "; cow_ksm grew by %" PRId64, cow1 - cow0);
-	if (verdict == 1)
-		stress_ksm_unmerge_racer_fail(run, "a read-only pin (%s) kept KSM page %zu "
-			"shared: after each of %d pins it mapped KSM pfn %#" PRIx64 ", not "
-			"exclusive, while ksmd ended %" PRId64 " full scan(s) (too few to merge "
-			"it back after each)%s: gup_must_unshare() did not unshare it",
-			kind == KSM_GUP_READV ? "process_vm_readv" : "O_DIRECT write", i,
-			KSM_RO_PINS, stress_ksm_unmerge_pm_pfn(e0), scans1 - scans0, cow);
-	else
-		pr_dbg("%s: gup racer: page %zu a KSM page right after a read-only pin: %s after "
-			"%d pins (ksmd ended %" PRId64 " full scans)\n", ctx->args->name, i,
-			verdict ? "no verdict" : "unshared", KSM_RO_PINS, scans1 - scans0);
-	return verdict;
+	if (ret != (ssize_t)len && (ret >= 0 || errno != EINTR))
+		stress_ksm_unmerge_racer_fail(run, "process_vm_readv of pages %zu..%zu returned "
+			"%zd, errno=%d (%s)", first, first + n - 1, ret, errno, strerror(errno));
+	return ret == (ssize_t)len;
 }
 
 /*
  *  stress_ksm_unmerge_gup_ro()
- *	read-only pins of 1-16 merged pages (O_DIRECT write from them, or
- *	process_vm_readv): each KSM page must be unshared by the pin, and the
- *	copy must hold the region's bytes
+ *	read-only pins of 1-16 merged pages: each KSM page unshared, the copy intact; one still
+ *	a KSM page (merged back by ksmd?) is pinned alone until KSM_RO_PINS pins (ro_kept())
  */
 static void stress_ksm_unmerge_gup_ro(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run,
 	stress_ksm_unmerge_gup_t *g, const int kind)
 {
 	const size_t ps = ctx->page_size;
-	uint8_t before[KSM_OP_PAGES], after[KSM_OP_PAGES];
-	uint64_t e0[KSM_OP_PAGES], e1[KSM_OP_PAGES], folios, broken;
-	size_t first, j, n = stress_ksm_unmerge_random_range(ctx, KSM_OP_PAGES, &first);
-	int64_t scans0, cow0;
-	int kept = 0;
+	const int64_t scans0 = stress_ksm_unmerge_field(KSM_SYSFS "/full_scans", NULL);
+	uint8_t before[KSM_OP_PAGES], after[KSM_OP_PAGES], what[KSM_RO_PINS];
+	uint64_t e0[KSM_OP_PAGES], e1[KSM_OP_PAGES], e[KSM_RO_PINS], folios, broken;
+	size_t first, j, k, n = stress_ksm_unmerge_random_range(ctx, KSM_OP_PAGES, &first);
+	int64_t scans1;
 
-	/* ksmd's scans first: it may merge a page back at most once a scan */
-	scans0 = stress_ksm_unmerge_field(KSM_SYSFS "/full_scans", NULL);
-	cow0 = stress_ksm_unmerge_field("/proc/vmstat", "cow_ksm");
 	n = stress_ksm_unmerge_present(ctx, first, n, before, e0);
-	if (!n)
-		return;
 	stress_ksm_unmerge_met(run);
-	if (!stress_ksm_unmerge_gup_ro_pin(ctx, run, g, kind, first, n))
+	if (!n || !stress_ksm_unmerge_gup_ro_pin(ctx, run, g, kind, first, n))
 		return;
 	(void)stress_ksm_unmerge_pages_entries(ctx, ctx->region + first * ps, n,
 		stress_ksm_unmerge_page_kind(ctx->pattern, first), after, e1);
 	broken = stress_ksm_unmerge_gup_broken(before, after, n, &folios);
 	run->rs->evidence += broken;
 	run->rs->ops++;
-	if (kind == KSM_GUP_READV) {
-		run->rs->detail[4]++;
-		run->rs->detail[5] += broken;
-		(void)stress_ksm_unmerge_copy_check(run, first, g->buf, n * ps,
-			"read by process_vm_readv:");
-	} else {
-		run->rs->detail[0]++;
-		run->rs->detail[1] += broken;
-		if (stress_ksm_unmerge_gup_io_ok(run, "read back", pread(g->fd, g->buf, n * ps, 0),
-				n * ps))
-			(void)stress_ksm_unmerge_copy_check(run, first, g->buf, n * ps,
-				"file written from the region:");
-	}
-	/* a KSM page still there: ksmd may have merged it back, so pin it again */
-	for (j = 0; j < n && kept >= 0 && !run->rs->failures; j++)
-		if (before[j] == KSM_PAGE_KSM && after[j] == KSM_PAGE_KSM)
-			kept = stress_ksm_unmerge_gup_ro_confirm(ctx, run, g, kind, first + j,
-				e0[j], after[j], e1[j], scans0, cow0);
+	run->rs->detail[kind == KSM_GUP_READV ? 4 : 0]++;
+	run->rs->detail[kind == KSM_GUP_READV ? 5 : 1] += broken;
+	if (kind == KSM_GUP_ODIRECT_OUT && !stress_ksm_unmerge_gup_io_ok(run, "read back",
+			pread(g->fd, g->buf, n * ps, 0), n * ps))
+		return;
+	(void)stress_ksm_unmerge_copy_check(run, first, g->buf, n * ps, "copy by a read-only pin:");
+	for (j = 0; j < n && (before[j] != KSM_PAGE_KSM || after[j] != KSM_PAGE_KSM); j++)
+		;
+	if (j == n)
+		return;
+	what[0] = after[j];
+	e[0] = e1[j];
+	for (k = 1; k < KSM_RO_PINS; k++)
+		if (!stress_ksm_unmerge_gup_ro_pin(ctx, run, g, kind, first + j, 1) ||
+		    stress_ksm_unmerge_pages_entries(ctx, ctx->region + (first + j) * ps, 1,
+			stress_ksm_unmerge_page_kind(ctx->pattern, first + j), &what[k], &e[k]) < 0)
+			return;
+	scans1 = stress_ksm_unmerge_field(KSM_SYSFS "/full_scans", NULL);
+	if (stress_ksm_unmerge_ro_kept(e0[j], what, e, KSM_RO_PINS, ctx->iface->excl,
+			(scans0 >= 0 && scans1 >= scans0) ? scans1 - scans0 : -1) == 1)
+		stress_ksm_unmerge_racer_fail(run, "a read-only pin (%s) kept KSM page %zu "
+			"shared: after each of %d pins it mapped KSM pfn %#" PRIx64 ", not "
+			"exclusive, while ksmd ended %" PRId64 " full scan(s): gup_must_unshare() "
+			"did not unshare it",
+			kind == KSM_GUP_READV ? "process_vm_readv" : "O_DIRECT write", first + j,
+			KSM_RO_PINS, stress_ksm_unmerge_pm_pfn(e0[j]), scans1 - scans0);
 }
 
 #if defined(HAVE_LINUX_IO_URING_H) && defined(__NR_io_uring_setup) && defined(__NR_io_uring_register)
@@ -2777,44 +2616,26 @@ static int stress_ksm_unmerge_gup_ring(void)
 #define stress_ksm_unmerge_gup_ring()			(-1)
 #endif
 
-/* the pins this racer can take (KSM_GUP_HAS_*) */
-static unsigned int stress_ksm_unmerge_gup_has(const stress_ksm_unmerge_gup_t *g)
-{
-	return (g->fd >= 0 ? KSM_GUP_HAS_ODIRECT : 0) | (g->ring_fd >= 0 ? KSM_GUP_HAS_RING : 0) |
-		(g->readv ? KSM_GUP_HAS_READV : 0);
-}
-
-/*
- *  stress_ksm_unmerge_gup_op()
- *	the first op of a merged phase an O_DIRECT read, a long-term pin or a
- *	process_vm_readv by cycle, then every pin in its turn
- */
+/* a merged phase's first op an O_DIRECT read, long-term pin or readv by cycle, then in turn */
 static bool stress_ksm_unmerge_gup_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
-	static const uint32_t first_turns[] = { 0, 4, 1 };	/* O_DIRECT in, long-term, readv */
+	static const uint32_t first_turns[] = { 0, 4, 1 };
 	stress_ksm_unmerge_gup_t *g = (stress_ksm_unmerge_gup_t *)run->priv;
+	const unsigned int has = (g->fd >= 0 ? 3U : 0U) | (g->ring_fd >= 0 ? 4U : 0U) |
+		(g->readv ? 8U : 0U);	/* a bit per KSM_GUP_* */
 	int kind;
 
 	if (!stress_ksm_unmerge_active(ctx))
 		return false;
-	kind = stress_ksm_unmerge_gup_kind(stress_ksm_unmerge_gup_has(g),
-		(ctx->phase == KSM_PHASE_MERGED && run->met != ctx->cycle) ?
-		first_turns[ctx->cycle % SIZEOF_ARRAY(first_turns)] : g->turn++);
-	switch (kind) {
-	case KSM_GUP_ODIRECT_IN:
+	kind = stress_ksm_unmerge_gup_kind(has, (ctx->phase == KSM_PHASE_MERGED &&
+		run->met != ctx->cycle) ? first_turns[ctx->cycle % 3] : g->turn++);
+	if (kind == KSM_GUP_ODIRECT_IN)
 		stress_ksm_unmerge_gup_odirect(ctx, run, g);
-		break;
-	case KSM_GUP_LONGTERM:
+	else if (kind == KSM_GUP_LONGTERM)
 		stress_ksm_unmerge_gup_longterm(ctx, run, g);
-		break;
-	case KSM_GUP_ODIRECT_OUT:
-	case KSM_GUP_READV:
+	else if (kind >= 0)
 		stress_ksm_unmerge_gup_ro(ctx, run, g, kind);
-		break;
-	default:
-		return false;
-	}
-	return true;
+	return kind >= 0;
 }
 
 /* an O_DIRECT file in the temp path, unnamed where it can be; 0 or -errno */
@@ -2848,27 +2669,12 @@ static int stress_ksm_unmerge_gup_file(stress_ksm_unmerge_ctx_t *ctx, stress_ksm
 	return (pwrite(fd, g->buf, ctx->page_size, 0) == (ssize_t)ctx->page_size) ? 0 : -(errno ? errno : EIO);
 }
 
-/* process_vm_readv of our own memory works: read-only pins anywhere; 0 or -errno */
-static int stress_ksm_unmerge_gup_readv_probe(stress_ksm_unmerge_ctx_t *ctx,
-	stress_ksm_unmerge_gup_t *g)
-{
-#if defined(KSM_GUP_READV_BUILT)
-	struct iovec local = { g->buf + ctx->page_size, 1 }, remote = { ctx->templates, 1 };
-
-	return (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == 1) ? 0 : -errno;
-#else
-	(void)ctx;
-	(void)g;
-	return -ENOSYS;
-#endif
-}
-
 /* bounce buffer, O_DIRECT file, io_uring, process_vm_readv; each one off is said once */
 static int stress_ksm_unmerge_gup_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_gup_t *g = (stress_ksm_unmerge_gup_t *)run->priv;
 	const bool say = stress_instance_zero(ctx->args) && !ctx->restarts;
-	int ret = -ENOMEM, rv = -ENOMEM;
+	int ret = -ENOMEM, rv = ENOSYS;
 
 	g->ring_fd = stress_ksm_unmerge_keep_fd(run, stress_ksm_unmerge_gup_ring());
 	g->buf = stress_ksm_unmerge_keep(run, stress_ksm_unmerge_shared_map(2 * KSM_OP_PAGES * ctx->page_size),
@@ -2877,31 +2683,29 @@ static int stress_ksm_unmerge_gup_start(stress_ksm_unmerge_ctx_t *ctx, stress_ks
 	if (g->buf) {
 		(void)shim_memset(g->buf, 0x5a, ctx->page_size);
 		ret = stress_ksm_unmerge_gup_file(ctx, g);
-		rv = stress_ksm_unmerge_gup_readv_probe(ctx, g);
+#if defined(HAVE_PROCESS_VM_READV) && defined(HAVE_SYS_UIO_H)
+		/* a read-only pin of our own memory (CONFIG_CROSS_MEMORY_ATTACH) */
+		g->readv = process_vm_readv(getpid(), &(struct iovec){ g->buf + ctx->page_size, 1 },
+			1, &(struct iovec){ ctx->templates, 1 }, 1, 0) == 1;
+		rv = g->readv ? 0 : errno;
+#endif
 	}
-	g->readv = (rv == 0);
 	if (g->fd >= 0 && (ret < 0 || stress_ksm_unmerge_keep_fd(run, g->fd) < 0)) {
 		(void)close(g->fd);
 		g->fd = -1;
 	}
-	if (!stress_ksm_unmerge_gup_has(g))
-		return stress_ksm_unmerge_racer_reason(run, "no io_uring for long-term pins, no "
-			"O_DIRECT file in %s (%s) and no process_vm_readv (%s)",
-			stress_fs_temp_path_get(),
+	if (g->fd < 0 && g->ring_fd < 0 && !g->readv)
+		return stress_ksm_unmerge_racer_reason(run, "no io_uring, no O_DIRECT file in %s "
+			"(%s) and no process_vm_readv (%s)", stress_fs_temp_path_get(),
 			ret == -EXDEV ? "tmpfs takes no pin, use --temp-path" : strerror(-ret),
-			strerror(-rv));
-	if (say && ret < 0)
-		pr_inf("%s: gup racer: O_DIRECT pins off: %s; read-only pins by "
-			"process_vm_readv%s\n", ctx->args->name, ret == -EXDEV ? "the temp path "
-			"is on tmpfs, which takes no pin (use --temp-path)" :
-			"no O_DIRECT file in the temp path",
-			g->readv ? " only" : " off too");
-	if (say && g->ring_fd < 0)
-		pr_inf("%s: gup racer: long-term pins off: io_uring_setup failed\n",
-			ctx->args->name);
-	if (say && !g->readv)
-		pr_inf("%s: gup racer: process_vm_readv pins off: it failed, errno=%d (%s) (needs "
-			"CONFIG_CROSS_MEMORY_ATTACH)\n", ctx->args->name, -rv, strerror(-rv));
+			strerror(rv));
+	if (say && (ret < 0 || g->ring_fd < 0 || rv))
+		pr_inf("%s: gup racer: pins off:%s%s%s%s\n", ctx->args->name, ret == -EXDEV ?
+			" O_DIRECT (the temp path is on tmpfs, which takes no pin: --temp-path)" :
+			ret < 0 ? " O_DIRECT (no O_DIRECT file in the temp path)" : "",
+			g->ring_fd < 0 ? " long-term (io_uring_setup failed)" : "",
+			rv ? " process_vm_readv (CONFIG_CROSS_MEMORY_ATTACH?): " : "",
+			rv ? strerror(rv) : "");
 	return 0;
 }
 #define KSM_GUP_NOT_BUILT	NULL
@@ -3856,12 +3660,9 @@ static void *stress_ksm_unmerge_thp_compact(void *arg)
 
 /*
  *  stress_ksm_unmerge_thp_op()
- *	during the main unmerge: compact memory (the exclusive lock, polled
- *	until the phase moves on: an instance verifying holds it shared) from
- *	a thread of its own, and meanwhile unmerge the THP region chunk by
- *	chunk, so that every cycle's chunk unmerges and the region's meet
- *	KSM pages compaction is migrating (break_ksm() must retry on a
- *	migration entry), not only when another instance happens to compact
+ *	during the main unmerge: compact memory from a thread of its own and meanwhile unmerge
+ *	the chunks one by one, so every cycle's unmerges meet KSM pages under migration
+ *	(break_ksm() must retry on a migration entry)
  */
 static bool stress_ksm_unmerge_thp_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
@@ -3876,18 +3677,17 @@ static bool stress_ksm_unmerge_thp_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_
 	/* polled while the region unmerges: the phase hooks before it and every other instance's
 	 * merge check and verification hold it shared */
 	while (t->compact_fd >= 0 && t->compacted != cycle && ctx->phase == KSM_PHASE_UNMERGING &&
-	       !ctx->quiesce && stress_continue(ctx->args)) {
-		locked = flock(t->compact_fd, LOCK_EX | LOCK_NB) == 0;
-		if (locked)
-			break;
+	       !ctx->quiesce && stress_continue(ctx->args) &&
+	       !(locked = (flock(t->compact_fd, LOCK_EX | LOCK_NB) == 0)))
 		(void)shim_nanosleep_uint64(1000000);
+	t->compacting = locked;
+	if (locked && pthread_create(&helper, NULL, stress_ksm_unmerge_thp_compact, t) != 0) {
+		pr_dbg("%s: thp racer: pthread_create failed, errno=%d (%s): no compaction\n",
+			ctx->args->name, errno, strerror(errno));
+		t->compacting = false;
 	}
-	if (locked) {
-		t->compacting = true;
-		started = pthread_create(&helper, NULL, stress_ksm_unmerge_thp_compact, t) == 0;
-		t->compacting = started;
-		run->rs->detail[2] += started;
-	}
+	started = t->compacting;
+	run->rs->detail[2] += started;
 	t->unmerged = cycle;
 	for (c = 0; c < t->chunks; c++) {
 		const bool during = t->compacting;
