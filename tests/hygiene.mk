@@ -64,7 +64,7 @@ $(ASAN_DIR)/$(STRESSOR).o: $(STRESSOR).c
 $(ASAN_STRESSOR): $(ASAN_DIR)/$(STRESSOR).o $(ASAN_SHIM_LIB)
 	$(ASAN_CC) $(SAN_FLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(ASAN_DUMMY): tests/unit/dummy-stressor.c
+$(ASAN_DUMMY): tests/lib/dummy-stressor.c
 	@mkdir -p $(@D)
 	$(ASAN_CC) $(ASAN_CFLAGS) -c -o $@ $<
 
@@ -77,7 +77,7 @@ $(ASAN_DIR)/tests/test-%: tests/unit/test-%.c $(ASAN_SHIM_LIB)
 -include $(wildcard $(ASAN_DIR)/*.d $(ASAN_DIR)/*/*.d)
 
 # ---------------------------------------------------------------- fuzzing
-# Generic libFuzzer pattern: tests/unit/fuzz-NAME.c is linked with the shim and
+# Generic libFuzzer pattern: tests/fuzz/fuzz-NAME.c is linked with the shim and
 # the stressor built with coverage + ASan/UBSan (core-runner.o, which holds
 # main(), is left out: libFuzzer supplies main), into build/fuzz/fuzz-NAME.
 # "make fuzz-NAME" style runs use FUZZ_RUN (corpus dir, seeds dir, time).
@@ -114,7 +114,7 @@ $(FUZZ_LIB): $(FUZZ_SHIM_OBJ) $(FUZZ_DIR)/$(STRESSOR).o
 	@rm -f $@
 	$(AR) rcs $@ $^
 
-$(FUZZ_DIR)/fuzz-%: tests/unit/fuzz-%.c $(FUZZ_LIB)
+$(FUZZ_DIR)/fuzz-%: tests/fuzz/fuzz-%.c $(FUZZ_LIB)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB) $(LDLIBS)
 
 -include $(wildcard $(FUZZ_DIR)/*.d $(FUZZ_DIR)/*/*.d)
@@ -129,7 +129,7 @@ define FUZZ_RUN
 endef
 
 # seeds: one file per tests/data/bad-input.tsv line and per good command line,
-# argv elements NUL separated (the format tests/unit/fuzz-opts.c reads)
+# argv elements NUL separated (the format tests/fuzz/fuzz-opts.c reads)
 $(FUZZ_OPTS_SEEDS): tests/data/bad-input.tsv tests/it/hygiene/fuzz-opts.sh
 	@rm -rf $@ && mkdir -p $@
 	bash tests/it/hygiene/fuzz-opts.sh --seeds $@ tests/data/bad-input.tsv

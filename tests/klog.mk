@@ -40,13 +40,13 @@ $(KLOG_TEST): tests/unit/test-klog.c tests/unit/test-shim-common.h $(KLOG_SRC) $
 	@mkdir -p $(KLOG_TEST_DIR)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ tests/unit/test-klog.c tests/build/dummy-stressor.o $(SHIM_LIB) $(SHIM_TEST_LDLIBS)
 
-$(KLOG_NORM): tests/unit/klog-normalise.c tests/unit/klog-stubs.h $(KLOG_SRC) $(SHIM_HDR)
+$(KLOG_NORM): tests/lib/klog-normalise.c tests/lib/klog-stubs.h $(KLOG_SRC) $(SHIM_HDR)
 	@mkdir -p $(KLOG_TEST_DIR)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ tests/unit/klog-normalise.c
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ tests/lib/klog-normalise.c
 
-$(KLOG_FUZZ): tests/unit/fuzz-klog.c tests/unit/klog-stubs.h $(KLOG_SRC) $(SHIM_HDR)
+$(KLOG_FUZZ): tests/fuzz/fuzz-klog.c tests/lib/klog-stubs.h $(KLOG_SRC) $(SHIM_HDR)
 	@mkdir -p $(KLOG_TEST_DIR)
-	$(FUZZ_CC) $(FUZZ_KLOG_FLAGS) -o $@ tests/unit/fuzz-klog.c
+	$(FUZZ_CC) $(FUZZ_KLOG_FLAGS) -o $@ tests/fuzz/fuzz-klog.c
 
 fuzz-klog: $(KLOG_FUZZ)
 	@mkdir -p $(KLOG_FUZZ_DIR)

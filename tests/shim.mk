@@ -19,7 +19,7 @@ shim-tests: $(SHIM_TEST_BINS) $(SHIM_DUMMY)
 $(SHIM_TEST_DIR):
 	mkdir -p $@
 
-$(SHIM_TEST_DIR)/dummy-stressor.o: tests/unit/dummy-stressor.c $(SHIM_HDR) | $(SHIM_TEST_DIR)
+$(SHIM_TEST_DIR)/dummy-stressor.o: tests/lib/dummy-stressor.c $(SHIM_HDR) | $(SHIM_TEST_DIR)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
 $(SHIM_DUMMY): $(SHIM_TEST_DIR)/dummy-stressor.o $(SHIM_LIB) | $(SHIM_TEST_DIR)

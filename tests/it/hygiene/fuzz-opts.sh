@@ -1,7 +1,7 @@
 #!/bin/bash
 # tests/it/hygiene/fuzz-opts.sh: libFuzzer run (FUZZ_OPTS_TIME s, default 20) of the
 # command line parser with the real stressor's option table
-# (tests/unit/fuzz-opts.c via "make fuzz-opts"), seeded with every line of
+# (tests/fuzz/fuzz-opts.c via "make fuzz-opts"), seeded with every line of
 # tests/data/bad-input.tsv and some good command lines.  Fails on a crash,
 # sanitizer report, leak, timeout or broken invariant (see fuzz-opts.c),
 # or when the fuzzer ran suspiciously few inputs.  Skips (77) when clang

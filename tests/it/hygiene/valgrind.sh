@@ -7,7 +7,7 @@
 # any process (--error-exitcode=99, and every per-pid log's "ERROR SUMMARY"
 # must be 0), or if the run itself does not succeed.  A canary first
 # proves that an invalid write in a forked child is reported.  The tests'
-# dummy runner is covered by tests/it/cli/valgrind.sh; this one runs the
+# dummy runner is covered by tests/it/runner/runner-valgrind.sh; this one runs the
 # real stressor.  Skips (77) when valgrind is missing.
 #
 # Exit: 0 pass, 77 skip (reason printed), anything else fail.

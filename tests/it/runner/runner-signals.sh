@@ -1,5 +1,5 @@
 #!/bin/bash
-# tests/it/cli/signals.sh: SIGTERM / SIGINT to the parent mid-run stop all
+# tests/it/runner/runner-signals.sh: SIGTERM / SIGINT to the parent mid-run stop all
 # instances, print the full summary and run deinit() exactly once, within
 # 2 s; an instance that ignores SIGALRM is SIGKILLed after 2 s and, as in
 # stress-ng, a SIGKILLed instance counts as passed (exit 0; the stressor

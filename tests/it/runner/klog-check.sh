@@ -1,5 +1,5 @@
 #!/bin/bash
-# tests/it/cli/klog-check.sh: stress-ng 0.22 --klog-check semantics of the
+# tests/it/runner/klog-check.sh: stress-ng 0.22 --klog-check semantics of the
 # shim (dummy runner): a user-space "<3>" record (facility 1) is ignored;
 # a real kernel level-3 error (ext4 mount of a zeroed loop file) fails
 # the run with exit 2 and the verdict after the final line; without -K

@@ -6,12 +6,12 @@
  * as published by the Free Software Foundation; either version 2
  * of the License, or (at your option) any later version.
  *
- * tests/unit/klog-stubs.h: core-shim/core-klog.c compiled into a program
+ * tests/lib/klog-stubs.h: core-shim/core-klog.c compiled into a program
  * of its own with silent stubs of the few core functions it calls (pr_*,
  * YAML, clock, /proc reads, process helpers), for the programs that run
  * its parser, classifier and LKP key normaliser without the rest of the
- * shim and do not look at its output (tests/unit/fuzz-klog.c,
- * tests/unit/klog-normalise.c).  The program defines stress_time_now().
+ * shim and do not look at its output (tests/fuzz/fuzz-klog.c,
+ * tests/lib/klog-normalise.c).  The program defines stress_time_now().
  */
 #ifndef TESTS_KLOG_STUBS_H
 #define TESTS_KLOG_STUBS_H

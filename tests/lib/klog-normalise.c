@@ -6,7 +6,7 @@
  * as published by the Free Software Foundation; either version 2
  * of the License, or (at your option) any later version.
  *
- * tests/unit/klog-normalise.c: the kernel-log check's LKP key normaliser
+ * tests/lib/klog-normalise.c: the kernel-log check's LKP key normaliser
  * (core-shim/core-klog.c) run
  * over a fixed line set, for the equivalence test (tests/it/klog/normalise.sh)
  * and its speed.  The line set is every message of tests/data/corpus/klog plus

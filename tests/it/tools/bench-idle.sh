@@ -1,5 +1,5 @@
 #!/bin/bash
-# tests/it/cli/bench-idle.sh: the bench's idle condition.  run-bench
+# tests/it/tools/bench-idle.sh: the bench's idle condition.  run-bench
 # rejects a bad --idle with one line naming it and creates nothing; while
 # bench/lib.sh's idle_poll holds its request no CPU enters an idle state
 # other than polling, and the request is gone once its holder exits.

@@ -6,7 +6,7 @@
  * as published by the Free Software Foundation; either version 2
  * of the License, or (at your option) any later version.
  *
- * tests/unit/fuzz-opts.c: libFuzzer target for the command line parser
+ * tests/fuzz/fuzz-opts.c: libFuzzer target for the command line parser
  * (core-shim/core-opts.c stress_shim_opts_parse() with the real
  * stressor's option table, callbacks and method lists).  The input is
  * the argument list after argv[0], elements separated by NUL or

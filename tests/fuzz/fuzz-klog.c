@@ -6,7 +6,7 @@
  * as published by the Free Software Foundation; either version 2
  * of the License, or (at your option) any later version.
  *
- * tests/unit/fuzz-klog.c: libFuzzer target for the kernel-log check's
+ * tests/fuzz/fuzz-klog.c: libFuzzer target for the kernel-log check's
  * (core-shim/core-klog.c) record parser, unescaper, classifier / LKP key
  * normaliser, splat grouping and stress-ng's -K level rule.  The input is a list of /dev/kmsg records, one per line
  * (lines starting with a space are dictionary lines of the record
@@ -15,7 +15,7 @@
  *
  *   make fuzz-klog FUZZ_KLOG_TIME=30
  */
-#include "klog-stubs.h"		/* core-klog.c with silent core stubs */
+#include "../lib/klog-stubs.h"		/* core-klog.c with silent core stubs */
 
 #include <time.h>
 

@@ -1,5 +1,5 @@
 #!/bin/bash
-# tests/it/cli/valgrind.sh: the dummy runner (parent, instances and klog
+# tests/it/runner/runner-valgrind.sh: the dummy runner (parent, instances and klog
 # reader) has no valgrind memcheck errors and no definite leaks for a
 # metrics+YAML+times run, a klog-check run, a skipped run, a SIGTERM stop
 # and a bad command line.

@@ -6,7 +6,7 @@
  * as published by the Free Software Foundation; either version 2
  * of the License, or (at your option) any later version.
  *
- * tests/unit/dummy-stressor.c: a fake "ksm-unmerge" stressor for testing the
+ * tests/lib/dummy-stressor.c: a fake "ksm-unmerge" stressor for testing the
  * core-shim runner.  It touches nothing on the system.  Behaviour comes
  * from environment variables:
  *   DUMMY_MODE      ok (default) | fail | skip | noresource | notimpl |

@@ -1,5 +1,5 @@
 #!/bin/bash
-# tests/it/cli/exit-codes.sh: runner behaviour with the dummy stressor
+# tests/it/runner/exit-codes.sh: runner behaviour with the dummy stressor
 # (tests/build/dummy-runner): exit codes and summary lines per stressor
 # outcome, init/deinit called exactly once, --ksm-unmerge-ops split,
 # default timeout line, help, and the 0-day command line.

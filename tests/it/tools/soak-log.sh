@@ -1,5 +1,5 @@
 #!/bin/bash
-# tests/it/cli/soak-log.sh: build/ksm-soak, the soak runner, on short runs.
+# tests/it/tools/soak-log.sh: build/ksm-soak, the soak runner, on short runs.
 #  1. a log that cannot be opened is refused before the binary starts
 #     (exit 1, one stderr line, nothing run, knobs untouched)
 #  2. --log /dev/full fails a 3 s run (exit 2): reported at once, and the
