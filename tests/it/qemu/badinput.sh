@@ -102,6 +102,35 @@ expect_bad "has characters other than" "--program name with a space" \
 expect_bad "busybox" "no busybox" \
 	KSM_QEMU_BUSYBOX=/nonexistent/busybox "${GOOD[@]}" -- --ksm-unmerge 1
 
+# --batch and its options
+printf 'a.1 true\n' > "$T/batch.ok"
+expect_bad "batch file '$T/none' is missing" "--batch without the file" \
+	"${GOOD[@]}" --batch "$T/none"
+printf '# only a comment\n\n' > "$T/batch.empty"
+expect_bad "has no command" "--batch file without a command" \
+	"${GOOD[@]}" --batch "$T/batch.empty"
+printf 'a/b true\n' > "$T/batch.name"
+expect_bad "malformed command name 'a/b'" "--batch command name with a slash" \
+	"${GOOD[@]}" --batch "$T/batch.name"
+printf 'a.1\n' > "$T/batch.nocmd"
+expect_bad "command 'a.1' has no command line" "--batch name without a command" \
+	"${GOOD[@]}" --batch "$T/batch.nocmd"
+printf 'a.1 true\na.1 false\n' > "$T/batch.dup"
+expect_bad "a command name is used twice" "--batch name used twice" \
+	"${GOOD[@]}" --batch "$T/batch.dup"
+expect_bad "takes no arguments after --" "--batch with stressor arguments" \
+	"${GOOD[@]}" --batch "$T/batch.ok" -- --ksm-unmerge 1
+expect_bad "exclude each other" "--batch with --init-cmd" \
+	"${GOOD[@]}" --batch "$T/batch.ok" --init-cmd true
+expect_bad "malformed --group-kills" "--group-kills x" \
+	"${GOOD[@]}" --batch "$T/batch.ok" --group-kills x
+expect_bad "malformed --stop-after" "--stop-after -1" \
+	"${GOOD[@]}" --batch "$T/batch.ok" --stop-after -1
+expect_bad "malformed --cmd-timeout" "--cmd-timeout 1.5" \
+	"${GOOD[@]}" --batch "$T/batch.ok" --cmd-timeout 1.5
+expect_bad "more than one --program without --batch" "two --program without --batch" \
+	KSM_QEMU_BIN=/bin/true "$TOOL" --kernel "$T/bzImage" --program "$T/static" --program "$T/static"
+
 echo "it/qemu/badinput.sh: $PASS passed, $FAIL failed"
 checked $((PASS + FAIL))
 checks_done

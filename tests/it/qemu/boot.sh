@@ -7,7 +7,9 @@
 #      and guest dmesg came back;
 #   2. a guest command's exit status is passed through (--init-cmd 'exit 5'),
 #      and another static program's (--program) arguments, output and status;
-#   3. a guest kernel panic gives 126, a hung guest gives 124.
+#   3. a guest kernel panic gives 126, a hung guest gives 124;
+#   2c. --batch: several commands in one boot (verdicts, group stop, early
+#      stop of a failed command, known lines, a panic mid-batch).
 # Slow (each boot is ~10 s under TCG), so it runs only with KSM_QEMU_TESTS=1.
 # Needs: make static (or KSM_QEMU_STRESSOR=/path/static-binary),
 # make kernel-6.1 (or KSM_QEMU_KERNEL=/path/vmlinuz).
@@ -99,6 +101,43 @@ if gcc -static -o "$T/prog.bin" "$T/prog.c" 2> "$T/prog.err"; then
 else
 	bad "cannot build the static test program: $(head -n 1 "$T/prog.err")"
 fi
+
+# 2c. --batch: several commands in one boot, each with its own output,
+# status and verdict; a group stops after --group-kills failures, a failed
+# command is stopped --stop-after s after its failing line, a known line
+# is no failure; then a panic in the middle: what ran is kept, the command
+# the kernel died under is "panic", the rest "not-run"
+cat > "$T/runs.batch" <<'BATCH'
+# name command
+g.1 sh -c 'echo "stress-ng: fail: x"; exit 2'
+g.2 sh -c 'echo "stress-ng: fail: y"; sleep 100; exit 2'
+g.3 sh -c 'echo never; exit 0'
+known.1 sh -c 'echo "stress-ng: fail: a known bug"; exit 2'
+prog.1 prog.bin two
+sig.1 sh -c 'kill -9 $$'
+BATCH
+harness batch --timeout 300 --batch "$T/runs.batch" --program "$T/prog.bin" \
+	--kill-re 'stress-ng: fail:' --known-re 'known bug' --group-kills 2 --stop-after 2
+D=$T/batch
+want=$(printf 'g.1 2 failed\ng.2 143 failed\ng.3 - skipped\nknown.1 2 passed\nprog.1 3 passed\nsig.1 137 failed')
+got=$(awk -F'\t' 'NR > 1 { s = ($3 == "skipped" ? "-" : $2); print $1, s, $3 }' "$D/batch.tsv" 2>/dev/null)
+[ "$RC" -eq 0 ] && [ "$got" = "$want" ] && ok "--batch: statuses and verdicts of 6 commands in one boot" ||
+	{ bad "--batch gave exit $RC and verdicts:"; echo "$got" | sed 's/^/     | /'; }
+grep -q '^prog two 2$' "$D/prog.1/stress.txt" 2>/dev/null && [ "$(cat "$D/prog.1/exit-status")" = 3 ] &&
+	ok "--batch: a command's output and exit status in its own directory" ||
+	bad "--batch: prog.1's output or status missing"
+secs=$(awk -F'\t' '$1 == "g.2" { print $4 }' "$D/batch.tsv" 2>/dev/null)
+[ -n "$secs" ] && [ "$secs" -lt 60 ] && ok "--batch: a failed command stopped early (${secs}s of its 100)" ||
+	bad "--batch: g.2 was not stopped early (${secs:-?}s)"
+grep -q 'batch done: .*3 failed' "$T/batch.log" && ok "--batch: the result line counts the verdicts" ||
+	bad "--batch: no 'batch done' result line"
+printf 'a.1 sh -c "echo before"\nb.1 sh -c "echo c > /proc/sysrq-trigger; sleep 60"\nc.1 true\n' > "$T/panic.batch"
+harness batchpanic --timeout 300 --batch "$T/panic.batch"
+got=$(awk -F'\t' 'NR > 1 { print $1, $3 }' "$T/batchpanic/batch.tsv" 2>/dev/null | tr '\n' ' ')
+[ "$RC" -eq 126 ] && [ "$got" = "a.1 passed b.1 panic c.1 not-run " ] &&
+	grep -q '^before$' "$T/batchpanic/a.1/stress.txt" &&
+	ok "--batch: a panic keeps what ran, marks the command it hit and the rest" ||
+	bad "--batch panic: exit $RC (want 126), verdicts '$got'"
 
 # 3. panic and timeout
 harness panic --timeout 300 --init-cmd 'echo c > /proc/sysrq-trigger; sleep 60'
