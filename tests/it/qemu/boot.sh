@@ -139,6 +139,16 @@ got=$(awk -F'\t' 'NR > 1 { print $1, $3 }' "$T/batchpanic/batch.tsv" 2>/dev/null
 	ok "--batch: a panic keeps what ran, marks the command it hit and the rest" ||
 	bad "--batch panic: exit $RC (want 126), verdicts '$got'"
 
+# 2d. a wedged guest: the command's parent is stopped, so the guest never
+# learns that the command ended; the host stops qemu --cmd-timeout + 90 s
+# after the command began, and the command gets no result
+printf 'w.1 sh -c "kill -STOP $PPID; sleep 600"\nafter.1 true\n' > "$T/wedge.batch"
+harness wedge --timeout 400 --batch "$T/wedge.batch" --cmd-timeout 5
+got=$(awk -F'\t' 'NR > 1 { print $1, $3 }' "$T/wedge/batch.tsv" 2>/dev/null | tr '\n' ' ')
+[ "$RC" -eq 124 ] && [ "$got" = "w.1 no-result after.1 not-run " ] && grep -q 'wedged the guest' "$T/wedge.log" &&
+	ok "--batch: a wedged guest is stopped after --cmd-timeout + 90 s" ||
+	bad "--batch wedge: exit $RC (want 124), verdicts '$got'"
+
 # 3. panic and timeout
 harness panic --timeout 300 --init-cmd 'echo c > /proc/sysrq-trigger; sleep 60'
 [ "$RC" -eq 126 ] && grep -q 'guest kernel panic' "$T/panic.log" &&
