@@ -3,6 +3,8 @@
 # linux-source-6.12 (apt), unpatched or with our patches, for tools/ksm-qemu.
 #
 # usage: tools/upstream/build-kernel.sh NAME [PATCH...]
+#        tools/upstream/build-kernel.sh --fetch-only
+#        tools/upstream/build-kernel.sh --configure-only TREE OBJ
 #
 #   NAME     the variant: the tree is build/upstream/src-NAME (the pristine
 #            tree itself when no PATCH is given), the objects go to
@@ -151,6 +153,18 @@ build() {
 
 main() {
 	local name=${1:-} tree obj
+	# for tools/ksm-mutants: fetch the pristine tree, or configure a tree
+	# and object directory, the same way as a variant here
+	case $name in
+	--fetch-only)
+		need_tools; mkdir -p "$DIR" || die "cannot create $DIR"
+		fetch_source; return ;;
+	--configure-only)
+		[ $# -eq 3 ] || die "usage: $0 --configure-only TREE OBJ"
+		[ -f "$FRAGMENT" ] || die "no config fragment $FRAGMENT"
+		unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES
+		configure "$2" "$3"; return ;;
+	esac
 	[ -n "$name" ] || die "usage: $0 NAME [PATCH...]"
 	[[ $name =~ ^[a-z0-9-]+$ ]] || die "malformed NAME '$name' (a-z 0-9 -)"
 	shift
