@@ -124,6 +124,8 @@ expect_bad "exclude each other" "--batch with --init-cmd" \
 	"${GOOD[@]}" --batch "$T/batch.ok" --init-cmd true
 expect_bad "malformed --group-kills" "--group-kills x" \
 	"${GOOD[@]}" --batch "$T/batch.ok" --group-kills x
+expect_bad "malformed --group-passes" "--group-passes racer" \
+	"${GOOD[@]}" --batch "$T/batch.ok" --group-passes racer
 expect_bad "malformed --stop-after" "--stop-after -1" \
 	"${GOOD[@]}" --batch "$T/batch.ok" --stop-after -1
 expect_bad "malformed --cmd-timeout" "--cmd-timeout 1.5" \

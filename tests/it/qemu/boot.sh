@@ -103,7 +103,8 @@ else
 fi
 
 # 2c. --batch: several commands in one boot, each with its own output,
-# status and verdict; a group stops after --group-kills failures, a failed
+# status and verdict; a group stops after --group-kills failures (and p
+# after its --group-passes p=2 passes, while q, with no such limit, runs on), a failed
 # command is stopped --stop-after s after its failing line, a known line
 # is no failure; then a panic in the middle: what ran is kept, the command
 # the kernel died under is "panic", the rest "not-run"
@@ -115,13 +116,22 @@ g.3 sh -c 'echo never; exit 0'
 known.1 sh -c 'echo "stress-ng: fail: a known bug"; exit 2'
 prog.1 prog.bin two
 sig.1 sh -c 'kill -9 $$'
+p.1 true
+p.2 true
+p.3 true
+q.1 true
+q.2 true
+q.3 true
 BATCH
 harness batch --timeout 300 --batch "$T/runs.batch" --program "$T/prog.bin" \
-	--kill-re 'stress-ng: fail:' --known-re 'known bug' --group-kills 2 --stop-after 2
+	--kill-re 'stress-ng: fail:' --known-re 'known bug' --group-kills 2 --stop-after 2 \
+	--group-passes p=2
 D=$T/batch
 want=$(printf 'g.1 2 failed\ng.2 143 failed\ng.3 - skipped\nknown.1 2 passed\nprog.1 3 passed\nsig.1 137 failed')
+want=$(printf '%s\np.1 0 passed\np.2 0 passed\np.3 - skipped\nq.1 0 passed\nq.2 0 passed\nq.3 0 passed' \
+	"$want")
 got=$(awk -F'\t' 'NR > 1 { s = ($3 == "skipped" ? "-" : $2); print $1, s, $3 }' "$D/batch.tsv" 2>/dev/null)
-[ "$RC" -eq 0 ] && [ "$got" = "$want" ] && ok "--batch: statuses and verdicts of 6 commands in one boot" ||
+[ "$RC" -eq 0 ] && [ "$got" = "$want" ] && ok "--batch: statuses and verdicts of 12 commands in one boot" ||
 	{ bad "--batch gave exit $RC and verdicts:"; echo "$got" | sed 's/^/     | /'; }
 grep -q '^prog two 2$' "$D/prog.1/stress.txt" 2>/dev/null && [ "$(cat "$D/prog.1/exit-status")" = 3 ] &&
 	ok "--batch: a command's output and exit status in its own directory" ||
