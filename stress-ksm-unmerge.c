@@ -310,6 +310,7 @@ typedef struct {
 	size_t pattern, method;
 	uint64_t taint;			/* /proc/sys/kernel/tainted at the start */
 	int64_t zero_leak0;		/* global ksm_zero_pages not held by a live process, at the start */
+	bool zero_pages_off;		/* use_zero_pages=0 for the run: a confirmed bug leaks them */
 	stress_ksm_unmerge_knobs_t saved;
 	stress_ksm_unmerge_iface_t iface;
 	uint64_t mem_avail;		/* MemAvailable before any region was filled */
@@ -5351,8 +5352,10 @@ static void stress_ksm_unmerge_bugs_report(const stress_ksm_unmerge_shared_t *sh
 		else if (b->confirmed)
 			stress_ksm_unmerge_report_line("known kernel bug %s: %" PRIu64 " matching verdict(s), first: "
 				"%s%s; written up in %s (kernels: %s); not a failure of this run (racer %s alone, "
-				"--ksm-unmerge-method %s, fails on it)", bug->name, b->hits, b->first, left,
-				bug->writeup, bug->kernels, bug->racer, bug->racer);
+				"--ksm-unmerge-method %s, fails on it)%s", bug->name, b->hits, b->first, left,
+				bug->writeup, bug->kernels, bug->racer, bug->racer,
+				(k == KSM_BUG_FORK_ZERO && sh->zero_pages_off) ?
+				"; ksmd placed no KSM zero pages in this run (use_zero_pages=0)" : "");
 		else if (b->probe == KSM_PROBE_CLEAR)
 			stress_ksm_unmerge_report_line("known kernel bug %s: not seen (%s)%s", bug->name,
 				b->first, left);
@@ -5476,6 +5479,31 @@ static void stress_ksm_unmerge_bugs_probe(stress_ksm_unmerge_shared_t *sh)
 }
 
 /*
+ *  A confirmed fork-zero bug leaks every KSM zero page a forked child
+ *  inherits, until reboot.  Where the pattern has no zero pages of its own,
+ *  a run's KSM zero pages come only from the racers' other memory (a
+ *  merge-any process's stack and heap, forked hundreds of times a minute at
+ *  width): ksmd stops placing KSM zero pages for the run, so the default job
+ *  leaves the system as it found it.  The zero and mixed patterns and the
+ *  fork-zero racer alone keep them, as on a kernel without the bug.
+ */
+static void stress_ksm_unmerge_zero_pages_off(stress_ksm_unmerge_shared_t *sh)
+{
+	int ret;
+
+	if (!sh->bug[KSM_BUG_FORK_ZERO].confirmed || stress_ksm_unmerge_bug_fails(sh->method, KSM_BUG_FORK_ZERO) ||
+	    sh->pattern == KSM_PATTERN_ZERO || sh->pattern == KSM_PATTERN_MIXED)
+		return;
+	ret = stress_ksm_unmerge_knob_write("use_zero_pages", "0");
+	if (ret < 0) {
+		pr_inf("ksm-unmerge: cannot set %s/use_zero_pages=0, errno=%d (%s); KSM zero pages stay on "
+			"and the known fork-zero bug may leak them\n", KSM_SYSFS, -ret, strerror(-ret));
+		return;
+	}
+	sh->zero_pages_off = true;
+}
+
+/*
  *  stress_ksm_unmerge_init()
  *	shared state, run lock, knobs saved and set, self-test, baselines
  */
@@ -5519,6 +5547,7 @@ static void stress_ksm_unmerge_init(const uint32_t instances)
 	sh->taint = (uint64_t)STRESS_MAXIMUM(stress_ksm_unmerge_field("/proc/sys/kernel/tainted", NULL), (int64_t)0);
 	sh->zero_leak0 = sh->iface.stat_zero ? stress_ksm_unmerge_zero_leak() : -1;	/* per-process counts self-tested */
 	stress_ksm_unmerge_bugs_probe(sh);
+	stress_ksm_unmerge_zero_pages_off(sh);
 }
 
 /* parent, after the instances: the report, ksmd's last scan, the knobs restored */
