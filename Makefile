@@ -34,7 +34,7 @@ STRESSOR_STATIC := $(BUILD)/$(STRESSOR)-static
 ALL_TARGETS  := $(STRESSOR_BIN)
 TEST_TARGETS :=
 
-.PHONY: all clean test static deps run print-unit-tests
+.PHONY: all clean test build-tests static deps run print-unit-tests
 
 all: build-all
 
@@ -68,8 +68,11 @@ deps:
 run: $(STRESSOR_BIN)
 	./$(STRESSOR_BIN) --ksm-unmerge 0 --metrics --timeout 60
 
-test: build-all $(TEST_TARGETS)
+test: build-tests
 	./tests/run-tests
+
+# what make test builds, without running the tests
+build-tests: build-all $(TEST_TARGETS)
 
 # the cmocka unit binaries of TEST_TARGETS (tests/run-tests runs them all
 # and fails the ones that are missing)

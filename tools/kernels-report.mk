@@ -3,8 +3,8 @@
 # make kernels-report   3 LKP-style runs (--timeout 60 ... --ksm-unmerge 2) on
 #                       Debian 6.1 and 6.12 under tools/ksm-qemu, one guest at a
 #                       time, and 3 on this machine's kernel (under the KSM
-#                       lock); rewrites the generated part of docs/kernels.md
-#                       and docs/kernels-*.svg.  Takes about 12 minutes (TCG);
+#                       lock); rewrites the generated part of records/kernels.md
+#                       and records/kernels-*.svg.  Takes about 12 minutes (TCG);
 #                       not part of make test.
 #                       KERNELS_REPORT_ARGS='--timeout 30' shortens the runs,
 #                       '--compare-only' re-renders from build/kernels-report.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * fork-shared-merge.c: shows, on the running kernel, why a range can hold
- * a KSM page after its own MADV_UNMERGEABLE returned (docs/investigations/
+ * a KSM page after its own MADV_UNMERGEABLE returned (records/investigations/
  * still-ksm-after-unmerge.md).  Not a kernel bug: KSM merges a page that
  * another mm maps too (try_to_merge_one_page(): "If it's mapped elsewhere,
  * all of its ptes are necessarily already write-protected"), and when
