@@ -11,28 +11,31 @@
  *
  * Always (the standalone build's default): kernel splats of the 0-day/
  * LKP categories fail the run (exit 2) - WARNING, BUG (all), kernel BUG
- * at, Oops, general protection fault, soft/hard/workqueue lockups, hung
- * tasks, RCU stalls, KASAN/KFENCE/UBSAN, lockdep, list corruption,
- * refcount_t, bad page state/map, rss-counter, panic, and a B, D, W or L
- * kernel taint bit set during the run with no such record (other taints
- * are said, not failed).  Each splat is grouped
- * (first line, RIP, call trace), named by its LKP dmesg key and printed
- * once as an error line plus info lines; the processes of the run are
- * listed with their state and wchan.
+ * at, Oops, general protection fault, soft/hard/workqueue lockups, RCU
+ * stalls, KASAN/KFENCE/UBSAN, lockdep, list corruption, refcount_t, bad
+ * page state/map, rss-counter, panic, and a B, D, W or L kernel taint
+ * bit set during the run with no such record (other taints are said, not
+ * failed).  Each splat is grouped (first line, RIP, call trace), named
+ * by its LKP dmesg key and printed once as an error line plus info
+ * lines; the processes of the run are listed with their state and wchan.
+ * A hung task report is grouped and keyed the same way but printed as
+ * info, not failed: stress-ng's core treats it so (a task blocked for
+ * two minutes on a loaded machine is no proof of a kernel bug), and the
+ * stress-ng core patch (tools/stress-ng-patches) keeps that rule.
  *
  * With -K/--klog-check, in addition, stress-ng's own rule: any other
- * record with syslog prefix 0..3 is an error, prefix 4, OOM, hung task,
+ * record with syslog level 0..3 is an error, level 4, OOM, hung task,
  * audit and throttling records are info lines (stress-ng 0.22
  * core-klog.c semantics).  The verdict "klog-check: detected N kernel
  * error messages" follows the final run line, as in stress-ng.
  *
- * Records: facility 0 (kernel) and facility 1 (LOG_USER) are looked at
- * for splats.  User space cannot write a facility 0 record: a write of
- * "<4>..." to /dev/kmsg is stored as LOG_USER (measured on 6.18: "<4>"
- * gives prefix 12), so facility 1 is how test harnesses inject kernel
- * splats; such records count only with a kernel splat shape at the
- * start of the line and are reported as injected.  Daemons (facility 3
- * and up) are never matched against splat shapes.
+ * Records: only facility 0 (kernel) records are looked at, by both
+ * rules.  User space cannot write a facility 0 record: a write to
+ * /dev/kmsg is stored as LOG_USER or the facility it names (measured on
+ * 6.18: "<4>" gives prefix 12), so a process writing "BUG: ..." or a
+ * whole fake splat to /dev/kmsg fails nothing.  The tests that inject
+ * splats present their records as kernel ones with an LD_PRELOAD library
+ * (tests/lib/fakeproc.c, FAKEPROC=kmsg-kernel).
  *
  * There is no off switch (stress-ng has no option to turn -K off): a
  * user without read access to /dev/kmsg gets one info line and the run
@@ -72,7 +75,7 @@
 #define STRESS_KLOG_STOP_WAIT	(3.0)	/* seconds for the final drain */
 #define STRESS_KLOG_PROCS_MAX	(16)	/* instances listed per event */
 #define STRESS_KLOG_FAC_KERN	(0)
-#define STRESS_KLOG_FAC_USER	(1)
+#define STRESS_KLOG_SPLAT_LEVEL	(4)	/* splats are logged at warning or more severe */
 
 /* event kinds returned by stress_klog_lkp_classify() */
 #define STRESS_KLOG_NOISE	(0)
@@ -130,7 +133,6 @@ typedef struct {
 	int phase;
 	int kind;
 	bool reported;
-	bool user;
 	uint32_t nrecs;
 	uint32_t ntrace;
 	uint32_t nkeys;
@@ -1012,6 +1014,9 @@ static stress_klog_class_t stress_klog_level_rule(const int prefix,
 {
 	bool lockup = false;
 
+	/* kernel records only (facility 0), as the stress-ng core patch has it */
+	if ((prefix < 0) || ((prefix >> 3) != STRESS_KLOG_FAC_KERN))
+		return STRESS_KLOG_IGNORE;
 	if (strstr(text, "audit:")) {
 		*kind = "audit";
 	} else if ((strstr(text, "CPU") || strstr(text, "cpu")) &&
@@ -1033,7 +1038,7 @@ static stress_klog_class_t stress_klog_level_rule(const int prefix,
 			"emergency", "alert", "critical", "error", "warning",
 		};
 
-		if ((prefix < 0) || (prefix > 4))
+		if (prefix > 4)
 			return STRESS_KLOG_IGNORE;
 		*kind = levels[prefix];
 		if (prefix <= 3)
@@ -1337,6 +1342,17 @@ static void stress_klog_instances_report(void)
 static void stress_klog_dump_key(void);
 
 /*
+ *  stress_klog_failure()
+ *	pure: does an event of this kind fail the run?  A hung task does
+ *	not: stress-ng's core logs it as info (a task blocked for minutes
+ *	under heavy load is no proof of a kernel bug)
+ */
+static bool stress_klog_failure(const int kind)
+{
+	return kind != STRESS_KLOG_HUNG_TASK;
+}
+
+/*
  *  stress_klog_report()
  *	print the splat once: an error line with its key, then first line,
  *	time, RIP, call trace, other keys and the run's processes
@@ -1355,9 +1371,12 @@ static void stress_klog_report(void)
 	st->reported = true;
 	stress_klog_cmdline_log();
 	pr_block_begin();
-	pr_err("%s: kernel %s: %s\n", name, stress_klog_kind_name(st->kind), st->key);
-	pr_inf("%s:   first line: %s%s\n", name, st->first,
-		st->user ? " (injected from user space, facility 1)" : "");
+	if (stress_klog_failure(st->kind))
+		pr_err("%s: kernel %s: %s\n", name, stress_klog_kind_name(st->kind), st->key);
+	else
+		pr_inf("%s: kernel %s (not a failure): %s\n", name,
+			stress_klog_kind_name(st->kind), st->key);
+	pr_inf("%s:   first line: %s\n", name, st->first);
 	pr_inf("%s:   time: %.3fs into the run (kernel time %" PRIu64 ".%06" PRIu64 ")\n",
 		name, st->t_first - t0, st->usec / 1000000, st->usec % 1000000);
 	if (st->rip[0])
@@ -1422,7 +1441,7 @@ static void stress_klog_splat_close(void)
  *	start a new splat: count the event, remember the first line
  */
 static void stress_klog_splat_open(const char *line, const char *key, const int kind,
-	const bool user, const uint64_t usec, const double now)
+	const uint64_t usec, const double now)
 {
 	stress_klog_state_t *st = &stress_klog_state;
 
@@ -1431,7 +1450,6 @@ static void stress_klog_splat_open(const char *line, const char *key, const int 
 	st->phase = STRESS_KLOG_PH_HEADER;
 	st->kind = kind;
 	st->reported = false;
-	st->user = user;
 	st->nrecs = 0;
 	st->ntrace = 0;
 	st->nkeys = 0;
@@ -1444,10 +1462,12 @@ static void stress_klog_splat_open(const char *line, const char *key, const int 
 	st->guess[0] = '\0';
 	(void)shim_strscpy(st->key, key, sizeof(st->key));
 	(void)shim_strscpy(st->first, line, sizeof(st->first));
-	if (stress_klog_shm)
-		__atomic_add_fetch(&stress_klog_shm->events, 1, __ATOMIC_SEQ_CST);
-	if (g_shared)
-		__atomic_add_fetch(&g_shared->klog_errors, 1, __ATOMIC_SEQ_CST);
+	if (stress_klog_failure(kind)) {
+		if (stress_klog_shm)
+			__atomic_add_fetch(&stress_klog_shm->events, 1, __ATOMIC_SEQ_CST);
+		if (g_shared)
+			__atomic_add_fetch(&g_shared->klog_errors, 1, __ATOMIC_SEQ_CST);
+	}
 	stress_klog_event_key(key, kind);
 }
 /*
@@ -1673,7 +1693,8 @@ static bool stress_klog_dump_benign(const char *p)
  *	to the splat that just closed; any other line may be the message of
  *	the next dump.  True if the line opened an event or belongs to one
  */
-static bool stress_klog_dump_line(const char *p, const uint64_t usec, const double now)
+static bool stress_klog_dump_line(const char *p, const int level, const uint64_t usec,
+	const double now)
 {
 	stress_klog_state_t *st = &stress_klog_state;
 	const bool recent = st->cause[0] && (st->cause_age <= STRESS_KLOG_CAUSE_AGE);
@@ -1694,14 +1715,15 @@ static bool stress_klog_dump_line(const char *p, const uint64_t usec, const doub
 		st->cause_benign = stress_klog_dump_benign(p);
 		return false;
 	}
-	if (recent && st->cause_benign)
+	/* a sysrq or debug dump, or a task's name leading a message */
+	if ((recent && st->cause_benign) || (level > STRESS_KLOG_SPLAT_LEVEL))
 		return false;
 	/* the NMI backtraces or task dumps that follow a lockup, hung task or stall */
 	if (st->nkeys && (st->after < STRESS_KLOG_AFTER) &&
 	    (st->closed_kind != STRESS_KLOG_STACK_DUMP))
 		return true;
 	(void)shim_strscpy(first, recent ? st->cause : p, sizeof(first));
-	stress_klog_splat_open(first, "", STRESS_KLOG_STACK_DUMP, false,
+	stress_klog_splat_open(first, "", STRESS_KLOG_STACK_DUMP,
 		recent ? st->cause_usec : usec, now);
 	if (pid)
 		st->pid = pid;
@@ -1711,27 +1733,33 @@ static bool stress_klog_dump_line(const char *p, const uint64_t usec, const doub
 
 /*
  *  stress_klog_logical_line()
- *	process one logical kernel-log line; true if it was a splat's line
+ *	process one logical kernel-log line; true if it was a splat's line.
+ *	A splat head logged less severe than level 4 is no head (a task
+ *	named "BUG: x" that segfaults is logged at level 6, its name first)
  */
-static bool stress_klog_logical_line(const char *line, const int facility, const uint64_t usec, const double now)
+static bool stress_klog_logical_line(const char *line, const int facility, const int level,
+	const uint64_t usec, const double now)
 {
 	stress_klog_state_t *st = &stress_klog_state;
 	char key[STRESS_KLOG_KEY_LEN];
 	const char *p = line;
 	int kind;
 
-	if ((facility != STRESS_KLOG_FAC_KERN) &&
-	    (facility != STRESS_KLOG_FAC_USER))
+	if (facility != STRESS_KLOG_FAC_KERN)
 		return false;
 	while ((*p == ' ') || (*p == '\t'))
 		p++;
 	if (!*p)
 		return st->phase != STRESS_KLOG_PH_NONE;
 	kind = stress_klog_lkp_classify(p, key, sizeof(key));
+	if (level > STRESS_KLOG_SPLAT_LEVEL) {
+		kind = STRESS_KLOG_NOISE;
+		key[0] = '\0';
+	}
 	if (st->phase == STRESS_KLOG_PH_NONE) {
 		/* the panic following an oops belongs to that oops */
 		if ((kind == STRESS_KLOG_PANIC) && st->nkeys &&
-		    (st->after < STRESS_KLOG_AFTER)) {
+		    (st->after < STRESS_KLOG_AFTER) && stress_klog_failure(st->closed_kind)) {
 			stress_klog_event_key(key, kind);
 			return true;
 		}
@@ -1755,8 +1783,10 @@ static bool stress_klog_logical_line(const char *line, const int facility, const
 				((kind == STRESS_KLOG_WARNING) &&
 				 (st->kind == STRESS_KLOG_WARNING));
 
-			if (((st->phase != STRESS_KLOG_PH_TAIL) && !again) ||
-			    (kind == STRESS_KLOG_PANIC)) {
+			/* a failure never hides in a report that is none (hung task) */
+			if ((((st->phase != STRESS_KLOG_PH_TAIL) && !again) ||
+			     (kind == STRESS_KLOG_PANIC)) &&
+			    (stress_klog_failure(st->kind) || !stress_klog_failure(kind))) {
 				stress_klog_event_key(key, kind);
 				return true;
 			}
@@ -1771,9 +1801,8 @@ static bool stress_klog_logical_line(const char *line, const int facility, const
 		}
 	}
 	if (kind == STRESS_KLOG_NOISE)
-		return (facility == STRESS_KLOG_FAC_KERN) && stress_klog_dump_line(p, usec, now);
-	stress_klog_splat_open(p, key, kind,
-		facility == STRESS_KLOG_FAC_USER, usec, now);
+		return stress_klog_dump_line(p, level, usec, now);
+	stress_klog_splat_open(p, key, kind, usec, now);
 	return true;
 }
 
@@ -1796,8 +1825,8 @@ static bool stress_klog_delimiter(const char *line)
 
 /*
  *  stress_klog_flush_pending()
- *	process the look-ahead record, one logical line per '\n'; with -K a
- *	record that is no part of a splat goes to stress-ng's level rule
+ *	process the look-ahead kernel record, one logical line per '\n'; with
+ *	-K a record that is no part of a splat goes to stress-ng's level rule
  */
 static void stress_klog_flush_pending(const double now)
 {
@@ -1808,12 +1837,16 @@ static void stress_klog_flush_pending(const double now)
 	if (!st->pend_valid)
 		return;
 	st->pend_valid = false;
+	/* user space records (any facility but 0) are never the kernel's */
+	if (st->pend_fac != STRESS_KLOG_FAC_KERN)
+		return;
 	st->pend[st->pend_len] = '\0';
 	for (line = st->pend; line; line = nl) {
 		nl = strchr(line, '\n');
 		if (nl)
 			*nl = '\0';
-		if (stress_klog_logical_line(line, st->pend_fac, st->pend_usec, now) ||
+		if (stress_klog_logical_line(line, st->pend_fac, st->pend_pri & 7,
+				st->pend_usec, now) ||
 		    stress_klog_delimiter(line))
 			splat = true;
 		if (nl)

@@ -29,6 +29,12 @@
  *                 2-page PROT_READ private anonymous mapping, read) is
  *                 faked: such an mmap gets each page write-faulted (a
  *                 zero-filled private page) and then made read-only
+ *   kmsg-kernel   records read from /dev/kmsg that user space wrote with
+ *                 facility 1 (LOG_USER, what "<4>WARNING: ..." written to
+ *                 /dev/kmsg gives) are read as facility 0 (kernel)
+ *                 records: how tests/it/klog/inject.sh injects kernel
+ *                 splats into the real log the kernel-log check reads
+ *                 (which matches kernel records only)
  * The real reads are done and then edited, so every counter stays live.
  * Nothing is printed; the stressor's "interface ... unreliable" lines show
  * the fake took effect.
@@ -52,7 +58,7 @@
 #define KPF_ANON	(1ULL << 12)
 #define KPF_KSM		(1ULL << 21)
 
-enum { FD_REAL = 0, FD_KSM_STAT, FD_KPAGEFLAGS };
+enum { FD_REAL = 0, FD_KSM_STAT, FD_KPAGEFLAGS, FD_KMSG };
 
 static unsigned char fake_fd[FAKE_FDS];	/* FD_* per fd */
 static off_t fake_pos[FAKE_FDS];	/* read() position of a ksm_stat fd */
@@ -64,6 +70,7 @@ enum {
 	FAKE_NO_ZERO_PAGE = 4,
 	FAKE_KSM_STAT_NONE = 8,
 	FAKE_KSM_MERGING_NONE = 16,
+	FAKE_KMSG_KERNEL = 32,
 };
 
 static int (*real_open)(const char *, int, ...);
@@ -115,6 +122,8 @@ static void fake_init(void)
 		fake_modes |= FAKE_KSM_STAT_NONE;
 	if (strstr(env, "ksm-merging-none"))
 		fake_modes |= FAKE_KSM_MERGING_NONE;
+	if (strstr(env, "kmsg-kernel"))
+		fake_modes |= FAKE_KMSG_KERNEL;
 }
 
 /*
@@ -161,6 +170,8 @@ static int fake_opened(const int fd, const char *path)
 		fake_fd[fd] = FD_KSM_STAT;
 	else if ((fake_modes & FAKE_KPF_KSM_ALL) && !strcmp(path, "/proc/kpageflags"))
 		fake_fd[fd] = FD_KPAGEFLAGS;
+	else if ((fake_modes & FAKE_KMSG_KERNEL) && !strcmp(path, "/dev/kmsg"))
+		fake_fd[fd] = FD_KMSG;
 	return fd;
 }
 
@@ -313,11 +324,36 @@ static ssize_t fake_kpageflags(const ssize_t n, void *buf, const off_t off)
 	return n;
 }
 
+/*
+ *  fake_kmsg()
+ *	a /dev/kmsg record "prefix,seq,usec,flags;text" of facility 1 read
+ *	as a kernel record: the prefix becomes its level alone
+ */
+static ssize_t fake_kmsg(const ssize_t n, char *buf)
+{
+	char *end;
+	unsigned long prefix;
+
+	if (n <= 0 || buf[0] < '0' || buf[0] > '9')
+		return n;
+	prefix = strtoul(buf, &end, 10);
+	if (*end != ',' || (prefix >> 3) != 1)
+		return n;
+	buf[0] = (char)('0' + (prefix & 7));
+	if (end - buf == 1)		/* "8," "9," -> "0," "1," */
+		return n;
+	/* "10,".."15," -> "2,".."7,": one character shorter */
+	memmove(buf + 1, buf + 2, (size_t)n - 2);
+	return n - 1;
+}
+
 ssize_t read(int fd, void *buf, size_t len)
 {
 	ssize_t n;
 
 	fake_init();
+	if (fd >= 0 && fd < FAKE_FDS && fake_fd[fd] == FD_KMSG)
+		return fake_kmsg(real_read(fd, buf, len), buf);
 	if (fd >= 0 && fd < FAKE_FDS && fake_fd[fd] == FD_KSM_STAT) {
 		n = fake_ksm_stat(fd, buf, len, fake_pos[fd]);
 		if (n > 0)

@@ -246,6 +246,19 @@ static void test_corpus_file(const char *path, int *nsig, int *nnoise)
 			fail_msg("%s: with -K %" PRIu64 " errors, %u events, expected %d\n%s", path,
 				(uint64_t)g_shared->klog_errors, test_events(), exp.events, test_out);
 		(*nsig)++;
+	} else if (exp.nkeys) {
+		char want[256];
+
+		/* an info-only report (hung task): keyed and said, no error */
+		(void)snprintf(want, sizeof(want), " (not a failure): %s\n", exp.keys[0]);
+		if (!strstr(test_out, "] klog-check: kernel ") || !strstr(test_out, want) ||
+		    strstr(test_out, "stress-ng: error: ["))
+			fail_msg("%s: not one info line for %s and no error\n%s", path,
+				exp.keys[0], test_out);
+		test_corpus_feed(path, true, &exp);
+		if (g_shared->klog_errors || test_events())
+			fail_msg("%s: with -K %" PRIu64 " errors, %u events, expected none\n%s",
+				path, (uint64_t)g_shared->klog_errors, test_events(), test_out);
 	} else {
 		if (test_out[0])
 			fail_msg("%s: noise file printed:\n%s", path, test_out);
@@ -430,29 +443,61 @@ static void test_lost_records(void **state)
 
 /*
  *  test_facilities()
- *	kernel and LOG_USER are watched for splats, daemon and up are not
+ *	only kernel records (facility 0) are watched: LOG_USER (what a write
+ *	to /dev/kmsg gives), daemons and up fail nothing, with or without -K
  */
 static void test_facilities(void **state)
 {
-	static const int facs[] = { 2, 3, 4, 10, 16, 23 };
+	static const int facs[] = { 1, 2, 3, 4, 10, 16, 23 };
+	static const char * const msgs[] = {
+		"kernel BUG at mm/ksm.c:1!",
+		"BUG: Bad rss-counter state mm:000000000fb13173 type:MM_ANONPAGES val:-1",
+		"watchdog: BUG: soft lockup - CPU#1 stuck for 26s! [ksmd:88]",
+		"watchdog: Watchdog detected hard LOCKUP on cpu 1",
+		"WARNING: CPU: 0 PID: 1 at mm/ksm.c:3012 break_ksm+0x1a2/0x1c0",
+	};
 	char rec[256];
-	size_t i;
+	size_t i, j;
+	int k;
 
 	(void)state;
-	for (i = 0; i < SIZEOF_ARRAY(facs); i++) {
-		test_reset();
-		(void)snprintf(rec, sizeof(rec), "%d,1,1,-;kernel BUG at mm/ksm.c:1!", facs[i] * 8 + 2);
-		test_feed(rec);
-		stress_klog_idle(stress_time_now(), true);
-		assert_int_equal(test_events(), 0);
-		assert_int_equal(g_shared->klog_errors, 0);
+	for (k = 0; k < 2; k++) {
+		for (i = 0; i < SIZEOF_ARRAY(facs); i++) {
+			for (j = 0; j < SIZEOF_ARRAY(msgs); j++) {
+				test_reset();
+				if (k)
+					g_opt_flags |= OPT_FLAGS_KLOG_CHECK;
+				(void)snprintf(rec, sizeof(rec), "%d,1,1,-;%s",
+					facs[i] * 8 + 1, msgs[j]);
+				test_feed(rec);
+				stress_klog_idle(stress_time_now(), true);
+				test_out_end();
+				if (test_events() || g_shared->klog_errors || test_out[0])
+					fail_msg("'%s'%s: %u events, %" PRIu64 " errors\n%s", rec,
+						k ? " -K" : "", test_events(),
+						(uint64_t)g_shared->klog_errors, test_out);
+			}
+		}
 	}
-	test_reset();
-	test_feed("10,1,1,-;kernel BUG at mm/ksm.c:1!");
-	stress_klog_idle(stress_time_now(), true);
-	test_out_end();
-	assert_int_equal(test_events(), 1);
-	assert_non_null(strstr(test_out, "(injected from user space, facility 1)"));
+	/* a kernel record less severe than a warning starts no splat or dump */
+	for (k = 0; k < 2; k++) {
+		static const char * const low[] = {
+			"6,1,1,-;BUG: x[4242]: segfault at 0 ip 0000000000401126 sp 00007ffd0 error 6",
+			"6,2,2,-;Call Trace:[4243]: segfault at 0 ip 0000000000401126 sp 00007ffd0 error 6",
+			"5,3,3,-;WARNING: CPU: 0 PID: 1 at mm/ksm.c:3012 break_ksm+0x1a2/0x1c0",
+			"7,4,4,-;Oops: nothing",
+		};
+
+		test_reset();
+		if (k)
+			g_opt_flags |= OPT_FLAGS_KLOG_CHECK;
+		for (i = 0; i < SIZEOF_ARRAY(low); i++)
+			test_feed(low[i]);
+		stress_klog_idle(stress_time_now(), true);
+		test_out_end();
+		if (test_events() || g_shared->klog_errors || test_out[0])
+			fail_msg("level > 4%s: %u events\n%s", k ? " -K" : "", test_events(), test_out);
+	}
 	test_reset();
 	test_feed("2,1,1,-;kernel BUG at mm/ksm.c:1!");
 	stress_klog_idle(stress_time_now(), true);
@@ -568,7 +613,8 @@ static void test_stack_dump(void **state)
 	test_dump_feed(0, "rcu: Stack dump where RCU GP kthread last ran:", 2);
 	stress_klog_idle(stress_time_now(), true);
 	test_out_end();
-	assert_int_equal(test_events(), 1);
+	assert_int_equal(test_events(), 0);
+	assert_int_equal(test_has_key("INFO:task_blocked_for_more_than#seconds"), 1);
 	assert_int_equal(test_has_key("calltrace:handle_userfault"), 0);
 
 	/* each dump is an event: the first one's close does not swallow the next */
@@ -818,6 +864,62 @@ static void test_every_event(void **state)
 	/* the kernel command line once, before the first report */
 	assert_int_equal(test_count(test_out, "klog-check: kernel cmdline: '"), 1);
 	assert_true(strstr(test_out, "kernel cmdline") < strstr(test_out, "error: ["));
+}
+
+/*
+ *  test_hung_task()
+ *	a hung task is keyed and said as info, not failed (stress-ng's core
+ *	rule), also under -K; a failure inside or after its report still
+ *	fails the run
+ */
+static void test_hung_task(void **state)
+{
+	int k;
+
+	(void)state;
+	for (k = 0; k < 2; k++) {
+		test_reset();
+		if (k)
+			g_opt_flags |= OPT_FLAGS_KLOG_CHECK;
+		test_feed("3,1,1,-;INFO: task khugepaged:77 blocked for more than 122 seconds.");
+		test_feed("4,2,2,-;Call Trace:");
+		test_feed("4,3,3,-; schedule+0x27/0xf0");
+		test_feed("4,4,4,-; </TASK>");
+		stress_klog_idle(stress_time_now(), true);
+		test_out_end();
+		assert_int_equal(test_events(), 0);
+		assert_int_equal(g_shared->klog_errors, 0);
+		assert_int_equal(test_has_key("INFO:task_blocked_for_more_than#seconds"), 1);
+		assert_non_null(strstr(test_out, "stress-ng: info:  ["));
+		assert_non_null(strstr(test_out, "] klog-check: kernel hung task (not a failure): "
+			"INFO:task_blocked_for_more_than#seconds\n"));
+		assert_null(strstr(test_out, "stress-ng: error:"));
+	}
+
+	/* a WARNING before the hung task's trace ended is an event of its own */
+	test_reset();
+	test_feed("3,1,1,-;INFO: task khugepaged:77 blocked for more than 122 seconds.");
+	test_feed("4,2,2,-;WARNING: CPU: 0 PID: 1 at mm/ksm.c:3012 break_ksm+0x1a2/0x1c0");
+	test_feed("4,3,3,-;Call Trace:");
+	test_feed("4,4,4,-; break_ksm+0x1a2/0x1c0");
+	test_feed("4,5,5,-; </TASK>");
+	stress_klog_idle(stress_time_now(), true);
+	test_out_end();
+	assert_int_equal(test_events(), 1);
+	assert_int_equal(g_shared->klog_errors, 1);
+	assert_non_null(strstr(test_out, "] klog-check: kernel warning: WARNING:at_mm/ksm.c:#break_ksm\n"));
+
+	/* so is a panic right after a hung task report */
+	test_reset();
+	test_feed("3,1,1,-;INFO: task khugepaged:77 blocked for more than 122 seconds.");
+	test_feed("4,2,2,-;Call Trace:");
+	test_feed("4,3,3,-; schedule+0x27/0xf0");
+	test_feed("4,4,4,-; </TASK>");
+	stress_klog_idle(stress_time_now(), true);
+	test_feed("0,5,5,-;Kernel panic - not syncing: hung_task: blocked tasks");
+	stress_klog_idle(stress_time_now(), true);
+	assert_int_equal(test_events(), 1);
+	assert_int_equal(g_shared->klog_errors, 1);
 }
 
 /*
@@ -1332,6 +1434,7 @@ int main(int argc, char **argv, char **envp)
 		T(test_continuation),
 		T(test_lost_records),
 		T(test_facilities),
+		T(test_hung_task),
 		T(test_classify),
 		T(test_stack_dump),
 		T(test_report),

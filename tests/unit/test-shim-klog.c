@@ -21,7 +21,8 @@ static stress_klog_class_t classify(const char *rec, const char **kind,
 
 /*
  *  test_levels()
- *	prefix 0..3 error, 4 info, 5..7 and user facility ignored
+ *	prefix 0..3 error, 4 info, 5..7 and every facility but the kernel's
+ *	ignored
  */
 static void test_levels(void **state)
 {
@@ -39,6 +40,12 @@ static void test_levels(void **state)
 		{ "6,7,100,-;info", STRESS_KLOG_IGNORE, "" },
 		{ "7,8,100,-;debug", STRESS_KLOG_IGNORE, "" },
 		{ "11,9,100,-;user space <3> message", STRESS_KLOG_IGNORE, "" },
+		/* kernel records only: user space text never fails a run */
+		{ "8,21,100,-;watchdog: BUG: soft lockup - CPU#1 stuck for 22s!", STRESS_KLOG_IGNORE, "" },
+		{ "11,22,100,-;watchdog: Watchdog detected hard LOCKUP on cpu 1", STRESS_KLOG_IGNORE, "" },
+		{ "12,23,100,-;WARNING: CPU: 1 PID: 2 at mm/ksm.c:99 break_ksm+0x1/0x2", STRESS_KLOG_IGNORE, "" },
+		{ "9,24,100,-;BUG: Bad page state in process x", STRESS_KLOG_IGNORE, "" },
+		{ "27,25,100,-;Out of memory: Killed process 123 (x)", STRESS_KLOG_IGNORE, "" },
 		{ "3,10,100,-;INFO: task x blocked for more than 120 seconds.", STRESS_KLOG_INFO, "hung task" },
 		{ "0,11,100,-;watchdog: BUG: soft lockup - CPU#1 stuck for 22s!", STRESS_KLOG_ERROR, "soft lockup" },
 		{ "0,12,100,-;watchdog: Watchdog detected hard LOCKUP on cpu 1", STRESS_KLOG_ERROR, "hard lockup" },

@@ -9,10 +9,11 @@
 # of STRESS_NG_TREE kept between runs so that a tree built once rebuilds
 # only what changed (a first build took 8 min 42 s on the 2-vCPU VM: run with
 # TEST_TIMEOUT=2400; ccache is used when installed).  It checks that
-#  - tools/stress-ng-integrate --commit makes one stressor commit touching
-#    exactly Makefile (+1 line), core-opts.c, core-opts.h, core-stressors.h
-#    (+1 line), stress-ng.1 and stress-ksm-unmerge.c, then one commit per
-#    tools/stress-ng-patches/*.patch; a second run and --check change
+#  - tools/stress-ng-integrate --commit makes one commit per
+#    tools/stress-ng-patches/*.patch first, then one stressor commit
+#    touching exactly Makefile (+1 line), core-opts.c, core-opts.h,
+#    core-stressors.h (+1 line), stress-ng.1 and stress-ksm-unmerge.c, on
+#    top of them (its man text relies on -K); a second run and --check change
 #    nothing; git format-patch gives that many patches and they apply with
 #    git am to a clean clone;
 #  - stress-ng.1 has an entry for every option, the method table lists
@@ -28,8 +29,11 @@
 #    the kernel bug the fork-zero racer names) with every racer
 #    reached and the knobs restored (its output is kept in
 #    $STRESS_NG_WORK.0day.log for tests/it/lkp);
-#  - with -K, a kernel WARNING injected into /dev/kmsg fails a run that
-#    passes without it (required when a core patch changes core-klog.c).
+#  - with -K (when a core patch changes core-klog.c): a kernel WARNING
+#    written to /dev/kmsg from user space fails nothing (the patched core
+#    matches kernel records only), a real kernel error record (an ext4
+#    mount of a zeroed loop file, level 3) fails the run.  A real kernel
+#    WARNING is not made on the host: it taints the kernel for good.
 . "$(dirname "$0")/../../lib/lib.sh"
 . "$(dirname "$0")/../../lib/lock.sh"
 
@@ -90,9 +94,9 @@ grep -q "warning: compatibility path" "$TMPD/integ" && compat=1
 check [ $compat = 1 ] || ! grep -q "warning:" "$TMPD/integ" || fail "stress-ng-integrate warned"
 check [ "$(git -C "$W" rev-list --count "$base..HEAD")" = $((1 + npatches)) ] ||
 	fail "$(git -C "$W" rev-list --count "$base..HEAD") commits on $base, not 1 + $npatches patches"
-stressor_commit=$(git -C "$W" rev-list --reverse "$base..HEAD" | head -1)
+stressor_commit=$(git -C "$W" rev-parse HEAD)
 check [ "$(git -C "$W" log -1 --format=%s "$stressor_commit")" = "$SUBJECT" ] ||
-	fail "first commit: $(git -C "$W" log -1 --format=%s "$stressor_commit")"
+	fail "last commit: $(git -C "$W" log -1 --format=%s "$stressor_commit")"
 files=$(git -C "$W" show --format= --name-only "$stressor_commit" | sort | tr '\n' ' ')
 check [ "$files" = "Makefile core-opts.c core-opts.h core-stressors.h stress-ksm-unmerge.c stress-ng.1 " ] ||
 	fail "the stressor commit touches: $files"
@@ -105,7 +109,7 @@ if [ $compat = 0 ]; then
 	check cmp -s "$TOP/stress-ksm-unmerge.c" <(git -C "$W" show "$stressor_commit:stress-ksm-unmerge.c") ||
 		fail "the committed stressor differs from $TOP/stress-ksm-unmerge.c"
 fi
-n=2
+n=1
 for p in $patches; do
 	want=$(git mailinfo /dev/null /dev/null <"$p" | sed -n 's/^Subject: //p')
 	got=$(git -C "$W" log -1 --format=%s "$(git -C "$W" rev-list --reverse "$base..HEAD" | sed -n ${n}p)")
@@ -216,9 +220,16 @@ while IFS=$'\t' read -r r ev state _; do
 	fi
 done <"$TMPD/racers"
 
-# 6. -K: a kernel WARNING injected during a run fails it
+# 6. -K: a WARNING written from user space fails nothing, a kernel error does
 klog_patch=$(grep -l "^diff --git a/core-klog.c" $patches /dev/null 2>/dev/null)
 kmsg() { printf '%s\n' "$1" >/dev/kmsg; }
+# kernel_error: the kernel logs "EXT4-fs (loopN): VFS: Can't find ext4 filesystem" (level 3)
+kernel_error() {
+	local img=$TMPD/zero.img dev
+	mkdir -p "$TMPD/mnt" && truncate -s 1M "$img" && dev=$(losetup -f --show "$img") || return 0
+	mount -t ext4 -o ro "$dev" "$TMPD/mnt" 2>/dev/null && umount "$TMPD/mnt"
+	losetup -d "$dev"
+}
 inject_warn() {
 	kmsg "<6>it-stress-ng-tree: next lines are a FAKE kernel warning injected by a test"
 	kmsg "<4>------------[ cut here ]------------"
@@ -227,31 +238,38 @@ inject_warn() {
 	kmsg "<4>RIP: 0010:break_ksm+0x1a2/0x1c0"
 	kmsg "<4>---[ end trace 0000000000000000 ]---"
 }
-# klog_run INJECT: a -K run of 8 s, a WARNING injected after 3 s when INJECT is 1
+# klog_run WHAT: a -K run of 8 s; after 3 s WHAT (0 nothing, 1 a user
+# space WARNING and BUG, 2 a kernel error record)
 klog_run() {
 	(cd "$TMPD" && "$SNG" -K --ksm-unmerge 1 --ksm-unmerge-method madvise -t 8 --metrics) >"$TMPD/klog.$1" 2>&1 &
 	local pid=$!
 	sleep 3
-	[ "$1" = 1 ] && inject_warn
+	if [ "$1" = 1 ]; then
+		inject_warn
+		kmsg "<1>BUG: Bad rss-counter state mm:000000000fb13173 type:MM_ANONPAGES val:-1 (FAKE, it-stress-ng-tree)"
+	fi
+	[ "$1" = 2 ] && kernel_error
 	wait $pid
 }
-if [ -w /dev/kmsg ]; then
-	export -f klog_run inject_warn kmsg
+if [ -w /dev/kmsg ] && [ -n "$klog_patch" ]; then
+	export -f klog_run inject_warn kmsg kernel_error
 	export SNG TMPD
 	locked bash -c 'klog_run 0'
 	rc0=$?
 	locked bash -c 'klog_run 1'
 	rc1=$?
-	grep -E "klog|warning|WARNING" "$TMPD/klog.1" | head -5
-	echo "-K runs: exit $rc0 without, $rc1 with an injected WARNING"
-	if [ -n "$klog_patch" ]; then
-		check [ "$rc0" = 0 ] || { cat "$TMPD/klog.0"; fail "-K run without injection: exit $rc0"; }
-		check [ "$rc1" = 2 ] || fail "-K run with an injected WARNING: exit $rc1, not 2 ($(basename $klog_patch) applied)"
-	else
-		echo "note: no core-klog.c patch in $PATCHES: -K with a WARNING not required to fail"
+	rc2=skip
+	if command -v losetup >/dev/null && grep -qw ext4 /proc/filesystems; then
+		locked bash -c 'klog_run 2'
+		rc2=$?
 	fi
+	grep -E "klog" "$TMPD/klog.1" "$TMPD/klog.2" 2>/dev/null | head -5
+	echo "-K runs: exit $rc0 without, $rc1 with a user space WARNING, $rc2 with a kernel error"
+	check [ "$rc0" = 0 ] || { cat "$TMPD/klog.0"; fail "-K run without injection: exit $rc0"; }
+	check [ "$rc1" = 0 ] || { cat "$TMPD/klog.1"; fail "-K run with a user space WARNING: exit $rc1, not 0 ($(basename $klog_patch) applied)"; }
+	check [ "$rc2" = skip ] || [ "$rc2" = 2 ] || { cat "$TMPD/klog.2"; fail "-K run with a kernel error: exit $rc2, not 2"; }
 else
-	echo "note: /dev/kmsg not writable: -K injection not checked"
+	echo "note: /dev/kmsg not writable or no core-klog.c patch: -K not checked"
 fi
 [ -z "$LATE" ] || fail "$LATE"
 echo "it/build/stress-ng-tree.sh: ok ($((1 + npatches)) patches in $W)"

@@ -4,7 +4,11 @@
 # (root).  Runs the core with the dummy stressor (tests/build/dummy-runner,
 # no KSM needed), and once with the real stressor:
 #  1. a clean run passes, prints no klog-check line, YAML status ok
-#  2. a WARNING splat written to /dev/kmsg during a run fails it (exit 2):
+#  1b. a WARNING splat and a BUG line written to /dev/kmsg from user space
+#     (facility 1) fail nothing, with or without -K: only kernel records
+#     count
+#  2. a WARNING splat injected as kernel records during a run fails it
+#     (exit 2):
 #     an error line with the LKP key, first line, RIP, call trace, the
 #     splat's pid and the instances, the keys, the stress-ng verdict as
 #     the last line after "successful run completed", the YAML section
@@ -20,10 +24,14 @@
 #     stopped are counted as lost (writes 640 KB of junk into the kernel log)
 #
 # Records written from user space get facility 1 (LOG_USER) even with a
-# "<4>" prefix; the check counts them only when they have a kernel splat
-# shape.  Injected WARNINGs fail any concurrent run, so this script holds
-# /tmp/ksm-dev.lock (re-executing itself under flock unless an ancestor,
-# e.g. tests/run-tests, already holds it).
+# "<4>" prefix, and the check matches kernel records (facility 0) only.
+# Cases 2-7 run the programs under tests/build/fakeproc.so with
+# FAKEPROC=kmsg-kernel, which has them read the facility 1 records as
+# kernel ones: the real /dev/kmsg, reader and timing, the kernel's
+# facility faked.  The injected records could fail a concurrent run that
+# is under the same preload, so this script holds /tmp/ksm-dev.lock
+# (re-executing itself under flock unless an ancestor, e.g.
+# tests/run-tests, already holds it).
 #
 # Exit: 0 pass, 77 skip (reason printed), anything else fail.
 
@@ -39,6 +47,8 @@ fi
 [ -r /dev/kmsg ] || skip "/dev/kmsg not readable"
 R=$TOP/tests/build/dummy-runner
 [ -x "$R" ] || fail "$R not built (make shim-tests)"
+FAKE=$TOP/tests/build/fakeproc.so
+[ -f "$FAKE" ] || fail "$FAKE not built (make tests/build/fakeproc.so)"
 
 RUN_T=${KLOG_IT_TIME:-3}
 KEY_WARN='WARNING:at_mm/ksm.c:#break_ksm'
@@ -49,8 +59,21 @@ kmsg() {
 	printf '%s\n' "$1" > /dev/kmsg || fail "write to /dev/kmsg failed"
 }
 
-# run_bg OUT YAML ARGS...: start a dummy run in the background, PID in $RUN_PID
+# "${AS_KERNEL[@]}" CMD...: CMD (the same pid) reading user space
+# (facility 1) records as kernel ones
+AS_KERNEL=(env LD_PRELOAD="$FAKE" FAKEPROC=kmsg-kernel)
+
+# run_bg OUT YAML ARGS...: start a dummy run in the background, PID in $RUN_PID;
+# the injected records are read as kernel records
 run_bg() {
+	local out=$1 yaml=$2
+	shift 2
+	"${AS_KERNEL[@]}" "$R" --ksm-unmerge 1 -t "$RUN_T" -Y "$yaml" "$@" >"$out" 2>&1 &
+	RUN_PID=$!
+}
+
+# run_user_bg OUT YAML ARGS...: run_bg where user space records stay user space's
+run_user_bg() {
 	local out=$1 yaml=$2
 	shift 2
 	"$R" --ksm-unmerge 1 -t "$RUN_T" -Y "$yaml" "$@" >"$out" 2>&1 &
@@ -112,6 +135,19 @@ check grep -q 'klog-check:' "$out" && { cat "$out"; fail "clean run: a klog-chec
 checked; grep -A2 '^kernel-log:' "$TMPD/clean.yaml" | grep -q 'status: ok' ||
 	{ cat "$TMPD/clean.yaml"; fail "clean run: YAML kernel-log status is not ok"; }
 
+# 1b. user space writing splats to /dev/kmsg fails nothing, with or without -K
+for k in "" -K; do
+	out=$TMPD/user$k.out
+	run_user_bg "$out" "$TMPD/user.yaml" $k
+	wait_started
+	inject_warn
+	kmsg "<1>BUG: Bad rss-counter state mm:000000000fb13173 type:MM_ANONPAGES val:-1 (it-klog-inject: FAKE, user space)"
+	kmsg "<0>watchdog: BUG: soft lockup - CPU#1 stuck for 26s! [it-klog-inject:1] (FAKE, user space)"
+	finish
+	check [ "$RC" = 0 ] || { cat "$out"; fail "user space splat ${k:-(default)}: exit $RC, expected 0"; }
+	check grep -q 'klog-check' "$out" && { cat "$out"; fail "user space splat ${k:-(default)}: a klog-check line"; }
+done
+
 # 2. injected WARN splat, the check on by default
 out=$TMPD/warn.out
 run_bg "$out" "$TMPD/warn.yaml"
@@ -122,7 +158,7 @@ check [ "$RC" = 2 ] || { cat "$out"; fail "WARN injection: exit $RC, expected 2"
 check grep -q "^stress-ng: error: \[[0-9]*\] klog-check: kernel warning: $KEY_WARN\$" "$out" ||
 	{ cat "$out"; fail "WARN injection: no error line with the key $KEY_WARN"; }
 check [ "$(klog_errors "$out")" = 1 ] || { cat "$out"; fail "WARN injection: not exactly one klog-check error line"; }
-check grep -q "klog-check:   first line: WARNING: CPU: 0 PID: $$ at mm/ksm.c:3012 break_ksm+0x1a2/0x1c0 (injected from user space, facility 1)\$" "$out" ||
+check grep -q "klog-check:   first line: WARNING: CPU: 0 PID: $$ at mm/ksm.c:3012 break_ksm+0x1a2/0x1c0\$" "$out" ||
 	{ cat "$out"; fail "WARN injection: first line not reported"; }
 check grep -q 'klog-check:   time: [0-9.]*s into the run (kernel time [0-9]*\.[0-9]\{6\})$' "$out" ||
 	{ cat "$out"; fail "WARN injection: time into the run not reported"; }
@@ -141,10 +177,15 @@ grep -A9 '^kernel-log:' "$TMPD/warn.yaml" > "$TMPD/warn.klog"
 check grep -q 'warnings: 1' "$TMPD/warn.klog" && grep -q "key: '$KEY_WARN'" "$TMPD/warn.klog" ||
 	{ cat "$TMPD/warn.yaml"; fail "WARN injection: YAML kernel-log section lacks the key"; }
 
-# 3. noise: passes, with and without -K
+# 3. noise: passes, as kernel records (the shape rule) and, with -K, as
+# user space records (stress-ng's level rule would take a kernel <3>)
 for k in "" -K; do
 	out=$TMPD/noise$k.out
-	run_bg "$out" "$TMPD/noise.yaml" $k
+	if [ -z "$k" ]; then
+		run_bg "$out" "$TMPD/noise.yaml"
+	else
+		run_user_bg "$out" "$TMPD/noise.yaml" $k
+	fi
 	wait_started
 	inject_noise
 	finish
@@ -175,7 +216,7 @@ check grep -q 'klog-check: detected 1 kernel error messages$' "$out" || { cat "$
 # 6. a WARNING logged by the instance just before it ends is still caught
 out=$TMPD/last.out
 DUMMY_KMSG="<4>WARNING: CPU: 0 PID: 1 at mm/ksm.c:1 break_ksm+0x1/0x2 (it-klog-inject: FAKE, last act of the instance)" \
-	"$R" --ksm-unmerge 1 -t 1 >"$out" 2>&1
+	"${AS_KERNEL[@]}" "$R" --ksm-unmerge 1 -t 1 >"$out" 2>&1
 RC=$?
 check [ "$RC" = 2 ] || { cat "$out"; fail "last-act WARN: exit $RC, expected 2 (a record logged before the instance ended was missed)"; }
 check grep -q "klog-check: kernel warning: $KEY_WARN" "$out" || { cat "$out"; fail "last-act WARN: key not reported"; }
@@ -184,7 +225,7 @@ check grep -q "klog-check: kernel warning: $KEY_WARN" "$out" || { cat "$out"; fa
 if [ -w /sys/kernel/mm/ksm/run ] && [ -x "$STRESSOR" ]; then
 	before=$(knobs)
 	out=$TMPD/real.out
-	"$STRESSOR" --ksm-unmerge 1 -t 5 --ksm-unmerge-method madvise >"$out" 2>&1 &
+	"${AS_KERNEL[@]}" "$STRESSOR" --ksm-unmerge 1 -t 5 --ksm-unmerge-method madvise >"$out" 2>&1 &
 	RUN_PID=$!
 	wait_started
 	inject_warn
@@ -198,7 +239,7 @@ if [ -w /sys/kernel/mm/ksm/run ] && [ -x "$STRESSOR" ]; then
 	check [ "$before" = "$after" ] || fail "KSM knobs changed: before [$before] after [$after]"
 	# the default job: a known kernel bug it names does not hide a new failure
 	out=$TMPD/real-all.out
-	"$STRESSOR" --ksm-unmerge 1 -t 5 --ksm-unmerge-bytes 16M >"$out" 2>&1 &
+	"${AS_KERNEL[@]}" "$STRESSOR" --ksm-unmerge 1 -t 5 --ksm-unmerge-bytes 16M >"$out" 2>&1 &
 	RUN_PID=$!
 	wait_started
 	inject_warn
@@ -256,6 +297,6 @@ if [ "${KLOG_IT_FLOOD:-0}" = 1 ]; then
 fi
 
 grep -E 'klog-check' "$TMPD/warn.out" | sed 's/^/  warn run: /'
-echo "klog inject: clean pass; WARN and BUG injections fail with their LKP keys (also under -K, also the real stressor); noise passes; a WARN logged at the very end is caught (${SECONDS}s)"
+echo "klog inject: clean pass; user space splats pass; WARN and BUG injections as kernel records fail with their LKP keys (also under -K, also the real stressor); noise passes; a WARN logged at the very end is caught (${SECONDS}s)"
 checks_done
 exit 0
