@@ -1,6 +1,6 @@
 # stress-ksm-unmerge: standalone build of the stress-ng ksm-unmerge stressor
 #
-# make            build build/stress-ksm-unmerge (stressor + core-shim)
+# make            build build/stress-ksm-unmerge (stressor + core-shim + klog)
 # make deps       install missing Debian packages (tools/debian-packages)
 # make run        the main job: a default 60 s run on every CPU with metrics
 # make racers     list the racers (the stressor's racer table)
@@ -22,7 +22,11 @@ STATIC_LDFLAGS = -static
 BUILD    := build
 OBJ_DIR  := $(BUILD)/obj
 SHIM_SRC := $(sort $(wildcard core-shim/*.c))
-SHIM_OBJ := $(patsubst %.c,$(OBJ_DIR)/%.o,$(SHIM_SRC))
+# the kernel-log check (klog/): the always-on kernel warning check and -K,
+# linked into the same library as the core it plugs into
+KLOG_SRC := klog/klog-check.c
+LIB_SRC  := $(SHIM_SRC) $(KLOG_SRC)
+SHIM_OBJ := $(patsubst %.c,$(OBJ_DIR)/%.o,$(LIB_SRC))
 SHIM_HDR := $(wildcard core-shim/*.h)
 SHIM_LIB := $(BUILD)/libshim.a
 # STRESSOR names the source (stress-ksm-unmerge.c); STRESSOR_BIN the binary
@@ -43,6 +47,10 @@ $(SHIM_LIB): $(SHIM_OBJ)
 	$(AR) rcs $@ $^
 
 $(OBJ_DIR)/core-shim/%.o: core-shim/%.c $(SHIM_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(OBJ_DIR)/klog/%.o: klog/%.c $(SHIM_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c -o $@ $<
 

@@ -189,7 +189,7 @@ extern void stress_shim_parse_context_set(const char *opt_name,
 extern void NORETURN stress_shim_parse_error(const char *fmt, ...)
 	FORMAT(printf, 1, 2);
 
-/* core-klog.c */
+/* klog/klog-check.c: the kernel-log check (stress-ng's core-klog.c API) */
 typedef enum {
 	STRESS_KLOG_IGNORE = 0,
 	STRESS_KLOG_INFO,

@@ -6,7 +6,7 @@
 #                   mixed with the normal build); run: tests/it/hygiene/asan.sh
 #   make fuzz-opts  libFuzzer run of the option parser (clang), FUZZ_OPTS_TIME
 #                   seconds (default 20), seeded from tests/data/bad-input.tsv
-#   make cppcheck   cppcheck of the stressor (+ fragments), core-shim, tools
+#   make cppcheck   cppcheck of the stressor (+ fragments), core-shim, klog, tools
 #
 # The tests (tests/it/hygiene/*.sh) build what they
 # need themselves, so none of this is added to TEST_TARGETS: a plain
@@ -23,7 +23,7 @@ SAN_FLAGS     := -fsanitize=address,undefined -fno-omit-frame-pointer \
 ASAN_CFLAGS   := -O1 -g -std=gnu11 -Wall -Wextra -D_GNU_SOURCE \
 		 -Icore-shim -I. $(SAN_FLAGS) -MMD -MP
 ASAN_LDLIBS   := -lcmocka -lyaml $(LDLIBS)
-ASAN_SHIM_OBJ := $(patsubst core-shim/%.c,$(ASAN_DIR)/core-shim/%.o,$(SHIM_SRC))
+ASAN_SHIM_OBJ := $(patsubst %.c,$(ASAN_DIR)/%.o,$(LIB_SRC))
 ASAN_SHIM_LIB := $(ASAN_DIR)/libshim.a
 ASAN_STRESSOR := $(ASAN_DIR)/$(STRESSOR)
 ASAN_DUMMY    := $(ASAN_DIR)/tests/dummy-stressor.o
@@ -50,6 +50,10 @@ asan: $(ASAN_STRESSOR) asan-tests
 asan-tests: $(ASAN_TESTS)
 
 $(ASAN_DIR)/core-shim/%.o: core-shim/%.c
+	@mkdir -p $(@D)
+	$(ASAN_CC) $(ASAN_CFLAGS) -c -o $@ $<
+
+$(ASAN_DIR)/klog/%.o: klog/%.c
 	@mkdir -p $(@D)
 	$(ASAN_CC) $(ASAN_CFLAGS) -c -o $@ $<
 
@@ -92,8 +96,8 @@ FUZZ_CFLAGS     := -std=gnu11 -g -O1 -D_GNU_SOURCE -Icore-shim -I. \
 # library objects: clang-only warnings are shown but do not stop fuzzing
 # (tests/it/hygiene/cppcheck.sh gates them with clang -Werror)
 FUZZ_LIB_CFLAGS := $(FUZZ_CFLAGS) -Wno-error -fsanitize=fuzzer-no-link
-FUZZ_SHIM_OBJ   := $(patsubst core-shim/%.c,$(FUZZ_DIR)/core-shim/%.o,\
-		   $(filter-out core-shim/core-runner.c,$(SHIM_SRC)))
+FUZZ_SHIM_OBJ   := $(patsubst %.c,$(FUZZ_DIR)/%.o,\
+		   $(filter-out core-shim/core-runner.c,$(LIB_SRC)))
 FUZZ_LIB        := $(FUZZ_DIR)/libfuzzshim.a
 FUZZ_OPTS       := $(FUZZ_DIR)/fuzz-opts
 FUZZ_OPTS_TIME  ?= 20
@@ -103,6 +107,10 @@ FUZZ_OPTS_CORPUS := $(FUZZ_DIR)/fuzz-opts-corpus
 CLEAN_FILES += -r $(FUZZ_DIR)
 
 $(FUZZ_DIR)/core-shim/%.o: core-shim/%.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_LIB_CFLAGS) -c -o $@ $<
+
+$(FUZZ_DIR)/klog/%.o: klog/%.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_LIB_CFLAGS) -c -o $@ $<
 

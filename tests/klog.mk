@@ -1,7 +1,7 @@
 # tests/klog.mk: tests of the standalone core's kernel-log check
-# (core-shim/core-klog.c, -K/--klog-check).  Included by the top Makefile.
+# (klog/klog-check.c, -K/--klog-check).  Included by the top Makefile.
 # None of them needs the stressor: test-klog links the shim with the dummy
-# stressor, the others compile core-klog.c alone with silent stubs.
+# stressor, the others compile klog-check.c alone with silent stubs.
 #
 #   make tests/build/test-klog   cmocka tests (corpora, parser, taint, YAML,
 #                                report lines, -K rule, live reader)
@@ -16,8 +16,8 @@ KLOG_TEST       := $(KLOG_TEST_DIR)/test-klog
 KLOG_FUZZ       := $(KLOG_TEST_DIR)/fuzz-klog
 KLOG_FUZZ_DIR   := $(KLOG_TEST_DIR)/fuzz-klog-corpus
 KLOG_NORM       := $(KLOG_TEST_DIR)/klog-normalise
-# the tests include core-klog.c itself (they look at its static state)
-KLOG_SRC        := core-shim/core-klog.c
+# the tests include klog-check.c itself (they look at its static state);
+# KLOG_SRC is the top Makefile's
 KLOG_CORPUS     := $(wildcard tests/data/corpus/klog/*.txt)
 FUZZ_CC         ?= clang
 FUZZ_KLOG_TIME  ?= 30
@@ -35,7 +35,7 @@ klog-tests: $(KLOG_TEST)
 	./$(KLOG_TEST)
 
 # the real shim (pr_*, YAML, /proc reads) with the dummy stressor; the
-# test's copy of core-klog.c stands in for the library's core-klog.o
+# test's copy of klog-check.c stands in for the library's klog-check.o
 $(KLOG_TEST): tests/unit/test-klog.c tests/unit/test-shim-common.h $(KLOG_SRC) $(SHIM_HDR) $(KLOG_CORPUS) tests/build/dummy-stressor.o $(SHIM_LIB)
 	@mkdir -p $(KLOG_TEST_DIR)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ tests/unit/test-klog.c tests/build/dummy-stressor.o $(SHIM_LIB) $(SHIM_TEST_LDLIBS)
@@ -53,7 +53,7 @@ fuzz-klog: $(KLOG_FUZZ)
 	./$(KLOG_FUZZ) -max_total_time=$(FUZZ_KLOG_TIME) -timeout=5 -rss_limit_mb=512 \
 		-print_final_stats=1 $(KLOG_FUZZ_DIR) tests/data/corpus/klog
 
-# the sanitizer build of test-klog (tests/hygiene.mk) includes core-klog.c
+# the sanitizer build of test-klog (tests/hygiene.mk) includes klog-check.c
 # too and links the dummy stressor like the shim tests
 build/asan/tests/test-klog: $(KLOG_SRC)
 build/asan/tests/test-klog: ASAN_TEST_OBJS = $(ASAN_DUMMY)

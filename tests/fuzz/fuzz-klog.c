@@ -7,7 +7,7 @@
  * of the License, or (at your option) any later version.
  *
  * tests/fuzz/fuzz-klog.c: libFuzzer target for the kernel-log check's
- * (core-shim/core-klog.c) record parser, unescaper, classifier / LKP key
+ * (klog/klog-check.c) record parser, unescaper, classifier / LKP key
  * normaliser, splat grouping and stress-ng's -K level rule.  The input is a list of /dev/kmsg records, one per line
  * (lines starting with a space are dictionary lines of the record
  * before), as in tests/data/corpus/klog.  Invariants are checked with
@@ -15,7 +15,7 @@
  *
  *   make fuzz-klog FUZZ_KLOG_TIME=30
  */
-#include "../lib/klog-stubs.h"		/* core-klog.c with silent core stubs */
+#include "../lib/klog-stubs.h"		/* klog-check.c with silent core stubs */
 
 #include <time.h>
 

@@ -7,7 +7,7 @@
  * of the License, or (at your option) any later version.
  *
  * tests/lib/klog-normalise.c: the kernel-log check's LKP key normaliser
- * (core-shim/core-klog.c) run
+ * (klog/klog-check.c) run
  * over a fixed line set, for the equivalence test (tests/it/klog/normalise.sh)
  * and its speed.  The line set is every message of tests/data/corpus/klog plus
  * seeded mutations of them (digits, hex words, punctuation, spaces, tabs,
@@ -19,7 +19,7 @@
  *   klog-normalise --time R DIR        time R passes, print the median CPU
  *                                      seconds of one pass (normalising only)
  */
-#include "klog-stubs.h"		/* core-klog.c with silent core stubs */
+#include "klog-stubs.h"		/* klog-check.c with silent core stubs */
 
 #include <dirent.h>
 #include <stdarg.h>

@@ -6,7 +6,7 @@
  * as published by the Free Software Foundation; either version 2
  * of the License, or (at your option) any later version.
  *
- * tests/lib/klog-stubs.h: core-shim/core-klog.c compiled into a program
+ * tests/lib/klog-stubs.h: klog/klog-check.c compiled into a program
  * of its own with silent stubs of the few core functions it calls (pr_*,
  * YAML, clock, /proc reads, process helpers), for the programs that run
  * its parser, classifier and LKP key normaliser without the rest of the
@@ -18,7 +18,7 @@
 
 #include "stress-ng.h"
 #include "core-killpid.h"
-#include "core-klog.c"		/* the kernel-log check, statics included */
+#include "klog/klog-check.c"		/* the kernel-log check, statics included */
 
 uint64_t g_opt_flags;
 stress_shared_t *g_shared;

@@ -7,7 +7,7 @@
  * of the License, or (at your option) any later version.
  *
  * tests/unit/test-klog.c: cmocka tests of the standalone core's kernel-log
- * check (core-shim/core-klog.c): the corpora in tests/data/corpus/klog
+ * check (klog/klog-check.c): the corpora in tests/data/corpus/klog
  * (keys as LKP names them, event counts, noise), /dev/kmsg record parsing,
  * escapes, continuation records, lost records, facilities, the report
  * lines (with the run's instances from the shim's shared state), the
@@ -16,13 +16,13 @@
  * and the reader process on the real /dev/kmsg (start, final drain, a
  * reader that dies, no permission).
  *
- * core-klog.c is included so its static state can be looked at; the rest
+ * klog-check.c is included so its static state can be looked at; the rest
  * is the real shim (libshim.a with the dummy stressor), so the log lines
  * asserted are the ones a run prints.
  */
 #include "test-shim-common.h"
 #include "core-killpid.h"
-#include "core-klog.c"		/* the kernel-log check, statics included */
+#include "klog/klog-check.c"		/* the kernel-log check, statics included */
 
 #include <dirent.h>
 #include <pthread.h>

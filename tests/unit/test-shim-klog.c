@@ -1,6 +1,6 @@
 /*
  * tests/unit/test-shim-klog.c: cmocka tests of the --klog-check record
- * classification (stress-ng 0.22 rules) in core-shim/core-klog.c.
+ * classification (stress-ng 0.22 rules) in klog/klog-check.c.
  */
 #include "test-shim-common.h"
 

@@ -1,6 +1,6 @@
 #!/bin/bash
 # tests/it/klog/fuzz.sh: run the libFuzzer target for the kernel-log check
-# (core-shim/core-klog.c) record parser, classifier and -K level rule for
+# (klog/klog-check.c) record parser, classifier and -K level rule for
 # FUZZ_KLOG_TIME seconds (10).
 # Skips (77) when clang cannot build -fsanitize=fuzzer binaries.
 # Exit: 0 pass, 77 skip, else fail (a crash, leak or trapped invariant).

@@ -1,6 +1,6 @@
 #!/bin/bash
 # tests/it/klog/inject.sh: the standalone core's kernel-log check
-# (core-shim/core-klog.c, on by default) end to end on the real kernel log
+# (klog/klog-check.c, on by default) end to end on the real kernel log
 # (root).  Runs the core with the dummy stressor (tests/build/dummy-runner,
 # no KSM needed), and once with the real stressor:
 #  1. a clean run passes, prints no klog-check line, YAML status ok

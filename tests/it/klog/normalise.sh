@@ -1,6 +1,6 @@
 #!/bin/bash
 # tests/it/klog/normalise.sh: equivalence test of the kernel-log check's
-# LKP key normaliser (the regex rule table in core-shim/core-klog.c).
+# LKP key normaliser (the regex rule table in klog/klog-check.c).
 # tests/build/klog-normalise runs it over a fixed set of 300,731 lines
 # (tests/data/corpus/klog and seeded mutations of it); the output must hash to
 # tests/data/fixtures/klog/normalise.sha256, the output of the hand-written

@@ -6,8 +6,13 @@
  * as published by the Free Software Foundation; either version 2
  * of the License, or (at your option) any later version.
  *
- * core-shim/core-klog.c: the standalone core's kernel-log check.  A
- * forked reader follows /dev/kmsg from the start of the run to its end.
+ * klog/klog-check.c: the kernel-log check, the standalone build's
+ * always-on kernel warning check and its -K/--klog-check (the API of
+ * stress-ng's core-klog.c: stress_klog_start(), stress_klog_stop(),
+ * declared in core-shim/core-shim-ext.h).  It is a part of this
+ * project's product, not a stand-in: stress-ng's own core-klog.c is 289
+ * lines and does far less.  A forked reader follows /dev/kmsg from the
+ * start of the run to its end.
  *
  * Always (the standalone build's default): kernel splats of the 0-day/
  * LKP categories fail the run (exit 2) - WARNING, BUG (all), kernel BUG
