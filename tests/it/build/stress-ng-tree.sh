@@ -213,7 +213,13 @@ check grep -Eq "metrc: .* ksm-unmerge +[0-9]+ " "$log" || fail "no ksm-unmerge m
 check cmp -s "$TMPD/knobs.before" "$TMPD/knobs.after" ||
 	fail "knobs '$(cat "$TMPD/knobs.after")' != '$(cat "$TMPD/knobs.before")'"
 while IFS=$'\t' read -r r ev state _; do
-	if [ "$state" = built ]; then
+	if [ "$state" = built ] && grep -q "racer $r skipped: ." "$log"; then
+		# a racer stepping aside from a known bug the run named (lib.sh)
+		line=$(grep -o "racer $r skipped:.*" "$log" | head -1)
+		checked
+		why=$(racer_skip_ok "$line" "$r" "$log") || fail "$line: $why"
+		echo "note: $line ($why)"
+	elif [ "$state" = built ]; then
 		check grep -Eq "racer $r reached: .*$ev=[1-9]" "$log" || fail "racer $r not reached ($ev)"
 	else
 		check grep -Eq "racer $r (reached|skipped)" "$log" || fail "racer $r ($state) neither reached nor skipped"
