@@ -154,6 +154,9 @@ static const stress_opt_t opts[] = {
 #define KSM_QUIET_LEN		(3.0)		/* 3 s long: every instance stops its racers, */
 #define KSM_QUIET_SETTLE	(1.0)		/* counted 1 s after the last one did */
 #define KSM_OP_PAGES		(16)		/* pages per racer op */
+#define KSM_STARVED_SHARE	(0.25)		/* ksmd ran less of a wait than this: starved */
+#define KSM_STUCK_CPU		(5.0)		/* ksmd's CPU in a wait, nothing scanned: stuck */
+#define KSM_WAIT_SCANS		(6)		/* fresh full scans that end a wait unmerged */
 #define KSM_RACER_BYTES		(4 * MB)	/* memory a racer keeps besides per-page state */
 
 #define PM_PFN_MASK		((1ULL << 55) - 1)
@@ -259,11 +262,35 @@ typedef struct {
 	double ms[KSM_LAT_SAMPLES];
 } stress_ksm_unmerge_lat_t;
 
+/* how a merge wait ended (stress_ksm_unmerge_wait_judge()) */
+enum {
+	KSM_WAIT_MERGED = 0,	/* the prediction merged */
+	KSM_WAIT_PARTIAL,	/* ksmd ended its passes short of it */
+	KSM_WAIT_STARVED,	/* ksmd got too little CPU: named, never a kernel failure */
+	KSM_WAIT_SLOW,		/* ksmd had CPU and progressed too slowly: named, not a failure */
+	KSM_WAIT_STUCK,		/* ksmd had CPU and made no progress: a failure */
+	KSM_WAITS,
+};
+
+static const char * const stress_ksm_unmerge_wait_names[] = {
+	"merged", "partial", "starved", "slow", "stuck",
+};
+
+/* what ksmd did during one merge wait */
+typedef struct {
+	double wall;			/* secs waited */
+	double cpu, runnable;		/* ksmd's secs on a CPU, and runnable off one; -1 unknown */
+	int64_t scanned, scans;		/* pages_scanned and full_scans grown meanwhile */
+	uint64_t got, want;		/* pages merged at the end, predicted */
+	bool stable;			/* ksmd ended its passes: counts unchanged over two */
+} stress_ksm_unmerge_wait_t;
+
 /* one racer's figures, in shared memory so they survive a killed worker */
 typedef struct {
 	uint64_t ops, evidence, failures, op_ns, meet_timeouts;
 	uint64_t detail[KSM_DETAILS];
 	bool active, skipped;
+	bool left_out;			/* not started: the run's budget for it went to others */
 	char reason[160];		/* why skipped or not reached */
 } stress_ksm_unmerge_racer_stats_t;
 
@@ -289,8 +316,11 @@ typedef struct {
 	uint64_t method_cycles[2];
 	uint64_t quiet_cycles, quiet_pages;	/* cycles of a window every instance's racers were stopped in */
 	double unmerge_secs, merge_wait_secs, quiet_secs, quiet_cpu_secs;
+	uint64_t waits[KSM_WAITS];	/* merge waits by how they ended */
+	uint64_t rss_kb;		/* the worker's peak RSS */
+	uint64_t rmap_max;		/* the most rmap_items ksmd kept for the worker */
 	char stop_step[32];		/* step the end of the run cut, "" none */
-	stress_ksm_unmerge_lat_t unmerge_lat, mrelease_lat;
+	stress_ksm_unmerge_lat_t unmerge_lat, mrelease_lat, merge_lat;
 	volatile int phase;
 	volatile double phase_since;	/* when the phase began */
 	volatile double hang_allow;	/* secs excused from the hang bound (sparse walk) */
@@ -316,6 +346,10 @@ typedef struct {
 	uint64_t mem_avail;		/* MemAvailable before any region was filled */
 	volatile bool disagree_reported;
 	stress_ksm_unmerge_bug_state_t bug[KSM_BUGS];
+	volatile bool wait_reported[KSM_WAITS];	/* a starved or slow wait was said */
+	pid_t ksmd_pid;			/* 0 unknown (not visible: a PID namespace) */
+	double ksmd_cpu0, ksmd_rq0, ksmd_t0;	/* ksmd's times before the instances (the report) */
+	int64_t scanned0, full_scans0;
 	stress_ksm_unmerge_instance_t inst[];
 } stress_ksm_unmerge_shared_t;
 
@@ -392,6 +426,10 @@ struct stress_ksm_unmerge_ctx {
 	volatile uint64_t cycle;
 	volatile uint64_t quiesce;	/* cycle for which racers must park, 0 none */
 	volatile bool racers_stop;
+	pthread_mutex_t wake_lock;	/* racer threads sleep on wake, the main thread on acked */
+	pthread_cond_t wake, acked;
+	bool wake_made;
+	volatile uint64_t gen;		/* bumped when the phase, the parking or the stop changes */
 	bool quiet;			/* in a quiet window: racers stopped */
 	uint32_t restarts;		/* racer restarts after a window: their start lines are not said again */
 	int compact_fd;			/* compact_memory, locked shared while verifying (thp racer compacts exclusive) */
@@ -400,7 +438,8 @@ struct stress_ksm_unmerge_ctx {
 	size_t touch_npages;		/* racers reading/writing pages stay below this */
 	pthread_t main_thread;
 	stress_ksm_unmerge_run_t run[KSM_RACERS];
-	bool stopped, wait_timed_out;
+	bool stopped;
+	stress_ksm_unmerge_wait_t wait;	/* the last merge wait */
 	double t_start, teardown_secs;
 	size_t filled;
 	struct {
@@ -1449,26 +1488,95 @@ static uint64_t stress_ksm_unmerge_merged_now(stress_ksm_unmerge_ctx_t *ctx, int
 	return (uint64_t)(*merging > 0 ? *merging : 0) + (uint64_t)(*zero > 0 ? *zero : 0);
 }
 
+/* more instances than CPUs: ksmd and the racer threads may wait for a CPU */
+static bool stress_ksm_unmerge_oversubscribed(stress_args_t *args)
+{
+	return args->instances > (uint32_t)stress_cpus_online_get();
+}
+
+/* ksmd's pid (a kernel thread, child of kthreadd), 0 when /proc does not show it */
+static pid_t stress_ksm_unmerge_ksmd_pid(void)
+{
+	DIR *dir = opendir("/proc");
+	struct dirent *d;
+	char path[64], buf[256], *p;
+	pid_t pid = 0;
+
+	while (dir && !pid && (d = readdir(dir)) != NULL) {
+		(void)snprintf(path, sizeof(path), "/proc/%.16s/stat", d->d_name);
+		if (isdigit((int)d->d_name[0]) && stress_fs_file_read(path, buf, sizeof(buf)) > 0 &&
+		    (p = strstr(buf, " (ksmd) ")) && atoi(p + 10) == 2)
+			pid = (pid_t)atoi(d->d_name);
+	}
+	if (dir)
+		(void)closedir(dir);
+	return pid;
+}
+
+/* secs ksmd ran and waited runnable for a CPU (schedstat), -1 unknown */
+static void stress_ksm_unmerge_ksmd_time(const pid_t pid, double *cpu, double *runnable)
+{
+	char path[64], buf[128];
+	unsigned long long run, wait;
+
+	*cpu = *runnable = -1.0;
+	(void)snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)pid);
+	if (pid > 0 && stress_fs_file_read(path, buf, sizeof(buf)) > 0 &&
+	    sscanf(buf, "%llu %llu", &run, &wait) == 2) {
+		*cpu = (double)run / 1.0E9;
+		*runnable = (double)wait / 1.0E9;
+	}
+}
+
+/*
+ *  stress_ksm_unmerge_wait_judge()
+ *	pure: how a merge wait ended, from what ksmd did during it.  Starved (too
+ *	little CPU) and slow (progress, too slowly) are named conditions of a
+ *	loaded machine; only a ksmd that had the CPU and scanned nothing is stuck
+ */
+static int stress_ksm_unmerge_wait_judge(const stress_ksm_unmerge_wait_t *w)
+{
+	if (w->want ? w->got >= w->want : w->stable)
+		return KSM_WAIT_MERGED;
+	if (w->stable || w->scans >= KSM_WAIT_SCANS)
+		return KSM_WAIT_PARTIAL;
+	if (w->cpu >= KSM_STUCK_CPU && w->scanned <= 0 && w->scans <= 0)
+		return KSM_WAIT_STUCK;
+	if (w->cpu < 0.0)
+		return (w->scanned > 0) ? KSM_WAIT_SLOW : KSM_WAIT_STARVED;
+	return (w->cpu < KSM_STARVED_SHARE * w->wall) ? KSM_WAIT_STARVED : KSM_WAIT_SLOW;
+}
+
 /*
  *  stress_ksm_unmerge_merge_wait()
- *	sleep until ksmd merged the prediction: 1 merged, 0 partial or timed out, -1 stopped
+ *	sleep until ksmd merged the prediction; how the wait ended (KSM_WAIT_*), -1 stopped.
+ *	The deadline follows ksmd, not the clock: the wait goes on until ksmd used
+ *	`bound` secs of CPU in it, or made no progress for `bound` secs
  */
 static int stress_ksm_unmerge_merge_wait(stress_ksm_unmerge_ctx_t *ctx, const double bound,
 	int64_t *merging, int64_t *zero)
 {
+	stress_ksm_unmerge_wait_t *w = &ctx->wait;
+	const pid_t ksmd = stress_ksm_unmerge_shared->ksmd_pid;
+	const bool oversub = stress_ksm_unmerge_oversubscribed(ctx->args);
 	const double t0 = stress_time_now();
 	const uint64_t want = ctx->expect_merged + ctx->expect_zero;
+	const int64_t scanned0 = stress_ksm_unmerge_field(KSM_SYSFS "/pages_scanned", NULL);
 	uint64_t scans0 = stress_ksm_unmerge_field(KSM_SYSFS "/full_scans", NULL), last_scans = scans0;
-	uint64_t last_total = 0, stable = 0, stale, sleep_ns = 500000;
+	uint64_t last_total = 0, stable = 0, stale, sleep_ns = 500000, total;
 	int64_t m0, z0;
+	double cpu0, rq0, cpu, rq, progress = t0;
 
-	ctx->wait_timed_out = false;
+	(void)shim_memset(w, 0, sizeof(*w));
+	w->want = want;
+	stress_ksm_unmerge_ksmd_time(ksmd, &cpu0, &rq0);
 	/* counts left from the last unmerge drain lazily: need fresh full scans */
 	stress_ksm_unmerge_counters(&m0, &z0);
 	stale = (m0 > 0 && !ctx->by_pages) ? 2 : 0;
 	for (;;) {
 		const uint64_t scans = (uint64_t)stress_ksm_unmerge_field(KSM_SYSFS "/full_scans", NULL);
-		uint64_t total;
+		const int64_t scanned = stress_ksm_unmerge_field(KSM_SYSFS "/pages_scanned", NULL);
+		const double now = stress_time_now();
 
 		if (stress_ksm_unmerge_ending(ctx))
 			return -1;
@@ -1476,27 +1584,38 @@ static int stress_ksm_unmerge_merge_wait(stress_ksm_unmerge_ctx_t *ctx, const do
 			scans0 = scans;		/* run=2 by someone else reset the count */
 		ctx->last.cycle = 0;
 		total = stress_ksm_unmerge_merged_now(ctx, merging, zero);
+		/* progress: ksmd scanned pages, ended a pass, or ours merged */
+		if (total != w->got || scanned - scanned0 != w->scanned ||
+		    (int64_t)(scans - scans0) != w->scans)
+			progress = now;
+		w->got = total;
+		stress_ksm_unmerge_ksmd_time(ksmd, &cpu, &rq);
+		w->wall = now - t0;
+		w->cpu = (cpu0 >= 0.0 && cpu >= cpu0) ? cpu - cpu0 : -1.0;
+		w->runnable = (w->cpu >= 0.0) ? rq - rq0 : -1.0;
+		w->scanned = scanned - scanned0;
+		w->scans = (int64_t)(scans - scans0);
 		if (scans - scans0 >= stale) {
 			/* the counters also count the racers' ranges: the region must hold it */
 			if (want && total >= want && (!ctx->have_pfns || (ctx->last.cycle == ctx->cycle ?
 			    ctx->last.ksm + ctx->last.zero : (stress_ksm_unmerge_region_count(ctx) < 0 ? want :
 			    ctx->last.ksm + ctx->last.zero)) >= want))
-				return 1;
+				return KSM_WAIT_MERGED;
 			if (scans != last_scans) {
 				stable = (total == last_total) ? stable + 1 : 0;
 				last_total = total;
 				last_scans = scans;
 			}
 			/* nothing more will merge: unique or pinned pages */
-			if (scans - scans0 >= 3 && (stable >= 2 || !want))
-				return want ? 0 : 1;
+			w->stable = scans - scans0 >= 3 && (stable >= 2 || !want);
+			if (w->stable || w->scans - (int64_t)stale >= KSM_WAIT_SCANS)
+				return stress_ksm_unmerge_wait_judge(w);
 		}
-		if (stress_time_now() - t0 > bound) {
-			ctx->wait_timed_out = true;
-			return 0;
-		}
-		(void)shim_nanosleep_uint64(sleep_ns);	/* a busy poll slows ksmd (TLB shootdowns) */
-		if (sleep_ns < 4000000)
+		if (w->cpu >= bound || now - progress > bound)
+			return stress_ksm_unmerge_wait_judge(w);
+		/* a busy poll slows ksmd (TLB shootdowns); at width it takes its CPU: poll less */
+		(void)shim_nanosleep_uint64(sleep_ns);
+		if ((double)sleep_ns < (oversub ? STRESS_MINIMUM(1.0E8, w->wall * 1.0E8) : 4.0E6))
 			sleep_ns += sleep_ns / 2;
 	}
 }
@@ -1808,6 +1927,25 @@ static bool FORMAT(printf, 2, 3) stress_ksm_unmerge_bug_hit(const int k, const c
  *  parked: what is checked is what the kernel left, not a racer's write.
  */
 
+/*
+ *  stress_ksm_unmerge_share()
+ *	pure: units of a racer's memory instance i of n gets from the run's `budget`,
+ *	at most `most` each: a share each while there is a unit for every instance,
+ *	else one unit in `budget` of them, spread (rotated by `slot`); 0: left out
+ */
+static inline size_t stress_ksm_unmerge_share(const size_t budget, const size_t most,
+	const uint32_t n, const uint32_t i, const uint32_t slot)
+{
+	const uint64_t k = n ? ((uint64_t)i + slot) % n : 0;
+
+	if (!n || !most || budget >= n)
+		return n ? STRESS_MINIMUM(budget / n, most) : 0;
+	return ((k + 1) * budget / n > k * budget / n) ? 1 : 0;
+}
+
+/* a racer left out at this width: its start()'s return */
+#define KSM_LEFT_OUT	(-3)
+
 /* count a failure of a racer and say what the kernel did wrong */
 static void FORMAT(printf, 2, 3) stress_ksm_unmerge_racer_fail(stress_ksm_unmerge_run_t *run, const char *fmt, ...)
 {
@@ -1855,11 +1993,41 @@ static inline bool stress_ksm_unmerge_active(const stress_ksm_unmerge_ctx_t *ctx
 		(ctx->phase == KSM_PHASE_MERGED || ctx->phase == KSM_PHASE_UNMERGING);
 }
 
+/* broadcast cond under wake_lock; the racers' (wake) is the cycle moving on: gen is bumped */
+static void stress_ksm_unmerge_broadcast(stress_ksm_unmerge_ctx_t *ctx, pthread_cond_t *cond)
+{
+	(void)pthread_mutex_lock(&ctx->wake_lock);
+	if (cond == &ctx->wake)
+		(void)__atomic_add_fetch(&ctx->gen, 1, __ATOMIC_SEQ_CST);
+	(void)pthread_cond_broadcast(cond);
+	(void)pthread_mutex_unlock(&ctx->wake_lock);
+}
+
+/* wake_lock held: wait on cond until deadline (stress_time_now() secs); false once it passed */
+static bool stress_ksm_unmerge_cond_wait(stress_ksm_unmerge_ctx_t *ctx, pthread_cond_t *cond,
+	const double deadline)
+{
+	const double left = deadline - stress_time_now();
+	struct timespec ts;
+	double whole;
+
+	if (left <= 0.0)
+		return false;
+	(void)clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += (long)(modf(left, &whole) * 1.0E9);
+	ts.tv_sec += (time_t)whole + ts.tv_nsec / 1000000000L;
+	ts.tv_nsec %= 1000000000L;
+	(void)pthread_cond_timedwait(cond, &ctx->wake_lock, &ts);
+	return true;
+}
+
 /* racer thread: note an op begun on this cycle's merged pages */
 static inline void stress_ksm_unmerge_met(stress_ksm_unmerge_run_t *run)
 {
-	if (run->ctx->phase == KSM_PHASE_MERGED)
+	if (run->ctx->phase == KSM_PHASE_MERGED && run->met != run->ctx->cycle) {
 		run->met = run->ctx->cycle;
+		stress_ksm_unmerge_broadcast(run->ctx, &run->ctx->acked);
+	}
 }
 
 /* keep a splice or pin up to 1 ms or until the phase moves on */
@@ -2001,27 +2169,42 @@ static void stress_ksm_unmerge_same_fill(const stress_ksm_unmerge_ctx_t *ctx, ui
 		(void)shim_memcpy(p + k * ctx->page_size, ctx->templates, ctx->page_size);
 }
 
-/* a racer's thread: ops while the cycle allows, parked when asked */
+/*
+ *  stress_ksm_unmerge_racer_thread()
+ *	a racer's thread: ops while the cycle allows, parked when asked; an op that
+ *	returns false has nothing to do until the cycle moves on, and the thread sleeps
+ */
 static void *stress_ksm_unmerge_racer_thread(void *arg)
 {
 	stress_ksm_unmerge_run_t *run = (stress_ksm_unmerge_run_t *)arg;
 	stress_ksm_unmerge_ctx_t *ctx = run->ctx;
 
 	while (!ctx->racers_stop) {
+		const uint64_t gen = __atomic_load_n(&ctx->gen, __ATOMIC_SEQ_CST);
 		const uint64_t q = ctx->quiesce;
 
 		if (q) {
-			if (run->parked != q && run->r->phase)
-				run->r->phase(ctx, run, KSM_PHASE_PARK);
-			run->parked = q;
+			if (run->parked != q) {
+				if (run->r->phase)
+					run->r->phase(ctx, run, KSM_PHASE_PARK);
+				run->parked = q;
+				stress_ksm_unmerge_broadcast(ctx, &ctx->acked);
+			}
 		} else if (stress_continue(ctx->args) && run->r->op(ctx, run)) {
 			continue;
 		}
-		(void)shim_nanosleep_uint64(100000);
+		/* nothing to do until the cycle moves on (gen changes): a polling thread takes the
+		 * CPU ksmd needs, and at width (instances over CPUs) ksmd, at nice 5, starves */
+		(void)pthread_mutex_lock(&ctx->wake_lock);
+		while (__atomic_load_n(&ctx->gen, __ATOMIC_SEQ_CST) == gen && !ctx->racers_stop &&
+		       stress_ksm_unmerge_cond_wait(ctx, &ctx->wake, stress_time_now() + 1.0))
+			;
+		(void)pthread_mutex_unlock(&ctx->wake_lock);
 	}
 	if (run->r->phase)
 		run->r->phase(ctx, run, KSM_PHASE_PARK);
 	run->thread_done = true;
+	stress_ksm_unmerge_broadcast(ctx, &ctx->acked);
 	return NULL;
 }
 
@@ -2101,6 +2284,10 @@ static void stress_ksm_unmerge_racers_start(stress_ksm_unmerge_ctx_t *ctx)
 			continue;
 		}
 		stress_ksm_unmerge_racer_end(ctx, run);
+		if (ret == KSM_LEFT_OUT) {
+			run->rs->left_out = true;	/* counted in the report, no skip line */
+			continue;
+		}
 		if (ret == -1) {
 			(void)snprintf(why, sizeof(why), "start failed%s%s", run->rs->reason[0] ? ": " : "", run->rs->reason);
 			(void)shim_strscpy(run->rs->reason, why, sizeof(run->rs->reason));
@@ -2118,6 +2305,7 @@ static void stress_ksm_unmerge_racers_stop(stress_ksm_unmerge_ctx_t *ctx)
 
 	ctx->racers_stop = true;
 	ctx->quiesce = 0;
+	stress_ksm_unmerge_broadcast(ctx, &ctx->wake);
 	for (i = 0; i < KSM_RACERS; i++) {
 		if (!(ctx->racers & STRESS_BIT_ULL(i)))
 			continue;
@@ -2158,48 +2346,76 @@ static void stress_ksm_unmerge_window(stress_ksm_unmerge_ctx_t *ctx, const bool 
 	}
 }
 
+/*
+ *  stress_ksm_unmerge_window_hold()
+ *	a cycle begun now, as long as the last one (secs), would end inside the next
+ *	quiet window: wait for the window instead, so that every instance is in it
+ *	from its start, also at a width where a cycle lasts longer than the window
+ */
+static void stress_ksm_unmerge_window_hold(stress_ksm_unmerge_ctx_t *ctx, const double last)
+{
+	const stress_ksm_unmerge_shared_t *sh = stress_ksm_unmerge_shared;
+	const double t = stress_time_now() - sh->t0 - KSM_QUIET_FIRST;
+	const double into = (t < 0.0) ? t : fmod(t, KSM_QUIET_PERIOD);
+	const double start = stress_time_now() + ((t < 0.0) ? -t : KSM_QUIET_PERIOD - into);
+
+	if (ctx->quiet || ctx->use < KSM_RACER_BIT(0) || (t >= 0.0 && into < KSM_QUIET_LEN) ||
+	    start - stress_time_now() > last)
+		return;
+	while (!stress_ksm_unmerge_ending(ctx) && stress_time_now() < start)
+		(void)shim_nanosleep_uint64((uint64_t)(1.0E9 *
+			STRESS_MINIMUM(start - stress_time_now(), 0.05)) + 1000);
+}
+
 /* wait up to 50 ms for every racer that needs merged pages to begin an op on them */
 static void stress_ksm_unmerge_racers_meet(stress_ksm_unmerge_ctx_t *ctx)
 {
 	const double deadline = stress_time_now() + 0.05;
 	size_t i;
 
+	(void)pthread_mutex_lock(&ctx->wake_lock);
 	for (i = 0; i < KSM_RACERS; i++) {
 		stress_ksm_unmerge_run_t *run = &ctx->run[i];
 
 		if (!(ctx->racers & STRESS_BIT_ULL(i)) || !(run->r->flags & KSM_RF_WAIT) || !run->thread_running)
 			continue;
 		while (run->met != ctx->cycle && !run->thread_done && stress_continue(ctx->args)) {
-			if (stress_time_now() > deadline) {
+			if (!stress_ksm_unmerge_cond_wait(ctx, &ctx->acked, deadline)) {
 				run->rs->meet_timeouts++;
 				break;
 			}
-			(void)shim_nanosleep_uint64(20000);
 		}
 	}
+	(void)pthread_mutex_unlock(&ctx->wake_lock);
 }
 
 /* park every racer thread, then their restore events; false if one did not park */
 static bool stress_ksm_unmerge_racers_quiesce(stress_ksm_unmerge_ctx_t *ctx)
 {
 	const double deadline = stress_time_now() + 5.0;
+	bool parked = true;
 	size_t i;
 
 	ctx->quiesce = ctx->cycle;
-	for (i = 0; i < KSM_RACERS; i++) {
+	stress_ksm_unmerge_broadcast(ctx, &ctx->wake);
+	(void)pthread_mutex_lock(&ctx->wake_lock);
+	for (i = 0; i < KSM_RACERS && parked; i++) {
 		stress_ksm_unmerge_run_t *run = &ctx->run[i];
 
 		if (!(ctx->racers & STRESS_BIT_ULL(i)) || !run->thread_running)
 			continue;
 		while (run->parked != ctx->cycle && !run->thread_done) {
-			if (stress_time_now() > deadline) {
+			if (!stress_ksm_unmerge_cond_wait(ctx, &ctx->acked, deadline)) {
 				pr_fail("%s: racer %s did not park within 5 s (stuck in the kernel?)\n",
 					ctx->args->name, run->r->name);
-				return false;
+				parked = false;
+				break;
 			}
-			(void)shim_nanosleep_uint64(50000);
 		}
 	}
+	(void)pthread_mutex_unlock(&ctx->wake_lock);
+	if (!parked)
+		return false;
 	for (i = 0; i < KSM_RACERS; i++)
 		if ((ctx->racers & STRESS_BIT_ULL(i)) && ctx->run[i].r->phase)
 			ctx->run[i].r->phase(ctx, &ctx->run[i], KSM_PHASE_RESTORE);
@@ -2226,6 +2442,7 @@ static void stress_ksm_unmerge_phase_set(stress_ksm_unmerge_ctx_t *ctx, const in
 #endif
 	if (phase == KSM_PHASE_IDLE)
 		ctx->quiesce = 0;
+	stress_ksm_unmerge_broadcast(ctx, &ctx->wake);
 }
 
 /* keep one latency sample (a ring of the latest) */
@@ -2814,9 +3031,10 @@ static bool stress_ksm_unmerge_uffd_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm
 	const bool on = (ctx->phase != KSM_PHASE_UNMERGING) || stress_mwc1();
 	size_t first, j, n;
 
-	stress_ksm_unmerge_uffd_events(ctx, run, active ? 0 : 1);
+	/* no page is protected outside the active phases but while parking (PARK wakes them) */
+	stress_ksm_unmerge_uffd_events(ctx, run, 0);
 	if (!active)
-		return true;
+		return false;
 	n = stress_ksm_unmerge_random_range(ctx, 64, &first);
 	for (j = 0; !on && j < n; j++)
 		u->touched[first + j] = (uint32_t)ctx->cycle;
@@ -3506,7 +3724,10 @@ static int stress_ksm_unmerge_sparse_start(stress_ksm_unmerge_ctx_t *ctx, stress
 	size_t want = DEFAULT_KSM_UNMERGE_SPARSE, k;
 	double walk;
 
-	(void)stress_setting_get("ksm-unmerge-sparse", &want);
+	/* the default splits 2 x 16G over the instances (256M each at least): a walk a cycle */
+	if (!stress_setting_get("ksm-unmerge-sparse", &want))
+		want = STRESS_MAXIMUM(STRESS_MINIMUM(want, 2 * want / ctx->args->instances),
+			STRESS_MINIMUM(want, 256 * MB));
 	s->size = want & ~(ps - 1);
 	if (stress_ksm_unmerge_field("/proc/sys/vm/overcommit_memory", NULL) == 2) {
 		const int64_t room = stress_ksm_unmerge_field("/proc/meminfo", "CommitLimit") -
@@ -3718,6 +3939,7 @@ static int stress_ksm_unmerge_thp_start(stress_ksm_unmerge_ctx_t *ctx, stress_ks
 	stress_ksm_unmerge_thp_t *t = (stress_ksm_unmerge_thp_t *)run->priv;
 	const int64_t pmd = stress_ksm_unmerge_field("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", NULL);
 	char buf[128];
+	size_t budget;
 
 	t->compact_fd = -1;
 	if (stress_fs_file_read("/sys/kernel/mm/transparent_hugepage/enabled", buf, sizeof(buf)) <= 0 ||
@@ -3727,7 +3949,17 @@ static int stress_ksm_unmerge_thp_start(stress_ksm_unmerge_ctx_t *ctx, stress_ks
 		return -2;
 	}
 	t->pmd = (size_t)pmd;
-	t->chunks = STRESS_MAXIMUM(STRESS_MINIMUM((size_t)(8 * MB) / t->pmd, (size_t)KSM_THP_MAX), (size_t)1);
+	/* the run's THP chunks: a quarter of its regions, at least 16 MiB (two instances' 8 MiB) */
+	budget = STRESS_MAXIMUM(ctx->region_size * ctx->args->instances / 4, (size_t)(16 * MB));
+	t->chunks = STRESS_MAXIMUM(STRESS_MINIMUM((size_t)(8 * MB) / t->pmd, (size_t)KSM_THP_MAX),
+		(size_t)1);
+	t->chunks = stress_ksm_unmerge_share(budget / t->pmd, t->chunks, ctx->args->instances,
+		ctx->args->instance, (uint32_t)(run - ctx->run));
+	if (!t->chunks) {
+		(void)stress_ksm_unmerge_racer_reason(run, "left out at this width: the run's THP "
+			"budget went to other instances");
+		return KSM_LEFT_OUT;
+	}
 	t->size = t->chunks * t->pmd;
 	t->npages = t->size / ctx->page_size;
 	t->map_size = t->size + t->pmd;
@@ -3776,6 +4008,8 @@ static bool stress_ksm_unmerge_signal_op(stress_ksm_unmerge_ctx_t *ctx, stress_k
 {
 	stress_ksm_unmerge_signal_t *s = (stress_ksm_unmerge_signal_t *)run->priv;
 
+	if (ctx->phase != KSM_PHASE_UNMERGING || ctx->quiesce)
+		return false;	/* its window is inside the unmerge: idle until the phase moves */
 	(void)pthread_mutex_lock(&s->lock);
 	if (s->window && s->sent < 256 && pthread_kill(ctx->main_thread, SIGRTMIN + 3) == 0) {
 		s->sent++;
@@ -3953,12 +4187,12 @@ static int stress_ksm_unmerge_mremap_start(stress_ksm_unmerge_ctx_t *ctx, stress
 #if defined(KSM_UFFD_BUILT) && defined(UFFDIO_REGISTER_MODE_MINOR) &&	\
     defined(UFFD_FEATURE_MINOR_SHMEM) && defined(HAVE_MEMFD_CREATE)
 
-#define KSM_MINOR_PAGES		(64)
+#define KSM_MINOR_PAGES		(64)		/* at most: a sixteenth of the region */
 
 typedef struct {
 	int uffd, memfd;
 	uint8_t *range;			/* MAP_PRIVATE of a memfd: shmem allows minor mode, KSM merges its copies */
-	size_t size;
+	size_t size, npages;
 	bool registered;
 } stress_ksm_unmerge_minor_t;
 
@@ -3992,7 +4226,7 @@ static void stress_ksm_unmerge_minor_phase(stress_ksm_unmerge_ctx_t *ctx, stress
 		return;
 	}
 	if (phase == KSM_PHASE_UNMERGING && m->registered) {
-		ksm0 = stress_ksm_unmerge_ksm_count(ctx, m->range, KSM_MINOR_PAGES);
+		ksm0 = stress_ksm_unmerge_ksm_count(ctx, m->range, m->npages);
 		if (stress_ksm_unmerge_vmflags(m->range, before, sizeof(before), true) < 0 ||
 		    !stress_ksm_unmerge_has_flag(before, "ui"))
 			stress_ksm_unmerge_racer_fail(run, "the registered range has no \"ui\" in its VmFlags ('%s')", before);
@@ -4003,9 +4237,9 @@ static void stress_ksm_unmerge_minor_phase(stress_ksm_unmerge_ctx_t *ctx, stress
 			stress_ksm_unmerge_racer_fail(run, "MADV_UNMERGEABLE changed the VMA's flags beyond \"mg\": before "
 				"'%s', after '%s'%s", before, after, stress_ksm_unmerge_has_flag(after, "ui") ? "" :
 				" (VM_UFFD_MINOR, bit 41, lost: VM_MERGEABLE cleared with a 32-bit mask, fixed by f04aad36a07c)");
-		else if ((ksm1 = stress_ksm_unmerge_ksm_count(ctx, m->range, KSM_MINOR_PAGES)) > 0)
+		else if ((ksm1 = stress_ksm_unmerge_ksm_count(ctx, m->range, m->npages)) > 0)
 			stress_ksm_unmerge_racer_fail(run, "%" PRIu64 " pages are still KSM pages after MADV_UNMERGEABLE", ksm1);
-		else if (stress_ksm_unmerge_same_check(ctx, m->range, KSM_MINOR_PAGES) >= 0)
+		else if (stress_ksm_unmerge_same_check(ctx, m->range, m->npages) >= 0)
 			stress_ksm_unmerge_racer_fail(run, "the range lost data in the unmerge");
 		else
 			run->rs->evidence += ksm0;
@@ -4021,7 +4255,9 @@ static int stress_ksm_unmerge_minor_start(stress_ksm_unmerge_ctx_t *ctx, stress_
 	stress_ksm_unmerge_minor_t *m = (stress_ksm_unmerge_minor_t *)run->priv;
 	bool tid;
 
-	m->size = KSM_MINOR_PAGES * ctx->page_size;
+	m->npages = STRESS_MINIMUM(STRESS_MAXIMUM(ctx->npages / 16, (size_t)16),
+		(size_t)KSM_MINOR_PAGES);
+	m->size = m->npages * ctx->page_size;
 	m->memfd = stress_ksm_unmerge_keep_fd(run, shim_memfd_create("ksm-unmerge-minor", MFD_CLOEXEC));
 	m->uffd = stress_ksm_unmerge_keep_fd(run, stress_ksm_unmerge_uffd_open(UFFD_FEATURE_MINOR_SHMEM, run->rs->reason,
 		sizeof(run->rs->reason), &tid));
@@ -4032,7 +4268,7 @@ static int stress_ksm_unmerge_minor_start(stress_ksm_unmerge_ctx_t *ctx, stress_
 	    shim_madvise(m->range, m->size, MADV_DONTFORK) < 0)	/* see stress_ksm_unmerge_map() */
 		return stress_ksm_unmerge_racer_reason(run, "memfd of %zu bytes or its private mmap failed, errno=%d (%s)",
 			m->size, errno, strerror(errno));
-	stress_ksm_unmerge_same_fill(ctx, m->range, KSM_MINOR_PAGES);
+	stress_ksm_unmerge_same_fill(ctx, m->range, m->npages);
 	return 0;
 }
 #define KSM_UFFD_MINOR_NOT_BUILT	NULL
@@ -4276,6 +4512,7 @@ static bool stress_ksm_unmerge_fz_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_u
 	if (w == 2 || !ctx->cycle || stress_ksm_unmerge_bug_aside(KSM_BUG_FORK_ZERO))
 		return false;
 	z->done[w] = ctx->cycle;
+	stress_ksm_unmerge_broadcast(ctx, &ctx->acked);	/* the verify hook waits for it */
 	(void)shim_nanosleep_uint64(stress_mwc32modn(w ? 100000 : 20000000));	/* into the unmerge, or ksmd's pass */
 	(void)shim_memset((void *)sh, 0, sizeof(*sh));
 	sh->charged = sh->mapped = -1;
@@ -4360,9 +4597,12 @@ static void stress_ksm_unmerge_fz_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ks
 			((volatile uint8_t *)z->zero)[i * ctx->page_size] = 0;
 		z->unmerge_ns[1] = stress_ksm_unmerge_now_ns();
 	} else if (phase == KSM_PHASE_VERIFY) {
-		while (z->done[1] != ctx->cycle && stress_time_now() < deadline && !ctx->racers_stop &&
-		       stress_continue(ctx->args))
-			(void)shim_nanosleep_uint64(100000);
+		(void)pthread_mutex_lock(&ctx->wake_lock);
+		while (z->done[1] != ctx->cycle && !ctx->racers_stop &&
+		       stress_continue(ctx->args) &&
+		       stress_ksm_unmerge_cond_wait(ctx, &ctx->acked, deadline))
+			;
+		(void)pthread_mutex_unlock(&ctx->wake_lock);
 		stress_ksm_unmerge_fz_ranges(run, MADV_UNMERGEABLE, true);
 	}
 }
@@ -4384,8 +4624,9 @@ static int stress_ksm_unmerge_fz_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm
 			stress_ksm_unmerge_bugs[KSM_BUG_FORK_ZERO].name);
 		return -2;
 	}
-	z->nzero = STRESS_MINIMUM(STRESS_MAXIMUM(ctx->npages / 8, (size_t)64), (size_t)4096);
-	z->nother = 64;
+	/* in proportion to the region: what ksmd scans for it stays bounded at any width */
+	z->nzero = STRESS_MINIMUM(STRESS_MAXIMUM(ctx->npages / 8, (size_t)16), (size_t)4096);
+	z->nother = STRESS_MINIMUM(STRESS_MAXIMUM(ctx->npages / 32, (size_t)8), (size_t)64);
 	z->zero = stress_ksm_unmerge_keep(run, stress_ksm_unmerge_map(z->nzero * ps, 0, "ksm-unmerge-zero", false), z->nzero * ps);
 	z->dontfork = stress_ksm_unmerge_keep(run, stress_ksm_unmerge_map(z->nother * ps, 0, "ksm-unmerge-zero-dontfork", true),
 		z->nother * ps);
@@ -4669,6 +4910,12 @@ static void stress_ksm_unmerge_ctx_free(stress_ksm_unmerge_ctx_t *ctx)
 	free(ctx->keys);
 	ctx->region = ctx->templates = NULL;
 	ctx->pm = ctx->keys = NULL;
+	if (ctx->wake_made) {
+		(void)pthread_cond_destroy(&ctx->wake);
+		(void)pthread_cond_destroy(&ctx->acked);
+		(void)pthread_mutex_destroy(&ctx->wake_lock);
+		ctx->wake_made = false;
+	}
 }
 
 /*
@@ -4690,6 +4937,12 @@ static int stress_ksm_unmerge_ctx_init(stress_ksm_unmerge_ctx_t *ctx, stress_arg
 	ctx->verify = !!(g_opt_flags & OPT_FLAGS_VERIFY);
 	ctx->seed = ((uint64_t)getpid() << 32) ^ ((uint64_t)args->instance << 48) ^ stress_mwc64();
 	ctx->main_thread = pthread_self();
+	if (pthread_mutex_init(&ctx->wake_lock, NULL) || pthread_cond_init(&ctx->wake, NULL) ||
+	    pthread_cond_init(&ctx->acked, NULL)) {
+		pr_inf_skip("%s: no mutex or condition, skipping stressor\n", args->name);
+		return EXIT_NO_RESOURCE;
+	}
+	ctx->wake_made = true;
 	ctx->region_size = stress_ksm_unmerge_region_size(args, ctx->use, &total);
 	ctx->npages = ctx->touch_npages = ctx->region_size / ctx->page_size;
 	ctx->teardown_secs = (ctx->region_size > GB) ? (double)ctx->region_size / KSM_TEARDOWN_RATE : 0.0;
@@ -4788,18 +5041,40 @@ static int stress_ksm_unmerge_timed_off(stress_ksm_unmerge_ctx_t *ctx, const uin
 	return ret;
 }
 
+/* a starved or slow merge wait: said once per run with ksmd's numbers (then at debug level) */
+static void stress_ksm_unmerge_wait_said(stress_ksm_unmerge_ctx_t *ctx, const int wait)
+{
+	const stress_ksm_unmerge_wait_t *w = &ctx->wait;
+	volatile bool *said = &stress_ksm_unmerge_shared->wait_reported[wait];
+	char buf[384], cpu[96] = "its CPU time unknown (ksmd not visible in /proc)";
+
+	if (w->cpu >= 0.0)
+		(void)snprintf(cpu, sizeof(cpu), "ksmd ran %.2f s (%.0f%% of one CPU), waited %.2f "
+			"s for one", w->cpu, 100.0 * w->cpu / STRESS_MAXIMUM(w->wall, 1.0E-9),
+			w->runnable);
+	(void)snprintf(buf, sizeof(buf), "%s: merge wait %s (cycle %" PRIu64 "): %.1f s, %s, %"
+		PRId64 " pages scanned and %" PRId64 " full scans ended, %" PRIu64 " of %" PRIu64
+		" pages merged; not a kernel failure", ctx->args->name,
+		stress_ksm_unmerge_wait_names[wait], ctx->cycle, w->wall, cpu, w->scanned, w->scans,
+		w->got, w->want);
+	if (!__atomic_exchange_n(said, true, __ATOMIC_SEQ_CST))
+		pr_inf("%s\n", buf);
+	else
+		pr_dbg("%s\n", buf);
+}
+
 /*
  *  stress_ksm_unmerge_merge()
  *	merge and verify it: 0 ok, 1 stopped, -1 failed
  */
 static int stress_ksm_unmerge_merge(stress_ksm_unmerge_ctx_t *ctx, const uint64_t sw, const double bound,
-	uint64_t *ksm, uint64_t *kzero, bool *empty)
+	const bool quiet, uint64_t *ksm, uint64_t *kzero, bool *empty)
 {
 	const char *name = ctx->args->name;
 	stress_ksm_unmerge_instance_t *st = ctx->st;
 	const double t0 = stress_time_now();
-	int64_t merging = 0, zero = 0;
-	int waited, rc = 0;
+	int64_t merging = 0, zero = 0, rmap;
+	int wait, waited, rc = 0;
 
 	stress_ksm_unmerge_phase_set(ctx, KSM_PHASE_MERGING);
 	if (stress_ksm_unmerge_switch(ctx, sw, 0, ctx->region_size, true) < 0) {
@@ -4814,11 +5089,24 @@ static int stress_ksm_unmerge_merge(stress_ksm_unmerge_ctx_t *ctx, const uint64_
 			name, errno, strerror(errno));
 		rc = -1;
 	}
-	waited = stress_ksm_unmerge_merge_wait(ctx, bound, &merging, &zero);
+	wait = stress_ksm_unmerge_merge_wait(ctx, bound, &merging, &zero);
 	st->merge_wait_secs += stress_time_now() - t0;
-	if (waited < 0) {
+	if (wait < 0) {
 		(void)stress_ksm_unmerge_stop_seen(ctx, "merge wait");
 		return 1;
+	}
+	st->waits[wait]++;
+	stress_ksm_unmerge_lat_add(&st->merge_lat, ctx->wait.wall * 1000.0);
+	rmap = stress_ksm_unmerge_field(KSM_STAT, "ksm_rmap_items");
+	st->rmap_max = STRESS_MAXIMUM(st->rmap_max, (uint64_t)STRESS_MAXIMUM(rmap, (int64_t)0));
+	waited = (wait == KSM_WAIT_MERGED);
+	if (wait == KSM_WAIT_STUCK) {
+		pr_fail("%s: ksmd stuck: it ran %.2f s of a %.1f s merge wait and scanned no page, "
+			"no full scan ended (%" PRIu64 " of %" PRIu64 " pages merged)\n", name,
+			ctx->wait.cpu, ctx->wait.wall, ctx->wait.got, ctx->wait.want);
+		rc = -1;
+	} else if (wait == KSM_WAIT_STARVED || wait == KSM_WAIT_SLOW) {
+		stress_ksm_unmerge_wait_said(ctx, wait);
 	}
 	stress_ksm_unmerge_phase_set(ctx, KSM_PHASE_MERGED);
 	if (stress_ksm_unmerge_verify_merge(ctx, waited, ksm, kzero) < 0 ||
@@ -4831,14 +5119,21 @@ static int stress_ksm_unmerge_merge(stress_ksm_unmerge_ctx_t *ctx, const uint64_
 		*kzero = zero > 0 ? (uint64_t)zero : 0;
 	}
 	*empty = !(*ksm + *kzero) && ctx->expect_merged + ctx->expect_zero;
-	if (waited == 0 || *empty) {
+	/* the counters may lag the pages: what the region holds decides */
+	if (*empty || *ksm + *kzero < ctx->expect_merged + ctx->expect_zero) {
 		st->merge_timeouts += *empty;
 		st->partial_merges += !*empty;
 		pr_dbg("%s: cycle %" PRIu64 ": merge incomplete after %.2f s: %" PRIu64 " KSM + %" PRIu64 " zero "
 			"pages of %" PRIu64 "\n", name, ctx->cycle, stress_time_now() - t0, *ksm, *kzero,
 			ctx->expect_merged + ctx->expect_zero);
-		/* on a quiet kernel ksmd finishing its passes short of the prediction is a failure */
-		if (ctx->verify && !ctx->disturb_counts && !ctx->wait_timed_out && !*empty) {
+		/*
+		 * On a quiet kernel ksmd ending its passes short of the prediction is a failure.
+		 * Quiet is no racer in any instance: another instance's pin (gup, vmsplice) on a
+		 * page of the same content in the unstable tree blocks every identical page
+		 */
+		if (ctx->verify && quiet && (stress_ksm_unmerge_shared->quiet_all > 0.0 ||
+		    ctx->use < KSM_RACER_BIT(0)) && wait == KSM_WAIT_PARTIAL && ctx->wait.stable &&
+		    !*empty) {
 			pr_fail("%s: partial merge on a quiet kernel: ksmd finished its passes with %" PRIu64 " KSM + %"
 				PRIu64 " zero pages of %" PRIu64 " + %" PRIu64 " predicted (counters: merging %" PRId64
 				", zero %" PRId64 ")\n", name, *ksm, *kzero, ctx->expect_merged, ctx->expect_zero,
@@ -4868,7 +5163,7 @@ static int stress_ksm_unmerge_cycle(stress_ksm_unmerge_ctx_t *ctx, uint64_t sw, 
 
 	ctx->cycle++;
 	sw = ctx->quiet ? KSM_SW_MADVISE : sw;
-	rc = stress_ksm_unmerge_merge(ctx, sw, bound, &ksm, &kzero, &empty);
+	rc = stress_ksm_unmerge_merge(ctx, sw, bound, quiet, &ksm, &kzero, &empty);
 	if (rc > 0)
 		return 1;
 	if (ksm + kzero)
@@ -4971,6 +5266,11 @@ static int stress_ksm_unmerge_outcome(stress_ksm_unmerge_ctx_t *ctx, int rc)
 		} else if (!rs->evidence && ctx->verify && st->cycles && st->cycles < KSM_JUDGE_CYCLES) {
 			pr_inf("%s: racer %s not reached in %" PRIu64 " verified cycle(s): too short a run to judge\n",
 				name, stress_ksm_unmerge_racers[i].name, st->cycles);
+		} else if (!rs->evidence && ctx->verify && st->cycles &&
+			   stress_ksm_unmerge_oversubscribed(ctx->args)) {
+			pr_dbg("%s: racer %s not reached in this instance's %" PRIu64 " cycles "
+				"(%" PRIu64 " ops): instances over CPUs, judged over all of them\n",
+				name, stress_ksm_unmerge_racers[i].name, st->cycles, rs->ops);
 		} else if (!rs->evidence && ctx->verify && st->cycles) {
 			pr_fail("%s: racer %s ran %" PRIu64 " ops but never reached its path (%s): degenerate run\n",
 				name, stress_ksm_unmerge_racers[i].name, rs->ops, rs->reason[0] ? rs->reason : "no evidence");
@@ -4979,11 +5279,19 @@ static int stress_ksm_unmerge_outcome(stress_ksm_unmerge_ctx_t *ctx, int rc)
 	}
 	if (rc != EXIT_SUCCESS)
 		return rc;
-	if (want && !st->pages_merged && (st->merge_timeouts || st->partial_merges)) {
+	/* ksmd ended its passes and nothing merged: a failure; it never got so far: a named skip */
+	if (want && !st->pages_merged && st->waits[KSM_WAIT_PARTIAL]) {
 		pr_fail("%s: nothing merged in %" PRIu64 " merge waits (ksmd run=%" PRId64 ", %zu pages per instance): "
 			"no throughput reported\n", name, st->merge_timeouts + st->partial_merges,
 			stress_ksm_unmerge_field(KSM_SYSFS "/run", NULL), ctx->npages);
 		return EXIT_FAILURE;
+	}
+	if (want && !st->pages_merged && (st->waits[KSM_WAIT_STARVED] ||
+	    st->waits[KSM_WAIT_SLOW])) {
+		pr_inf_skip("%s: nothing merged: ksmd starved in %" PRIu64 " and slow in %" PRIu64
+			" merge waits: no cycle verified, not a kernel failure\n", name,
+			st->waits[KSM_WAIT_STARVED], st->waits[KSM_WAIT_SLOW]);
+		return EXIT_NO_RESOURCE;
 	}
 	if (!st->cycles && want) {
 		pr_inf_skip("%s: no merge/unmerge cycle verified: the run ended during the %s, %.1f s after the start "
@@ -5007,7 +5315,8 @@ static int stress_ksm_unmerge_worker(stress_args_t *args)
 {
 	stress_ksm_unmerge_ctx_t ctx;
 	uint64_t sw, n = 0;
-	double bound;
+	double bound, last = 0.0;
+	int64_t rss;
 	int rc;
 
 	(void)shim_memset(&ctx, 0, sizeof(ctx));
@@ -5028,12 +5337,16 @@ static int stress_ksm_unmerge_worker(stress_args_t *args)
 	bound = 10.0 + (double)(ctx.region_size * args->instances) / (32.0 * MB);
 	stress_ksm_unmerge_racers_start(&ctx);
 	while (!stress_ksm_unmerge_ending(&ctx)) {
+		double t_cycle;
 		int ret;
 
+		stress_ksm_unmerge_window_hold(&ctx, last);
 		stress_ksm_unmerge_window(&ctx, false);
 		n += !ctx.quiet;	/* the switches alternate outside the windows */
+		t_cycle = stress_time_now();
 		ret = stress_ksm_unmerge_cycle(&ctx, sw == KSM_SW_BOTH ? ((n & 1) ? KSM_SW_PRCTL : KSM_SW_MADVISE) : sw,
 			bound);
+		last = ctx.quiet ? last : stress_time_now() - t_cycle;
 
 		if (ret > 0)
 			break;
@@ -5051,6 +5364,8 @@ static int stress_ksm_unmerge_worker(stress_args_t *args)
 	if (stress_ksm_unmerge_zero_check(&ctx, "after the racers' children exited") < 0)
 		rc = EXIT_FAILURE;
 	stress_ksm_unmerge_metrics(&ctx);
+	rss = stress_ksm_unmerge_field("/proc/self/status", "VmHWM");
+	ctx.st->rss_kb = (uint64_t)STRESS_MAXIMUM(rss, (int64_t)0);
 	rc = stress_ksm_unmerge_outcome(&ctx, rc);
 	stress_ksm_unmerge_ctx_free(&ctx);
 	/* a big region was freed ahead of the timeout: end with the run, not before */
@@ -5233,6 +5548,58 @@ static void stress_ksm_unmerge_bugs_metric(stress_args_t *args)
 		stress_metrics_set(args, "known kernel bugs confirmed", (double)n, STRESS_METRIC_TOTAL);
 }
 
+/* racer k over the instances: figures; instances that ran it, reached, left it out, their cycles */
+static void stress_ksm_unmerge_racer_sum(const stress_ksm_unmerge_shared_t *sh, const size_t k,
+	stress_ksm_unmerge_racer_stats_t *rt, uint64_t count[4])
+{
+	size_t i, j;
+
+	(void)shim_memset(rt, 0, sizeof(*rt));
+	(void)shim_memset(count, 0, 4 * sizeof(*count));
+	for (i = 0; i < sh->instances; i++) {
+		const stress_ksm_unmerge_racer_stats_t *rs = &sh->inst[i].racer[k];
+
+		rt->ops += rs->ops;
+		rt->evidence += rs->evidence;
+		rt->meet_timeouts += rs->meet_timeouts;
+		rt->failures += rs->failures;
+		for (j = 0; j < KSM_DETAILS; j++)
+			rt->detail[j] += rs->detail[j];
+		rt->active |= rs->active;
+		count[0] += rs->active;
+		count[1] += rs->active && rs->evidence;
+		count[2] += rs->left_out && !rs->active;
+		count[3] += rs->active ? sh->inst[i].cycles : 0;
+		/* why it was not reached: from an instance that ran it */
+		if (rs->reason[0] && !rs->left_out && (!rt->reason[0] || rs->active))
+			(void)shim_strscpy(rt->reason, rs->reason, sizeof(rt->reason));
+	}
+}
+
+/* the last instance, --verify, more instances than CPUs: each racer reached its path somewhere */
+static int stress_ksm_unmerge_reach_check(stress_args_t *args)
+{
+	const stress_ksm_unmerge_shared_t *sh = stress_ksm_unmerge_shared;
+	stress_ksm_unmerge_racer_stats_t rt;
+	uint64_t count[4];
+	int rc = EXIT_SUCCESS;
+	size_t k;
+
+	for (k = 0; k < KSM_RACERS && (g_opt_flags & OPT_FLAGS_VERIFY) &&
+	     stress_ksm_unmerge_oversubscribed(args); k++) {
+		if (!(stress_ksm_unmerge_use(sh->method) & KSM_RACER_BIT(k)))
+			continue;
+		stress_ksm_unmerge_racer_sum(sh, k, &rt, count);
+		if (!count[0] || rt.evidence || count[3] < KSM_JUDGE_CYCLES)
+			continue;
+		pr_fail("%s: racer %s ran %" PRIu64 " ops in %" PRIu64 " instances (%" PRIu64
+			" verified cycles) but never reached its path: degenerate run\n",
+			args->name, stress_ksm_unmerge_racers[k].name, rt.ops, count[0], count[3]);
+		rc = EXIT_FAILURE;
+	}
+	return rc;
+}
+
 /*
  *  stress_ksm_unmerge()
  *	stress KSM unmerging from a supervised worker
@@ -5277,6 +5644,7 @@ static int stress_ksm_unmerge(stress_args_t *args)
 		leak = stress_ksm_unmerge_zero_leak_check(args);
 		rc = (leak != EXIT_SUCCESS && rc != EXIT_FAILURE) ? leak : rc;
 		stress_ksm_unmerge_bugs_metric(args);
+		rc = (stress_ksm_unmerge_reach_check(args) != EXIT_SUCCESS) ? EXIT_FAILURE : rc;
 	}
 	if (sh->iface.broken[0] && stress_instance_zero(args))
 		rc = EXIT_FAILURE;
@@ -5363,6 +5731,52 @@ static void stress_ksm_unmerge_bugs_report(const stress_ksm_unmerge_shared_t *sh
 }
 
 /*
+ *  stress_ksm_unmerge_report_width()
+ *	what the width did: merge waits by how they ended and their spread, ksmd's
+ *	CPU share, the fewest verified cycles, RSS and the KSM-managed bytes
+ */
+static void stress_ksm_unmerge_report_width(const stress_ksm_unmerge_shared_t *sh)
+{
+	uint64_t waits[KSM_WAITS] = { 0 }, rmap = 0, rss = 0, rss_max = 0, cycles = 0;
+	uint64_t least = UINT64_MAX;
+	const int64_t scanned = stress_ksm_unmerge_field(KSM_SYSFS "/pages_scanned", NULL);
+	const int64_t full = stress_ksm_unmerge_field(KSM_SYSFS "/full_scans", NULL);
+	const double wall = stress_time_now() - sh->ksmd_t0;
+	double cpu, rq;
+	size_t i, w;
+
+	for (i = 0; i < sh->instances; i++) {
+		for (w = 0; w < KSM_WAITS; w++)
+			waits[w] += sh->inst[i].waits[w];
+		rmap += sh->inst[i].rmap_max;
+		rss += sh->inst[i].rss_kb;
+		rss_max = STRESS_MAXIMUM(rss_max, sh->inst[i].rss_kb);
+		cycles += sh->inst[i].cycles;
+		least = STRESS_MINIMUM(least, sh->inst[i].cycles);
+	}
+	stress_ksm_unmerge_report_line("merge waits: merged=%" PRIu64 ",partial=%" PRIu64
+		",starved=%" PRIu64 ",slow=%" PRIu64 ",stuck=%" PRIu64, waits[KSM_WAIT_MERGED],
+		waits[KSM_WAIT_PARTIAL], waits[KSM_WAIT_STARVED], waits[KSM_WAIT_SLOW],
+		waits[KSM_WAIT_STUCK]);
+	stress_ksm_unmerge_spread(sh, offsetof(stress_ksm_unmerge_instance_t, merge_lat),
+		"merge wait millisecs per cycle");
+	stress_ksm_unmerge_ksmd_time(sh->ksmd_pid, &cpu, &rq);
+	if (cpu >= 0.0 && sh->ksmd_cpu0 >= 0.0 && wall > 0.0)
+		stress_ksm_unmerge_report_line("ksmd: cpu-share=%.1f%%,cpu-secs=%.2f,"
+			"runnable-secs=%.2f,pages-scanned=%" PRId64 ",full-scans=%" PRId64
+			",secs=%.1f", 100.0 * (cpu - sh->ksmd_cpu0) / wall, cpu - sh->ksmd_cpu0,
+			rq - sh->ksmd_rq0, scanned - sh->scanned0, (full >= sh->full_scans0) ?
+			full - sh->full_scans0 : full, wall);
+	if (sh->instances)
+		stress_ksm_unmerge_report_line("instances: count=%" PRIu32 ",cpus=%" PRId32
+			",verified-cycles-min=%" PRIu64 ",verified-cycles-mean=%.1f,"
+			"worker-rss-kb-mean=%" PRIu64 ",worker-rss-kb-max=%" PRIu64
+			",ksm-managed-bytes=%" PRIu64, sh->instances, stress_cpus_online_get(),
+			least, (double)cycles / sh->instances, rss / sh->instances, rss_max,
+			rmap * (uint64_t)sysconf(_SC_PAGESIZE));
+}
+
+/*
  *  stress_ksm_unmerge_report()
  *	totals, a line per racer (reached, NOT reached, skipped), latency spreads
  */
@@ -5370,7 +5784,7 @@ static void stress_ksm_unmerge_report(const stress_ksm_unmerge_shared_t *sh)
 {
 	const uint64_t use = stress_ksm_unmerge_use(sh->method);
 	stress_ksm_unmerge_instance_t t;
-	uint64_t racer_failures = 0;
+	uint64_t racer_failures = 0, count[4];
 	size_t i, j, k;
 
 	(void)shim_memset(&t, 0, offsetof(stress_ksm_unmerge_instance_t, stop_step));
@@ -5399,25 +5813,12 @@ static void stress_ksm_unmerge_report(const stress_ksm_unmerge_shared_t *sh)
 	for (k = 0; k < KSM_RACERS; k++) {
 		const stress_ksm_unmerge_racer_t *r = &stress_ksm_unmerge_racers[k];
 		stress_ksm_unmerge_racer_stats_t rt;
-		char details[256] = "";
+		char details[384] = "";
 		size_t off = 0;
 
 		if (!(use & KSM_RACER_BIT(k)))
 			continue;
-		(void)shim_memset(&rt, 0, sizeof(rt));
-		for (i = 0; i < sh->instances; i++) {
-			const stress_ksm_unmerge_racer_stats_t *rs = &sh->inst[i].racer[k];
-
-			rt.ops += rs->ops;
-			rt.evidence += rs->evidence;
-			rt.meet_timeouts += rs->meet_timeouts;
-			rt.failures += rs->failures;
-			for (j = 0; j < KSM_DETAILS; j++)
-				rt.detail[j] += rs->detail[j];
-			rt.active |= rs->active;
-			if (!rt.reason[0])
-				(void)shim_strscpy(rt.reason, rs->reason, sizeof(rt.reason));
-		}
+		stress_ksm_unmerge_racer_sum(sh, k, &rt, count);
 		if (rt.failures)
 			off += (size_t)snprintf(details, sizeof(details), ",failures=%" PRIu64, rt.failures);
 		if (rt.meet_timeouts)
@@ -5425,6 +5826,14 @@ static void stress_ksm_unmerge_report(const stress_ksm_unmerge_shared_t *sh)
 				rt.meet_timeouts);
 		for (j = 0; j < KSM_DETAILS && r->details[j] && off < sizeof(details); j++)
 			off += (size_t)snprintf(details + off, sizeof(details) - off, ",%s=%" PRIu64, r->details[j], rt.detail[j]);
+		/* how many instances ran it and reached its path, how many the budget left out */
+		if (sh->instances > 1 && off < sizeof(details))
+			off += (size_t)snprintf(details + off, sizeof(details) - off,
+				",instances-reached=%" PRIu64 ",instances-running=%" PRIu64,
+				count[1], count[0]);
+		if (count[2] && off < sizeof(details))
+			off += (size_t)snprintf(details + off, sizeof(details) - off,
+				",instances-left-out=%" PRIu64, count[2]);
 		if (rt.active && rt.evidence)
 			stress_ksm_unmerge_report_line("racer %s reached: ops=%" PRIu64 " %s=%" PRIu64 "%s", r->name,
 				rt.ops, r->evidence, rt.evidence, details);
@@ -5437,6 +5846,7 @@ static void stress_ksm_unmerge_report(const stress_ksm_unmerge_shared_t *sh)
 	stress_ksm_unmerge_spread(sh, offsetof(stress_ksm_unmerge_instance_t, unmerge_lat), "unmerge millisecs per cycle");
 	stress_ksm_unmerge_spread(sh, offsetof(stress_ksm_unmerge_instance_t, mrelease_lat),
 		"mrelease kill-to-reaped millisecs");
+	stress_ksm_unmerge_report_width(sh);
 }
 
 /* pure: does a run of these switches and racers fork children (KSM_RF_FORKS) */
@@ -5523,6 +5933,7 @@ static void stress_ksm_unmerge_init(const uint32_t instances)
 	sh->instances = sh->running = instances;
 	(void)stress_setting_get("ksm-unmerge-pattern", &sh->pattern);
 	(void)stress_setting_get("ksm-unmerge-method", &sh->method);
+	sh->ksmd_pid = stress_ksm_unmerge_ksmd_pid();
 	sh->mem_avail = (uint64_t)STRESS_MAXIMUM(stress_ksm_unmerge_field("/proc/meminfo", "MemAvailable"),
 		(int64_t)0) * KB;
 	ret = stress_ksm_unmerge_lock();
@@ -5548,6 +5959,10 @@ static void stress_ksm_unmerge_init(const uint32_t instances)
 	sh->zero_leak0 = sh->iface.stat_zero ? stress_ksm_unmerge_zero_leak() : -1;	/* per-process counts self-tested */
 	stress_ksm_unmerge_bugs_probe(sh);
 	stress_ksm_unmerge_zero_pages_off(sh);
+	stress_ksm_unmerge_ksmd_time(sh->ksmd_pid, &sh->ksmd_cpu0, &sh->ksmd_rq0);
+	sh->ksmd_t0 = stress_time_now();
+	sh->scanned0 = stress_ksm_unmerge_field(KSM_SYSFS "/pages_scanned", NULL);
+	sh->full_scans0 = stress_ksm_unmerge_field(KSM_SYSFS "/full_scans", NULL);
 }
 
 /* parent, after the instances: the report, ksmd's last scan, the knobs restored */

@@ -645,16 +645,22 @@ static void test_report(void **state)
 	assert_non_null(strstr(out, ",failures=1,racer-failures=2\n"));
 	assert_non_null(strstr(out, "ksm-unmerge: racer vmsplice reached: ops=7 ksm-pages-spliced=9,"
 		"merged-phase-timeouts=1,splices-held-over-unmerge=0,ksm-pages-held-over-unmerge=2,"
-		"held-pages-copied=0\n"));
+		"held-pages-copied=0,instances-reached=1,instances-running=2\n"));
 	assert_non_null(strstr(out, "ksm-unmerge: racer gup NOT reached: ops=6 ksm-pages-pinned=0,odirect-pins=0,"
-		"odirect-ksm-pages=0,longterm-pins=0,longterm-ksm-pages=0,readv-pins=0,readv-ksm-pages=0 (its "
-		"path never met a KSM page)\n"));
+		"odirect-ksm-pages=0,longterm-pins=0,longterm-ksm-pages=0,readv-pins=0,readv-ksm-pages=0,"
+		"instances-reached=0,instances-running=1 (its path never met a KSM page)\n"));
 	assert_non_null(strstr(out, "ksm-unmerge: racer uffd-wp skipped: no uffd here -\n"));
 	assert_non_null(strstr(out, "ksm-unmerge: racer mrelease NOT reached: ops=0 ksm-victims-killed=0,"
-		"mrelease-reaps=0,mrelease-esrch=0,victim-ksm-pages=0 (its path never met a KSM page)\n"));
+		"mrelease-reaps=0,mrelease-esrch=0,victim-ksm-pages=0,instances-reached=0,instances-running=1 "
+		"(its path never met a KSM page)\n"));
 	assert_non_null(strstr(out, "ksm-unmerge: racer sparse skipped: not started\n"));
 	assert_non_null(strstr(out, "ksm-unmerge: racer fork-zero reached: ops=3 zero-page-forks=3,failures=2,"
-		"forks-during-unmerge=0,overcharged-uncopied=0,overcharged-unmerging=1,undercharged=0\n"));
+		"forks-during-unmerge=0,overcharged-uncopied=0,overcharged-unmerging=1,undercharged=0,"
+		"instances-reached=1,instances-running=1\n"));
+	assert_non_null(strstr(out, "ksm-unmerge: merge waits: merged=0,partial=0,starved=0,slow=0,stuck=0\n"));
+	assert_non_null(strstr(out, ",verified-cycles-min=5,verified-cycles-mean=6.0,worker-rss-kb-mean=0,"
+		"worker-rss-kb-max=0,ksm-managed-bytes=0\n"));
+	assert_null(strstr(out, "ksm-unmerge: ksmd:"));	/* ksmd not known */
 	assert_null(strstr(out, "millisecs"));	/* no samples, no spread */
 	free(sh);
 
@@ -733,6 +739,136 @@ static void test_bugs(void **state)
 }
 
 /*
+ *  t_wait()
+ *	stress_ksm_unmerge_wait_judge() of a wait with these figures
+ */
+static int t_wait(const double wall, const double cpu, const int64_t scanned, const int64_t scans,
+	const uint64_t got, const uint64_t want, const bool stable)
+{
+	stress_ksm_unmerge_wait_t w;
+
+	(void)memset(&w, 0, sizeof(w));
+	w.wall = wall;
+	w.cpu = cpu;
+	w.runnable = (cpu < 0.0) ? -1.0 : wall - cpu;
+	w.scanned = scanned;
+	w.scans = scans;
+	w.got = got;
+	w.want = want;
+	w.stable = stable;
+	return stress_ksm_unmerge_wait_judge(&w);
+}
+
+/*
+ *  test_wait_judge()
+ *	merge waits fed ksmd's counters: merged, partial, starved, slow and (only
+ *	with CPU and no progress) stuck
+ */
+static void test_wait_judge(void **state)
+{
+	(void)state;
+	assert_int_equal(t_wait(0.2, 0.1, 5000, 3, 2048, 2048, false), KSM_WAIT_MERGED);
+	assert_int_equal(t_wait(0.2, 0.1, 5000, 3, 0, 0, true), KSM_WAIT_MERGED);	/* unique: nothing to merge */
+	assert_int_equal(t_wait(0.3, 0.2, 9000, 4, 2000, 2048, true), KSM_WAIT_PARTIAL);
+	assert_int_equal(t_wait(0.3, 0.2, 9000, KSM_WAIT_SCANS, 2000, 2048, false), KSM_WAIT_PARTIAL);
+	/* cut by the deadline: the CPU ksmd got decides */
+	assert_int_equal(t_wait(20.0, 0.3, 700, 0, 0, 2048, false), KSM_WAIT_STARVED);
+	assert_int_equal(t_wait(20.0, 0.0, 0, 0, 0, 2048, false), KSM_WAIT_STARVED);	/* blocked: no CPU */
+	assert_int_equal(t_wait(20.0, KSM_STARVED_SHARE * 20.0 - 0.01, 9000, 1, 10, 2048, false),
+		KSM_WAIT_STARVED);
+	assert_int_equal(t_wait(20.0, KSM_STARVED_SHARE * 20.0, 9000, 1, 10, 2048, false), KSM_WAIT_SLOW);
+	assert_int_equal(t_wait(12.0, 12.0, 90000, 2, 1024, 2048, false), KSM_WAIT_SLOW);
+	/* CPU and no page scanned, no pass ended: stuck; a page scanned or a pass ended is not */
+	assert_int_equal(t_wait(12.0, 11.0, 0, 0, 0, 2048, false), KSM_WAIT_STUCK);
+	assert_int_equal(t_wait(12.0, KSM_STUCK_CPU, 0, 0, 0, 2048, false), KSM_WAIT_STUCK);
+	assert_int_equal(t_wait(60.0, KSM_STUCK_CPU, 0, 0, 0, 2048, false), KSM_WAIT_STUCK);
+	assert_int_equal(t_wait(12.0, KSM_STUCK_CPU - 0.01, 0, 0, 0, 2048, false), KSM_WAIT_SLOW);
+	assert_int_equal(t_wait(12.0, 11.0, 1, 0, 0, 2048, false), KSM_WAIT_SLOW);
+	assert_int_equal(t_wait(12.0, 11.0, 0, 1, 0, 2048, false), KSM_WAIT_SLOW);
+	/* ksmd not visible (a PID namespace): progress decides, never stuck */
+	assert_int_equal(t_wait(12.0, -1.0, 0, 0, 0, 2048, false), KSM_WAIT_STARVED);
+	assert_int_equal(t_wait(12.0, -1.0, 500, 0, 0, 2048, false), KSM_WAIT_SLOW);
+	assert_string_equal(stress_ksm_unmerge_wait_names[KSM_WAIT_STUCK], "stuck");
+	assert_int_equal(SIZEOF_ARRAY(stress_ksm_unmerge_wait_names), KSM_WAITS);
+}
+
+/*
+ *  test_share()
+ *	a racer's memory at width: a share each while every instance gets a unit,
+ *	then one unit in as many instances as the budget has units, spread and rotated
+ */
+static void test_share(void **state)
+{
+	uint32_t n, i, slot;
+
+	(void)state;
+	assert_int_equal(stress_ksm_unmerge_share(8, 4, 1, 0, 0), 4);
+	assert_int_equal(stress_ksm_unmerge_share(8, 4, 2, 1, 8), 4);
+	assert_int_equal(stress_ksm_unmerge_share(8, 4, 4, 3, 8), 2);
+	assert_int_equal(stress_ksm_unmerge_share(8, 4, 8, 5, 8), 1);
+	assert_int_equal(stress_ksm_unmerge_share(8, 4, 0, 0, 8), 0);
+	assert_int_equal(stress_ksm_unmerge_share(8, 0, 2, 0, 8), 0);
+	assert_int_equal(stress_ksm_unmerge_share(0, 4, 2, 0, 8), 0);
+	for (n = 9; n <= 224; n++) {
+		for (slot = 0; slot < 3; slot++) {
+			size_t got = 0, moved = 0;
+
+			for (i = 0; i < n; i++) {
+				const size_t u = stress_ksm_unmerge_share(8, 4, n, i, slot);
+
+				assert_true(u <= 1);
+				got += u;
+				moved += (u != stress_ksm_unmerge_share(8, 4, n, i, slot + 1));
+			}
+			assert_int_equal(got, 8);	/* the budget, whatever the width */
+			assert_true(moved > 0);		/* another racer's units land elsewhere */
+		}
+	}
+}
+
+/*
+ *  test_report_width()
+ *	the width's lines: merge waits by how they ended and their spread, the
+ *	fewest verified cycles, RSS and KSM-managed bytes; a racer the budget left
+ *	out of some instances says how many
+ */
+static void test_report_width(void **state)
+{
+	stress_ksm_unmerge_shared_t *sh = t_shared(3, 0);
+	const size_t thp = 8;
+	const char *out;
+	size_t i;
+
+	(void)state;
+	assert_string_equal(stress_ksm_unmerge_racers[thp].name, "thp");
+	for (i = 0; i < 3; i++) {
+		sh->inst[i].cycles = 4 + i;
+		sh->inst[i].rss_kb = 1000 * (i + 1);
+		sh->inst[i].rmap_max = 256;
+		sh->inst[i].waits[KSM_WAIT_MERGED] = 4 + i;
+		sh->inst[i].waits[KSM_WAIT_STARVED] = i;
+		stress_ksm_unmerge_lat_add(&sh->inst[i].merge_lat, 100.0 * (double)(i + 1));
+	}
+	sh->inst[2].waits[KSM_WAIT_STUCK] = 1;
+	sh->inst[0].racer[thp].left_out = true;
+	(void)shim_strscpy(sh->inst[0].racer[thp].reason, "left out", sizeof(sh->inst[0].racer[thp].reason));
+	sh->inst[1].racer[thp].active = sh->inst[2].racer[thp].active = true;
+	sh->inst[2].racer[thp].evidence = 2;
+	out = t_report(sh);
+	assert_non_null(strstr(out, "ksm-unmerge: merge waits: merged=15,partial=0,starved=3,slow=0,stuck=1\n"));
+	assert_non_null(strstr(out, "ksm-unmerge: merge wait millisecs per cycle: p50=200.000 p95=300.000 "));
+	assert_non_null(strstr(out, ",verified-cycles-min=4,verified-cycles-mean=5.0,worker-rss-kb-mean=2000,"
+		"worker-rss-kb-max=3000,ksm-managed-bytes=3145728\n"));
+	assert_non_null(strstr(out, "instances-reached=1,instances-running=2,instances-left-out=1\n"));
+	/* left out everywhere it did not run: it is not a skip and its reason is not "not reached"'s */
+	sh->inst[2].racer[thp].evidence = 0;
+	(void)shim_strscpy(sh->inst[2].racer[thp].reason, "no THP", sizeof(sh->inst[2].racer[thp].reason));
+	assert_non_null(strstr(t_report(sh), "instances-reached=0,instances-running=2,instances-left-out=1 "
+		"(no THP) -\n"));	/* 12 fields: padded for LKP */
+	free(sh);
+}
+
+/*
  *  test_report_spread()
  *	nearest-rank p50/p95/p99, mean and stdev over every instance's ring of the latest 4096
  */
@@ -781,6 +917,9 @@ int main(void)
 		cmocka_unit_test(test_report),
 		cmocka_unit_test(test_bugs),
 		cmocka_unit_test(test_report_spread),
+		cmocka_unit_test(test_wait_judge),
+		cmocka_unit_test(test_share),
+		cmocka_unit_test(test_report_width),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
