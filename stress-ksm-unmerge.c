@@ -2101,6 +2101,51 @@ static ssize_t stress_ksm_unmerge_same_check(const stress_ksm_unmerge_ctx_t *ctx
 	return -1;
 }
 
+/*
+ *  stress_ksm_unmerge_child_unshare()
+ *	racer child: its copy of each run of region pages that are not KSM pages is
+ *	made unmergeable.  Else ksmd may merge such a page, which the child shares
+ *	with its parent, in place through the child's mm after the parent's unmerge
+ *	passed it, and the parent then maps a KSM page it never merged: a false
+ *	"still a KSM page after unmerge" (records/investigations/still-ksm-after-
+ *	unmerge.md), common at width, where cross-instance pins leave partial merges
+ */
+static int stress_ksm_unmerge_child_unshare(const stress_ksm_unmerge_ctx_t *ctx)
+{
+	uint64_t pm[512];
+	size_t i, j, n, run = 0;
+	int fd, ret = 0;
+
+	if (!ctx->region || !ctx->iface || !ctx->iface->pfns)
+		return 0;	/* no page verdict: the region's pages are not checked either */
+	fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);	/* the parent's fd reads its mm */
+	if (fd < 0)
+		return -1;
+	for (i = 0; i < ctx->npages && !ret; i += n) {
+		n = STRESS_MINIMUM(ctx->npages - i, SIZEOF_ARRAY(pm));
+		if (stress_ksm_unmerge_pagemap_read(fd, ctx->region + i * ctx->page_size, n,
+		    ctx->page_size, pm) < 0) {
+			ret = -1;
+			break;
+		}
+		for (j = 0; j <= n && !ret; j++) {
+			const int kind = stress_ksm_unmerge_page_kind(ctx->pattern, i + j);
+			const bool ksm = (j == n) || stress_ksm_unmerge_is_ksm(
+				stress_ksm_unmerge_page_state(ctx, pm[j], 0, kind));
+
+			if (!ksm) {
+				run++;
+			} else if (run && (j < n || i + n == ctx->npages)) {
+				ret = shim_madvise(ctx->region + (i + j - run) * ctx->page_size,
+					run * ctx->page_size, MADV_UNMERGEABLE);
+				run = 0;
+			}
+		}
+	}
+	(void)close(fd);
+	return ret;
+}
+
 /* racer child: die with the forking thread, be the OOM killer's first pick */
 static int stress_ksm_unmerge_child_init(stress_ksm_unmerge_ctx_t *ctx, const pid_t parent)
 {
@@ -3135,6 +3180,7 @@ static void NORETURN stress_ksm_unmerge_mrelease_victim(stress_ksm_unmerge_ctx_t
 	size_t i;
 
 	if (stress_ksm_unmerge_child_init(ctx, parent) < 0 ||
+	    (mode != 0 && stress_ksm_unmerge_child_unshare(ctx) < 0) ||
 	    (mode == 0 && shim_madvise(ctx->region, ctx->region_size, MADV_UNMERGEABLE) < 0) ||
 	    (mode == 1 && mprotect(ctx->region, ctx->region_size, PROT_READ | PROT_WRITE) < 0))
 		_exit(errno ? errno : 1);
@@ -3244,6 +3290,7 @@ typedef struct {
 	volatile int verdict[2];	/* KSM_COUNTER_* of the child's */
 	volatile int64_t scanned[2];	/* pages_scanned before fork(), after the child's read */
 	volatile uint64_t fork_ns, read_ns;
+	volatile bool ready;		/* the child's copy cannot be merged in place any more */
 } stress_ksm_unmerge_fork_sh_t;
 
 typedef struct {
@@ -3330,12 +3377,16 @@ static void NORETURN stress_ksm_unmerge_fork_child(stress_ksm_unmerge_ctx_t *ctx
 		sh->verdict[0] = stress_ksm_unmerge_counter(buf, "ksm_merging_pages", &sh->child[0]);
 		sh->verdict[1] = stress_ksm_unmerge_counter(buf, "ksm_rmap_items", &sh->child[1]);
 	}
-	if (stress_ksm_unmerge_child_init(ctx, parent) < 0 || mprotect(ctx->region, ctx->region_size,
-			PROT_READ | PROT_WRITE) < 0 || (pm_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC)) < 0) {
+	if (stress_ksm_unmerge_child_init(ctx, parent) < 0 ||
+	    stress_ksm_unmerge_child_unshare(ctx) < 0 ||
+	    mprotect(ctx->region, ctx->region_size, PROT_READ | PROT_WRITE) < 0 ||
+	    (pm_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC)) < 0) {
 		sh->err = errno;
 		sh->fail = 1;
+		sh->ready = true;
 		_exit(EXIT_FAILURE);
 	}
+	sh->ready = true;
 	stress_mwc_reseed();
 	for (tries = 0; tries < 1024 && sh->n < KSM_FORK_PAGES && stress_continue(ctx->args) && !sh->fail; tries++) {
 		if (sh->n >= 4 && (ctx->st->phase == KSM_PHASE_VERIFY || ctx->st->phase == KSM_PHASE_IDLE))
@@ -3376,6 +3427,20 @@ static void stress_ksm_unmerge_fork_reap(stress_ksm_unmerge_ctx_t *ctx, stress_k
 		stress_ksm_unmerge_racer_fail(run, "waitpid on the child failed or it ended with status %#x", status);
 }
 
+/* wait (1 s at most) until the child made its copy unmergeable where it shares plain pages */
+static void stress_ksm_unmerge_fork_ready(const stress_ksm_unmerge_ctx_t *ctx,
+	const stress_ksm_unmerge_fork_t *f)
+{
+	const double deadline = stress_time_now() + 1.0;
+	uint64_t ns = 20000;
+
+	while (f->pid > 0 && !f->sh->ready && stress_continue(ctx->args) &&
+	       stress_time_now() < deadline) {
+		(void)shim_nanosleep_uint64(ns);
+		ns = STRESS_MINIMUM(ns * 2, (uint64_t)2000000);
+	}
+}
+
 /*
  *  stress_ksm_unmerge_fork_phase()
  *	fork the child when merged, reap it to verify, check the parent's pages
@@ -3408,6 +3473,7 @@ static void stress_ksm_unmerge_fork_phase(stress_ksm_unmerge_ctx_t *ctx, stress_
 			(void)stress_ksm_unmerge_racer_reason(run, "fork failed, errno=%d (%s)", errno, strerror(errno));
 			f->pid = 0;
 		}
+		stress_ksm_unmerge_fork_ready(ctx, f);
 	} else if ((phase == KSM_PHASE_VERIFY || phase == KSM_PHASE_IDLE) && f->pid > 0) {
 		stress_ksm_unmerge_fork_reap(ctx, run, f);
 	}
