@@ -2998,7 +2998,7 @@ typedef struct {
 	uint8_t *snap;			/* per page: KSM and protected at unmerge start */
 	volatile uint32_t *touched;	/* per page: the cycle it was unprotected in */
 	uint64_t *pm;
-} stress_ksm_unmerge_uffd_t;
+} stress_ksm_unmerge_uffd_wp_t;
 
 /* a userfaultfd with feature (thread ids where offered); -1 with the reason */
 static int stress_ksm_unmerge_uffd_open(const uint64_t feature, char *reason, const size_t len, bool *tid)
@@ -3028,9 +3028,9 @@ static int stress_ksm_unmerge_uffd_open(const uint64_t feature, char *reason, co
 }
 
 /* write-protect (on) or unprotect and wake n pages from first; a fail line if refused */
-static void stress_ksm_unmerge_uffd_wp(stress_ksm_unmerge_run_t *run, const size_t first, const size_t n, const bool on)
+static void stress_ksm_unmerge_uffd_wp_range(stress_ksm_unmerge_run_t *run, const size_t first, const size_t n, const bool on)
 {
-	const stress_ksm_unmerge_uffd_t *u = (const stress_ksm_unmerge_uffd_t *)run->priv;
+	const stress_ksm_unmerge_uffd_wp_t *u = (const stress_ksm_unmerge_uffd_wp_t *)run->priv;
 	struct uffdio_writeprotect wp = {
 		.range = { (uintptr_t)(run->ctx->region + first * run->ctx->page_size), n * run->ctx->page_size },
 		.mode = on ? UFFDIO_WRITEPROTECT_MODE_WP : 0,
@@ -3042,9 +3042,9 @@ static void stress_ksm_unmerge_uffd_wp(stress_ksm_unmerge_run_t *run, const size
 }
 
 /* resolve pending WP faults; the unmerge itself must never raise one */
-static void stress_ksm_unmerge_uffd_events(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int ms)
+static void stress_ksm_unmerge_uffd_wp_events(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int ms)
 {
-	stress_ksm_unmerge_uffd_t *u = (stress_ksm_unmerge_uffd_t *)run->priv;
+	stress_ksm_unmerge_uffd_wp_t *u = (stress_ksm_unmerge_uffd_wp_t *)run->priv;
 	struct pollfd pfd = { u->uffd, POLLIN, 0 };
 	struct uffd_msg msg;
 
@@ -3064,50 +3064,50 @@ static void stress_ksm_unmerge_uffd_events(stress_ksm_unmerge_ctx_t *ctx, stress
 			stress_ksm_unmerge_racer_fail(run, "the unmerge itself raised a WP fault at page %zu (break_ksm "
 				"must unshare, not write)", i);
 		u->touched[i] = (uint32_t)ctx->cycle;
-		stress_ksm_unmerge_uffd_wp(run, i, 1, false);
+		stress_ksm_unmerge_uffd_wp_range(run, i, 1, false);
 	}
 }
 
 /* serve WP faults, protect a random range, while unmerging unprotect one */
-static bool stress_ksm_unmerge_uffd_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+static bool stress_ksm_unmerge_uffd_wp_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
-	stress_ksm_unmerge_uffd_t *u = (stress_ksm_unmerge_uffd_t *)run->priv;
+	stress_ksm_unmerge_uffd_wp_t *u = (stress_ksm_unmerge_uffd_wp_t *)run->priv;
 	const bool active = stress_ksm_unmerge_active(ctx);
 	const bool on = (ctx->phase != KSM_PHASE_UNMERGING) || stress_mwc1();
 	size_t first, j, n;
 
 	/* no page is protected outside the active phases but while parking (PARK wakes them) */
-	stress_ksm_unmerge_uffd_events(ctx, run, 0);
+	stress_ksm_unmerge_uffd_wp_events(ctx, run, 0);
 	if (!active)
 		return false;
 	n = stress_ksm_unmerge_random_range(ctx, 64, &first);
 	for (j = 0; !on && j < n; j++)
 		u->touched[first + j] = (uint32_t)ctx->cycle;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	stress_ksm_unmerge_uffd_wp(run, first, n, on);
+	stress_ksm_unmerge_uffd_wp_range(run, first, n, on);
 	run->rs->ops++;
 	(void)shim_nanosleep_uint64(20000);
 	return true;
 }
 
 /*
- *  stress_ksm_unmerge_uffd_phase()
+ *  stress_ksm_unmerge_uffd_wp_phase()
  *	protect half when merged; what was KSM and protected must keep WP and unshare
  */
-static void stress_ksm_unmerge_uffd_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
+static void stress_ksm_unmerge_uffd_wp_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
 {
-	stress_ksm_unmerge_uffd_t *u = (stress_ksm_unmerge_uffd_t *)run->priv;
+	stress_ksm_unmerge_uffd_wp_t *u = (stress_ksm_unmerge_uffd_wp_t *)run->priv;
 	const uint32_t cycle = (uint32_t)ctx->cycle;
 	uint64_t lost = 0, kept = 0, still = 0;
 	size_t i, first_lost = 0;
 
 	if (phase == KSM_PHASE_PARK) {
-		stress_ksm_unmerge_uffd_wp(run, 0, ctx->npages, false);
-		stress_ksm_unmerge_uffd_events(ctx, run, 0);
+		stress_ksm_unmerge_uffd_wp_range(run, 0, ctx->npages, false);
+		stress_ksm_unmerge_uffd_wp_events(ctx, run, 0);
 		return;
 	}
 	if (phase == KSM_PHASE_MERGED)
-		stress_ksm_unmerge_uffd_wp(run, stress_mwc32modn((uint32_t)(ctx->npages / 2 + 1)), (ctx->npages + 1) / 2, true);
+		stress_ksm_unmerge_uffd_wp_range(run, stress_mwc32modn((uint32_t)(ctx->npages / 2 + 1)), (ctx->npages + 1) / 2, true);
 	if ((phase != KSM_PHASE_UNMERGING && (phase != KSM_PHASE_VERIFY || !u->snap_valid)) || !ctx->have_pfns ||
 	    stress_ksm_unmerge_pagemap_read(ctx->pagemap_fd, ctx->region, ctx->npages, ctx->page_size, u->pm) < 0)
 		return;
@@ -3135,9 +3135,9 @@ static void stress_ksm_unmerge_uffd_phase(stress_ksm_unmerge_ctx_t *ctx, stress_
 }
 
 /* the region registered in WP mode (its VmFlags gain "uw": new baseline) */
-static int stress_ksm_unmerge_uffd_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+static int stress_ksm_unmerge_uffd_wp_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
-	stress_ksm_unmerge_uffd_t *u = (stress_ksm_unmerge_uffd_t *)run->priv;
+	stress_ksm_unmerge_uffd_wp_t *u = (stress_ksm_unmerge_uffd_wp_t *)run->priv;
 	struct uffdio_register reg = { .range = { (uintptr_t)ctx->region, ctx->region_size }, .mode = UFFDIO_REGISTER_MODE_WP };
 
 	u->main_tid = (pid_t)shim_gettid();
@@ -3160,10 +3160,10 @@ static int stress_ksm_unmerge_uffd_start(stress_ksm_unmerge_ctx_t *ctx, stress_k
 #define KSM_UFFD_WP_NOT_BUILT	NULL
 #else
 #define KSM_UFFD_WP_NOT_BUILT	"userfaultfd write-protect or poll() missing (HAVE_LINUX_USERFAULTFD_H, HAVE_POLL_H)"
-typedef int stress_ksm_unmerge_uffd_t;	/* the racer table's priv_size */
-#define stress_ksm_unmerge_uffd_start		NULL
-#define stress_ksm_unmerge_uffd_op		NULL
-#define stress_ksm_unmerge_uffd_phase		NULL
+typedef int stress_ksm_unmerge_uffd_wp_t;	/* the racer table's priv_size */
+#define stress_ksm_unmerge_uffd_wp_start		NULL
+#define stress_ksm_unmerge_uffd_wp_op		NULL
+#define stress_ksm_unmerge_uffd_wp_phase		NULL
 #endif
 
 /* ---- mrelease: process_mrelease against exit_mmap of KSM memory ---- */
@@ -4253,17 +4253,17 @@ static int stress_ksm_unmerge_mremap_start(stress_ksm_unmerge_ctx_t *ctx, stress
 #if defined(KSM_UFFD_BUILT) && defined(UFFDIO_REGISTER_MODE_MINOR) &&	\
     defined(UFFD_FEATURE_MINOR_SHMEM) && defined(HAVE_MEMFD_CREATE)
 
-#define KSM_MINOR_PAGES		(64)		/* at most: a sixteenth of the region */
+#define KSM_UFFD_MINOR_PAGES		(64)		/* at most: a sixteenth of the region */
 
 typedef struct {
 	int uffd, memfd;
 	uint8_t *range;			/* MAP_PRIVATE of a memfd: shmem allows minor mode, KSM merges its copies */
 	size_t size, npages;
 	bool registered;
-} stress_ksm_unmerge_minor_t;
+} stress_ksm_unmerge_uffd_minor_t;
 
 /* drop the minor registration (where the broken kernel warned) */
-static void stress_ksm_unmerge_minor_unregister(stress_ksm_unmerge_run_t *run, stress_ksm_unmerge_minor_t *m)
+static void stress_ksm_unmerge_uffd_minor_unregister(stress_ksm_unmerge_run_t *run, stress_ksm_unmerge_uffd_minor_t *m)
 {
 	struct uffdio_range r = { (uintptr_t)m->range, m->size };
 
@@ -4273,12 +4273,12 @@ static void stress_ksm_unmerge_minor_unregister(stress_ksm_unmerge_run_t *run, s
 }
 
 /*
- *  stress_ksm_unmerge_minor_phase()
+ *  stress_ksm_unmerge_uffd_minor_phase()
  *	unmerge of a uffd-minor VMA keeps its VmFlags but "mg" (f04aad36a07c)
  */
-static void stress_ksm_unmerge_minor_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
+static void stress_ksm_unmerge_uffd_minor_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
 {
-	stress_ksm_unmerge_minor_t *m = (stress_ksm_unmerge_minor_t *)run->priv;
+	stress_ksm_unmerge_uffd_minor_t *m = (stress_ksm_unmerge_uffd_minor_t *)run->priv;
 	struct uffdio_register reg = { .range = { (uintptr_t)m->range, m->size }, .mode = UFFDIO_REGISTER_MODE_MINOR };
 	char before[256] = "", after[256] = "";
 	uint64_t ksm0, ksm1;
@@ -4312,17 +4312,17 @@ static void stress_ksm_unmerge_minor_phase(stress_ksm_unmerge_ctx_t *ctx, stress
 		run->rs->ops++;
 	}
 	if (phase == KSM_PHASE_UNMERGING || phase == KSM_PHASE_IDLE || phase == KSM_PHASE_STOP)
-		stress_ksm_unmerge_minor_unregister(run, m);
+		stress_ksm_unmerge_uffd_minor_unregister(run, m);
 }
 
 /* a uffd with minor faults on shmem and a private mapping of a memfd */
-static int stress_ksm_unmerge_minor_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+static int stress_ksm_unmerge_uffd_minor_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
-	stress_ksm_unmerge_minor_t *m = (stress_ksm_unmerge_minor_t *)run->priv;
+	stress_ksm_unmerge_uffd_minor_t *m = (stress_ksm_unmerge_uffd_minor_t *)run->priv;
 	bool tid;
 
 	m->npages = STRESS_MINIMUM(STRESS_MAXIMUM(ctx->npages / 16, (size_t)16),
-		(size_t)KSM_MINOR_PAGES);
+		(size_t)KSM_UFFD_MINOR_PAGES);
 	m->size = m->npages * ctx->page_size;
 	m->memfd = stress_ksm_unmerge_keep_fd(run, shim_memfd_create("ksm-unmerge-minor", MFD_CLOEXEC));
 	m->uffd = stress_ksm_unmerge_keep_fd(run, stress_ksm_unmerge_uffd_open(UFFD_FEATURE_MINOR_SHMEM, run->rs->reason,
@@ -4340,16 +4340,16 @@ static int stress_ksm_unmerge_minor_start(stress_ksm_unmerge_ctx_t *ctx, stress_
 #define KSM_UFFD_MINOR_NOT_BUILT	NULL
 #else
 #define KSM_UFFD_MINOR_NOT_BUILT	"uffd minor mode, poll() or memfd_create() missing (HAVE_LINUX_USERFAULTFD_H, HAVE_POLL_H, HAVE_MEMFD_CREATE)"
-typedef int stress_ksm_unmerge_minor_t;	/* the racer table's priv_size */
-#define stress_ksm_unmerge_minor_start		NULL
-#define stress_ksm_unmerge_minor_phase		NULL
+typedef int stress_ksm_unmerge_uffd_minor_t;	/* the racer table's priv_size */
+#define stress_ksm_unmerge_uffd_minor_start		NULL
+#define stress_ksm_unmerge_uffd_minor_phase		NULL
 #endif
 
 /* ---- prctl-exec: PR_SET_MEMORY_MERGE across fork and exec ---- */
 #if defined(HAVE_PTRACE)
 
 /* an exec'd child's private writable VMAs and how many are "mg"; -1 if unreadable */
-static int stress_ksm_unmerge_exec_vmas(const pid_t pid, size_t *vmas, size_t *mg, char *first, const size_t len)
+static int stress_ksm_unmerge_prctl_exec_vmas(const pid_t pid, size_t *vmas, size_t *mg, char *first, const size_t len)
 {
 	char path[64], line[512], range[64] = "", word[64], perms[8];
 	bool wanted = false;
@@ -4377,10 +4377,10 @@ static int stress_ksm_unmerge_exec_vmas(const pid_t pid, size_t *vmas, size_t *m
 }
 
 /*
- *  stress_ksm_unmerge_exec_op()
+ *  stress_ksm_unmerge_prctl_exec_op()
  *	a merge-any child execs under ptrace: its new mm must be merge-any at the exec stop
  */
-static bool stress_ksm_unmerge_exec_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+static bool stress_ksm_unmerge_prctl_exec_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	static char *const argv[] = { "stress-ng", "--exec-exit", NULL };
 	static char *const envp[] = { NULL };
@@ -4412,7 +4412,7 @@ static bool stress_ksm_unmerge_exec_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm
 	(void)snprintf(path, sizeof(path), "/proc/%d/ksm_stat", (int)pid);
 	if (stress_fs_file_read(path, buf, sizeof(buf)) > 0 && strstr(buf, "ksm_merge_any"))
 		any = strstr(buf, "ksm_merge_any: yes") ? 1 : 0;
-	if (stress_ksm_unmerge_exec_vmas(pid, &vmas, &mg, first, sizeof(first)) == 0) {
+	if (stress_ksm_unmerge_prctl_exec_vmas(pid, &vmas, &mg, first, sizeof(first)) == 0) {
 		run->rs->ops++;
 		if (any == 0 || mg < vmas)
 			stress_ksm_unmerge_racer_fail(run, "after exec with merge-any set, ksm_stat says ksm_merge_any %s and "
@@ -4428,7 +4428,7 @@ static bool stress_ksm_unmerge_exec_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm
 }
 
 /* PR_GET_MEMORY_MERGE (6.4) */
-static int stress_ksm_unmerge_exec_supported(char *reason, const size_t len)
+static int stress_ksm_unmerge_prctl_exec_supported(char *reason, const size_t len)
 {
 	if (prctl(PR_GET_MEMORY_MERGE, 0UL, 0UL, 0UL, 0UL) >= 0)
 		return 0;
@@ -4438,8 +4438,8 @@ static int stress_ksm_unmerge_exec_supported(char *reason, const size_t len)
 #define KSM_PRCTL_EXEC_NOT_BUILT	NULL
 #else
 #define KSM_PRCTL_EXEC_NOT_BUILT	"ptrace missing (HAVE_PTRACE)"
-#define stress_ksm_unmerge_exec_supported	NULL
-#define stress_ksm_unmerge_exec_op		NULL
+#define stress_ksm_unmerge_prctl_exec_supported	NULL
+#define stress_ksm_unmerge_prctl_exec_op		NULL
 #endif
 
 /* ---- fork-zero: a forked child charged KSM zero pages it does not map ---- */
@@ -4452,18 +4452,18 @@ typedef struct {
 	volatile int64_t mapped_zero;	/* those in the zero range (all written): at most what it holds */
 	volatile int64_t charged2;	/* ksm_stat again after the count: ksmd moved it, no verdict */
 	volatile int err;
-} stress_ksm_unmerge_fz_sh_t;
+} stress_ksm_unmerge_fork_zero_sh_t;
 
 typedef struct {
 	uint8_t *zero, *dontfork, *wipe;	/* zero-filled: unmerged during the fork, not copied, copied empty */
 	size_t nzero, nother;
-	stress_ksm_unmerge_fz_sh_t *sh;
+	stress_ksm_unmerge_fork_zero_sh_t *sh;
 	volatile uint64_t go[2], done[2];	/* fork while merging (0) or unmerging (1): cycle to, cycle did */
 	volatile uint64_t unmerge_ns[2];	/* the zero range's unmerge: start, end */
-} stress_ksm_unmerge_fz_t;
+} stress_ksm_unmerge_fork_zero_t;
 
 /* pure: KSM zero pages charged beyond those mapped, split by cause */
-static int64_t stress_ksm_unmerge_fz_judge(const int64_t charged, const int64_t mapped, const int64_t uncopied,
+static int64_t stress_ksm_unmerge_fork_zero_judge(const int64_t charged, const int64_t mapped, const int64_t uncopied,
 	int64_t *uncopied_part, int64_t *unmerging_part)
 {
 	const int64_t excess = (charged >= 0 && mapped >= 0 && charged > mapped) ? charged - mapped : 0;
@@ -4522,15 +4522,15 @@ static int64_t stress_ksm_unmerge_kzero_mapped(const stress_ksm_unmerge_iface_t 
 }
 
 /* KSM zero pages in n pages at a of the worker's memory; -1 unreadable */
-static int64_t stress_ksm_unmerge_fz_count(const stress_ksm_unmerge_ctx_t *ctx, const int pm_fd,
+static int64_t stress_ksm_unmerge_fork_zero_count(const stress_ksm_unmerge_ctx_t *ctx, const int pm_fd,
 	const uintptr_t a, const size_t n)
 {
 	return stress_ksm_unmerge_kzero_count(ctx->iface, pm_fd, ctx->kpageflags_fd, ctx->page_size, a, n);
 }
 
 /* child: the KSM zero pages charged to it, then those it maps */
-static void NORETURN stress_ksm_unmerge_fz_child(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_fz_t *z,
-	stress_ksm_unmerge_fz_sh_t *sh, const pid_t parent)
+static void NORETURN stress_ksm_unmerge_fork_zero_child(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_fork_zero_t *z,
+	stress_ksm_unmerge_fork_zero_sh_t *sh, const pid_t parent)
 {
 	const int pm_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 
@@ -4540,13 +4540,13 @@ static void NORETURN stress_ksm_unmerge_fz_child(stress_ksm_unmerge_ctx_t *ctx, 
 		_exit(1);
 	sh->mapped = stress_ksm_unmerge_kzero_mapped(ctx->iface, pm_fd, ctx->kpageflags_fd, ctx->page_size);
 	sh->err = (sh->mapped < 0 && !sh->err) ? errno : sh->err;
-	sh->mapped_zero = stress_ksm_unmerge_fz_count(ctx, pm_fd, (uintptr_t)z->zero, z->nzero);
+	sh->mapped_zero = stress_ksm_unmerge_fork_zero_count(ctx, pm_fd, (uintptr_t)z->zero, z->nzero);
 	sh->charged2 = stress_ksm_unmerge_field(KSM_STAT, "ksm_zero_pages");
 	_exit(0);
 }
 
 /* a charge verdict: the known kernel bug (named, then the racer steps aside) or a racer failure */
-static void FORMAT(printf, 2, 3) stress_ksm_unmerge_fz_verdict(stress_ksm_unmerge_run_t *run, const char *fmt, ...)
+static void FORMAT(printf, 2, 3) stress_ksm_unmerge_fork_zero_verdict(stress_ksm_unmerge_run_t *run, const char *fmt, ...)
 {
 	char buf[512];
 	va_list ap;
@@ -4559,13 +4559,13 @@ static void FORMAT(printf, 2, 3) stress_ksm_unmerge_fz_verdict(stress_ksm_unmerg
 }
 
 /*
- *  stress_ksm_unmerge_fz_op()
+ *  stress_ksm_unmerge_fork_zero_op()
  *	fork while ksmd merges the zero range, or while it is unmerged or written; charge against mapping
  */
-static bool stress_ksm_unmerge_fz_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+static bool stress_ksm_unmerge_fork_zero_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
-	stress_ksm_unmerge_fz_t *z = (stress_ksm_unmerge_fz_t *)run->priv;
-	stress_ksm_unmerge_fz_sh_t *sh = z->sh;
+	stress_ksm_unmerge_fork_zero_t *z = (stress_ksm_unmerge_fork_zero_t *)run->priv;
+	stress_ksm_unmerge_fork_zero_sh_t *sh = z->sh;
 	const pid_t parent = getpid();
 	int64_t before, excess, uncopied, unmerging, deficit;
 	uint64_t t0, t1;
@@ -4582,13 +4582,13 @@ static bool stress_ksm_unmerge_fz_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_u
 	(void)shim_nanosleep_uint64(stress_mwc32modn(w ? 100000 : 20000000));	/* into the unmerge, or ksmd's pass */
 	(void)shim_memset((void *)sh, 0, sizeof(*sh));
 	sh->charged = sh->mapped = -1;
-	sh->uncopied = stress_ksm_unmerge_fz_count(ctx, ctx->pagemap_fd, (uintptr_t)z->dontfork, z->nother) +
-		(z->wipe ? stress_ksm_unmerge_fz_count(ctx, ctx->pagemap_fd, (uintptr_t)z->wipe, z->nother) : 0);
+	sh->uncopied = stress_ksm_unmerge_fork_zero_count(ctx, ctx->pagemap_fd, (uintptr_t)z->dontfork, z->nother) +
+		(z->wipe ? stress_ksm_unmerge_fork_zero_count(ctx, ctx->pagemap_fd, (uintptr_t)z->wipe, z->nother) : 0);
 	before = stress_ksm_unmerge_field(KSM_STAT, "ksm_zero_pages");
 	t0 = stress_ksm_unmerge_now_ns();
 	pid = fork();
 	if (pid == 0)
-		stress_ksm_unmerge_fz_child(ctx, z, sh, parent);
+		stress_ksm_unmerge_fork_zero_child(ctx, z, sh, parent);
 	t1 = stress_ksm_unmerge_now_ns();
 	if (pid < 0 || stress_ksm_unmerge_reap(pid, 3.0, &status) != 0 || !WIFEXITED(status)) {
 		if (stress_continue(ctx->args))
@@ -4597,7 +4597,7 @@ static bool stress_ksm_unmerge_fz_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_u
 		return true;
 	}
 	overlap = w && (t0 < z->unmerge_ns[1] || !z->unmerge_ns[1]) && t1 > z->unmerge_ns[0];
-	excess = stress_ksm_unmerge_fz_judge(sh->charged, sh->mapped, sh->uncopied, &uncopied, &unmerging);
+	excess = stress_ksm_unmerge_fork_zero_judge(sh->charged, sh->mapped, sh->uncopied, &uncopied, &unmerging);
 	deficit = (sh->charged >= 0 && sh->mapped_zero > sh->charged) ? sh->mapped_zero - sh->charged : 0;
 	run->rs->ops++;
 	run->rs->evidence += (before > 0);
@@ -4612,12 +4612,12 @@ static bool stress_ksm_unmerge_fz_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_u
 	run->rs->detail[2] += (unmerging > 0);
 	run->rs->detail[3] += (deficit > 0);
 	if (deficit)
-		stress_ksm_unmerge_fz_verdict(run, "%s: a child maps %" PRId64 " KSM zero pages but was charged %"
+		stress_ksm_unmerge_fork_zero_verdict(run, "%s: a child maps %" PRId64 " KSM zero pages but was charged %"
 			PRId64 " (parent %" PRId64 "): ksmd merged them after dup_mm() copied the count, and its exit "
 			"uncharges them", stress_ksm_unmerge_bugs[KSM_BUG_FORK_ZERO].verdict, sh->mapped_zero,
 			sh->charged, before);
 	else if (excess)
-		stress_ksm_unmerge_fz_verdict(run, "%s: a child was charged %" PRId64 " but maps %" PRId64
+		stress_ksm_unmerge_fork_zero_verdict(run, "%s: a child was charged %" PRId64 " but maps %" PRId64
 			" (parent %" PRId64 "; excess %" PRId64 " in DONTFORK/WIPEONFORK VMAs, %" PRId64 " unmerged "
 			"or written during fork()%s): dup_mm() copies a stale count, and it outlives the child",
 			stress_ksm_unmerge_bugs[KSM_BUG_FORK_ZERO].verdict, sh->charged, sh->mapped, before,
@@ -4626,9 +4626,9 @@ static bool stress_ksm_unmerge_fz_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_u
 }
 
 /* madvise the zero ranges (the main one too if asked) */
-static void stress_ksm_unmerge_fz_ranges(stress_ksm_unmerge_run_t *run, const int advice, const bool main_range)
+static void stress_ksm_unmerge_fork_zero_ranges(stress_ksm_unmerge_run_t *run, const int advice, const bool main_range)
 {
-	const stress_ksm_unmerge_fz_t *z = (const stress_ksm_unmerge_fz_t *)run->priv;
+	const stress_ksm_unmerge_fork_zero_t *z = (const stress_ksm_unmerge_fork_zero_t *)run->priv;
 	const size_t ps = run->ctx->page_size;
 
 	if (((main_range && shim_madvise(z->zero, z->nzero * ps, advice) < 0) || shim_madvise(z->dontfork, z->nother * ps, advice) < 0 ||
@@ -4638,9 +4638,9 @@ static void stress_ksm_unmerge_fz_ranges(stress_ksm_unmerge_run_t *run, const in
 }
 
 /* zero ranges merged, the main one unmerged while the thread forks */
-static void stress_ksm_unmerge_fz_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
+static void stress_ksm_unmerge_fork_zero_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
 {
-	stress_ksm_unmerge_fz_t *z = (stress_ksm_unmerge_fz_t *)run->priv;
+	stress_ksm_unmerge_fork_zero_t *z = (stress_ksm_unmerge_fork_zero_t *)run->priv;
 	const double deadline = stress_time_now() + 3.0;
 	size_t i;
 
@@ -4648,7 +4648,7 @@ static void stress_ksm_unmerge_fz_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ks
 	if (stress_ksm_unmerge_bug_aside(KSM_BUG_FORK_ZERO) && phase != KSM_PHASE_VERIFY)
 		return;
 	if (phase == KSM_PHASE_MERGING) {
-		stress_ksm_unmerge_fz_ranges(run, MADV_MERGEABLE, true);
+		stress_ksm_unmerge_fork_zero_ranges(run, MADV_MERGEABLE, true);
 		z->go[0] = ctx->cycle;
 	} else if (phase == KSM_PHASE_UNMERGING) {
 		z->unmerge_ns[0] = stress_ksm_unmerge_now_ns();
@@ -4669,14 +4669,14 @@ static void stress_ksm_unmerge_fz_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ks
 		       stress_ksm_unmerge_cond_wait(ctx, &ctx->acked, deadline))
 			;
 		(void)pthread_mutex_unlock(&ctx->wake_lock);
-		stress_ksm_unmerge_fz_ranges(run, MADV_UNMERGEABLE, true);
+		stress_ksm_unmerge_fork_zero_ranges(run, MADV_UNMERGEABLE, true);
 	}
 }
 
 /* three zero-filled ranges: plain, MADV_DONTFORK and MADV_WIPEONFORK */
-static int stress_ksm_unmerge_fz_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+static int stress_ksm_unmerge_fork_zero_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
-	stress_ksm_unmerge_fz_t *z = (stress_ksm_unmerge_fz_t *)run->priv;
+	stress_ksm_unmerge_fork_zero_t *z = (stress_ksm_unmerge_fork_zero_t *)run->priv;
 	const size_t ps = ctx->page_size;
 
 	if (!ctx->iface->stat_zero || (!ctx->iface->kpf_zero && !ctx->iface->zero_pfn)) {
@@ -4714,7 +4714,7 @@ static int stress_ksm_unmerge_fz_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm
 }
 
 /* pure: the start probe's verdict: 1 the child is charged what fork did not copy, 0 not, -1 none */
-static int stress_ksm_unmerge_fz_probe_judge(const int64_t parent, const int64_t charged,
+static int stress_ksm_unmerge_fork_zero_probe_judge(const int64_t parent, const int64_t charged,
 	const int64_t mapped, const int64_t mapped2)
 {
 	if (parent < 2 || charged < 0 || mapped < 0 || mapped != mapped2)
@@ -4723,7 +4723,7 @@ static int stress_ksm_unmerge_fz_probe_judge(const int64_t parent, const int64_t
 }
 
 /* probe child: what it is charged and what it maps, then gone */
-static void NORETURN stress_ksm_unmerge_fz_probe_child(const stress_ksm_unmerge_iface_t *ifc, const int pm_fd,
+static void NORETURN stress_ksm_unmerge_fork_zero_probe_child(const stress_ksm_unmerge_iface_t *ifc, const int pm_fd,
 	const int kpf_fd, const size_t ps, volatile int64_t *out)
 {
 	out[0] = stress_ksm_unmerge_field(KSM_STAT, "ksm_zero_pages");
@@ -4733,7 +4733,7 @@ static void NORETURN stress_ksm_unmerge_fz_probe_child(const stress_ksm_unmerge_
 }
 
 /* merge both zero-filled probe pages into KSM zero pages (3 s at most); this process's count, -1 */
-static int64_t stress_ksm_unmerge_fz_probe_merge(const stress_ksm_unmerge_iface_t *ifc, const int pm_fd,
+static int64_t stress_ksm_unmerge_fork_zero_probe_merge(const stress_ksm_unmerge_iface_t *ifc, const int pm_fd,
 	const int kpf_fd, const size_t ps, uint8_t *p)
 {
 	const double t0 = stress_time_now();
@@ -4749,12 +4749,12 @@ static int64_t stress_ksm_unmerge_fz_probe_merge(const stress_ksm_unmerge_iface_
 }
 
 /*
- *  stress_ksm_unmerge_fz_probe()
+ *  stress_ksm_unmerge_fork_zero_probe()
  *	the fork-zero bug's start probe: a child forked over a KSM zero page in a
  *	MADV_DONTFORK VMA must not be charged for it; 1 it is, 0 not, -1 no verdict.
  *	On a kernel with the bug it leaves one KSM zero page charged to nobody.
  */
-static int stress_ksm_unmerge_fz_probe(const stress_ksm_unmerge_iface_t *ifc, char *detail, const size_t len)
+static int stress_ksm_unmerge_fork_zero_probe(const stress_ksm_unmerge_iface_t *ifc, char *detail, const size_t len)
 {
 	const size_t ps = stress_memory_page_size_get();
 	const int pm_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
@@ -4770,12 +4770,12 @@ static int stress_ksm_unmerge_fz_probe(const stress_ksm_unmerge_iface_t *ifc, ch
 	    out) {
 		(void)shim_memset(p, 0, 2 * ps);	/* written: a zero page there later is one KSM put */
 		out[0] = out[1] = out[2] = -1;
-		parent = stress_ksm_unmerge_fz_probe_merge(ifc, pm_fd, kpf_fd, ps, p);
+		parent = stress_ksm_unmerge_fork_zero_probe_merge(ifc, pm_fd, kpf_fd, ps, p);
 		pid = (parent >= 2) ? fork() : -1;
 		if (pid == 0)
-			stress_ksm_unmerge_fz_probe_child(ifc, pm_fd, kpf_fd, ps, out);
+			stress_ksm_unmerge_fork_zero_probe_child(ifc, pm_fd, kpf_fd, ps, out);
 		if (pid > 0 && stress_ksm_unmerge_reap(pid, 3.0, &status) == 0 && WIFEXITED(status))
-			verdict = stress_ksm_unmerge_fz_probe_judge(parent, out[0], out[1], out[2]);
+			verdict = stress_ksm_unmerge_fork_zero_probe_judge(parent, out[0], out[1], out[2]);
 		(void)snprintf(detail, len, "start probe: a child forked over 2 KSM zero pages, one of them in a "
 			"MADV_DONTFORK VMA, was charged %" PRId64 " and maps %" PRId64 " (parent charged %" PRId64 ")",
 			out[0], out[1], parent);
@@ -4816,8 +4816,8 @@ static const stress_ksm_unmerge_racer_t stress_ksm_unmerge_racers[KSM_RACERS] = 
 	{ .name = "uffd-wp", .evidence = "wp-pages-unshared", .not_built = KSM_UFFD_WP_NOT_BUILT,
 	  .desc = "FAULT_FLAG_UNSHARE of userfaultfd-wp protected KSM pages",
 	  .details = { "wp-ksm-pages-at-unmerge", "wp-bits-kept", "wp-kept-still-ksm" },
-	  .flags = KSM_RF_WP, .page_bytes = 1 + sizeof(uint32_t) + sizeof(uint64_t), KSM_PRIV(stress_ksm_unmerge_uffd_t),
-	  .start = stress_ksm_unmerge_uffd_start, .op = stress_ksm_unmerge_uffd_op, .phase = stress_ksm_unmerge_uffd_phase },
+	  .flags = KSM_RF_WP, .page_bytes = 1 + sizeof(uint32_t) + sizeof(uint64_t), KSM_PRIV(stress_ksm_unmerge_uffd_wp_t),
+	  .start = stress_ksm_unmerge_uffd_wp_start, .op = stress_ksm_unmerge_uffd_wp_op, .phase = stress_ksm_unmerge_uffd_wp_phase },
 	{ .name = "mrelease", .evidence = "ksm-victims-killed",
 	  .desc = "process_mrelease against exit_mmap of SIGKILLed children sharing KSM pages",
 	  .details = { "mrelease-reaps", "mrelease-esrch", "victim-ksm-pages" },
@@ -4854,17 +4854,17 @@ static const stress_ksm_unmerge_racer_t stress_ksm_unmerge_racers[KSM_RACERS] = 
 	  .op = stress_ksm_unmerge_mremap_op, .phase = stress_ksm_unmerge_mremap_phase },
 	{ .name = "uffd-minor", .evidence = "ksm-pages-unmerged", .not_built = KSM_UFFD_MINOR_NOT_BUILT,
 	  .desc = "MADV_UNMERGEABLE of a userfaultfd-minor VMA (vm_flags above bit 31 kept)",
-	  .flags = KSM_RF_PFNS | KSM_RF_PARTIAL, KSM_PRIV(stress_ksm_unmerge_minor_t), .start = stress_ksm_unmerge_minor_start,
-	  .phase = stress_ksm_unmerge_minor_phase },
+	  .flags = KSM_RF_PFNS | KSM_RF_PARTIAL, KSM_PRIV(stress_ksm_unmerge_uffd_minor_t), .start = stress_ksm_unmerge_uffd_minor_start,
+	  .phase = stress_ksm_unmerge_uffd_minor_phase },
 	{ .name = "prctl-exec", .evidence = "execs-mergeable", .not_built = KSM_PRCTL_EXEC_NOT_BUILT,
 	  .desc = "PR_SET_MEMORY_MERGE kept across fork and exec, the exec's VMAs mergeable", .flags = KSM_RF_FORKS,
-	  .supported = stress_ksm_unmerge_exec_supported, .op = stress_ksm_unmerge_exec_op },
+	  .supported = stress_ksm_unmerge_prctl_exec_supported, .op = stress_ksm_unmerge_prctl_exec_op },
 	{ .name = "fork-zero", .evidence = "zero-page-forks",
 	  .desc = "ksm_zero_pages of children forked while KSM zero pages merge, unmerge, take write faults or sit in "
 		  "DONTFORK/WIPEONFORK VMAs",
 	  .details = { "forks-during-unmerge", "overcharged-uncopied", "overcharged-unmerging", "undercharged" },
-	  .flags = KSM_RF_PFNS | KSM_RF_PARTIAL | KSM_RF_FORKS, KSM_PRIV(stress_ksm_unmerge_fz_t), .start = stress_ksm_unmerge_fz_start,
-	  .op = stress_ksm_unmerge_fz_op, .phase = stress_ksm_unmerge_fz_phase },
+	  .flags = KSM_RF_PFNS | KSM_RF_PARTIAL | KSM_RF_FORKS, KSM_PRIV(stress_ksm_unmerge_fork_zero_t), .start = stress_ksm_unmerge_fork_zero_start,
+	  .op = stress_ksm_unmerge_fork_zero_op, .phase = stress_ksm_unmerge_fork_zero_phase },
 };
 
 /*
@@ -4875,7 +4875,7 @@ static const stress_ksm_unmerge_bug_t stress_ksm_unmerge_bugs[KSM_BUGS] = {
 	{ .name = "ksm-fork-zero-pages", .verdict = "KSM zero pages charged at fork",
 	  .writeup = "docs/upstream/ksm-fork-zero-pages",
 	  .kernels = "6.10 and later (per-process ksm_zero_pages), unfixed upstream",
-	  .racer = "fork-zero", .probe = stress_ksm_unmerge_fz_probe },
+	  .racer = "fork-zero", .probe = stress_ksm_unmerge_fork_zero_probe },
 };
 
 /* --ksm-unmerge-method names: all, madvise, prctl, then the racers */

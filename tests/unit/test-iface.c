@@ -11,7 +11,7 @@
  * (stress_ksm_unmerge_page_what) and the region scan that feeds it
  * (stress_ksm_unmerge_scan_chunk, stress_ksm_unmerge_scan), the merge check on
  * its counts (stress_ksm_unmerge_verify_merge), the fork-zero
- * check's count of KSM zero PTEs (stress_ksm_unmerge_fz_count), fed what
+ * check's count of KSM zero PTEs (stress_ksm_unmerge_fork_zero_count), fed what
  * pagemap, kpageflags and the counters said on three real kernels
  * (tests/data/kernel-signals/, recorded by ksm-signal-dump.c there): 6.18
  * booted with pvm_no_zero_page=1 (a read fault maps a private page),
@@ -950,10 +950,10 @@ static void test_verify_merge(void **state)
 }
 
 /*
- *  test_fz_count()
+ *  test_fork_zero_count()
  *	KSM zero PTEs in a range of a fake pagemap, by pfn or KPF_ZERO_PAGE, over 256-entry reads
  */
-static void test_fz_count(void **state)
+static void test_fork_zero_count(void **state)
 {
 	t_scan_t *t = t_scan_new(KSM_PATTERN_SAME);
 	const size_t n = 600;
@@ -969,13 +969,13 @@ static void test_fz_count(void **state)
 	assert_true(t->ctx.pagemap_fd >= 0);
 	assert_int_equal(pwrite(t->ctx.pagemap_fd, pm, sizeof(pm), (off_t)(T_BASE * sizeof(uint64_t))), (ssize_t)sizeof(pm));
 	t->ctx.kpageflags_fd = t_kpf_file(&zpfn, &zflags, 1);
-	assert_int_equal(stress_ksm_unmerge_fz_count(&t->ctx, t->ctx.pagemap_fd, base, n), 200);
-	assert_int_equal(stress_ksm_unmerge_fz_count(&t->ctx, t->ctx.pagemap_fd, base + T_PAGE, 5), 1);
-	assert_int_equal(stress_ksm_unmerge_fz_count(&t->ctx, t->ctx.pagemap_fd, base + 256 * T_PAGE, 258), 86);
-	assert_int_equal(stress_ksm_unmerge_fz_count(&t->ctx, t->ctx.pagemap_fd, base, 0), 0);
+	assert_int_equal(stress_ksm_unmerge_fork_zero_count(&t->ctx, t->ctx.pagemap_fd, base, n), 200);
+	assert_int_equal(stress_ksm_unmerge_fork_zero_count(&t->ctx, t->ctx.pagemap_fd, base + T_PAGE, 5), 1);
+	assert_int_equal(stress_ksm_unmerge_fork_zero_count(&t->ctx, t->ctx.pagemap_fd, base + 256 * T_PAGE, 258), 86);
+	assert_int_equal(stress_ksm_unmerge_fork_zero_count(&t->ctx, t->ctx.pagemap_fd, base, 0), 0);
 	t->ifc.zero_pfn = 0;		/* no shared zero page seen: KPF_ZERO_PAGE per page */
-	assert_int_equal(stress_ksm_unmerge_fz_count(&t->ctx, t->ctx.pagemap_fd, base, n), 200);
-	assert_int_equal(stress_ksm_unmerge_fz_count(&t->ctx, t->ctx.pagemap_fd, base, n + 1), -1);
+	assert_int_equal(stress_ksm_unmerge_fork_zero_count(&t->ctx, t->ctx.pagemap_fd, base, n), 200);
+	assert_int_equal(stress_ksm_unmerge_fork_zero_count(&t->ctx, t->ctx.pagemap_fd, base, n + 1), -1);
 	t_scan_free(t);
 }
 
@@ -993,7 +993,7 @@ int main(void)
 		cmocka_unit_test(test_scan_dumps),
 		cmocka_unit_test(test_region_count),
 		cmocka_unit_test(test_verify_merge),
-		cmocka_unit_test(test_fz_count),
+		cmocka_unit_test(test_fork_zero_count),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -278,66 +278,66 @@ static void test_sparse_allow(void **state)
 }
 
 /*
- *  test_fz_judge()
+ *  test_fork_zero_judge()
  *	a child charged beyond what it maps: the excess split by cause; none on correct or unread values
  */
-static void test_fz_judge(void **state)
+static void test_fork_zero_judge(void **state)
 {
 	int64_t uncopied, unmerging;
 
 	(void)state;
 	/* 6.18: 256 MiB of KSM zero pages unmerged during the fork, the child maps none */
-	assert_int_equal(stress_ksm_unmerge_fz_judge(65536, 0, 0, &uncopied, &unmerging), 65536);
+	assert_int_equal(stress_ksm_unmerge_fork_zero_judge(65536, 0, 0, &uncopied, &unmerging), 65536);
 	assert_int_equal(uncopied, 0);
 	assert_int_equal(unmerging, 65536);
 	/* the parent's DONTFORK and WIPEONFORK pages charged to the child */
-	assert_int_equal(stress_ksm_unmerge_fz_judge(128, 0, 128, &uncopied, &unmerging), 128);
+	assert_int_equal(stress_ksm_unmerge_fork_zero_judge(128, 0, 128, &uncopied, &unmerging), 128);
 	assert_int_equal(uncopied, 128);
 	assert_int_equal(unmerging, 0);
 	/* both: the uncopied pages first, the rest unmerged during the fork */
-	assert_int_equal(stress_ksm_unmerge_fz_judge(4224, 50, 128, &uncopied, &unmerging), 4174);
+	assert_int_equal(stress_ksm_unmerge_fork_zero_judge(4224, 50, 128, &uncopied, &unmerging), 4174);
 	assert_int_equal(uncopied, 128);
 	assert_int_equal(unmerging, 4046);
 	/* more uncopied pages than the excess: the excess is theirs */
-	assert_int_equal(stress_ksm_unmerge_fz_judge(100, 60, 128, &uncopied, &unmerging), 40);
+	assert_int_equal(stress_ksm_unmerge_fork_zero_judge(100, 60, 128, &uncopied, &unmerging), 40);
 	assert_int_equal(uncopied, 40);
 	assert_int_equal(unmerging, 0);
 	/* uncopied unknown: all of it unmerged during the fork */
-	assert_int_equal(stress_ksm_unmerge_fz_judge(100, 60, -1, &uncopied, &unmerging), 40);
+	assert_int_equal(stress_ksm_unmerge_fork_zero_judge(100, 60, -1, &uncopied, &unmerging), 40);
 	assert_int_equal(uncopied, 0);
 	assert_int_equal(unmerging, 40);
 	/* correct: charged what it maps (or less: pages unmerged after the charge) */
-	assert_int_equal(stress_ksm_unmerge_fz_judge(4096, 4096, 128, &uncopied, &unmerging), 0);
+	assert_int_equal(stress_ksm_unmerge_fork_zero_judge(4096, 4096, 128, &uncopied, &unmerging), 0);
 	assert_int_equal(uncopied + unmerging, 0);
-	assert_int_equal(stress_ksm_unmerge_fz_judge(0, 0, 128, &uncopied, &unmerging), 0);
-	assert_int_equal(stress_ksm_unmerge_fz_judge(10, 4096, 0, &uncopied, &unmerging), 0);
+	assert_int_equal(stress_ksm_unmerge_fork_zero_judge(0, 0, 128, &uncopied, &unmerging), 0);
+	assert_int_equal(stress_ksm_unmerge_fork_zero_judge(10, 4096, 0, &uncopied, &unmerging), 0);
 	assert_int_equal(uncopied + unmerging, 0);
 	/* the child could not read one side: nothing judged */
-	assert_int_equal(stress_ksm_unmerge_fz_judge(-1, 0, 128, &uncopied, &unmerging), 0);
-	assert_int_equal(stress_ksm_unmerge_fz_judge(65536, -1, 0, &uncopied, &unmerging), 0);
+	assert_int_equal(stress_ksm_unmerge_fork_zero_judge(-1, 0, 128, &uncopied, &unmerging), 0);
+	assert_int_equal(stress_ksm_unmerge_fork_zero_judge(65536, -1, 0, &uncopied, &unmerging), 0);
 	assert_int_equal(uncopied + unmerging, 0);
 }
 
 /*
- *  test_fz_probe_judge()
+ *  test_fork_zero_probe_judge()
  *	the known bug's start probe: a child charged for the KSM zero page fork did not copy
  */
-static void test_fz_probe_judge(void **state)
+static void test_fork_zero_probe_judge(void **state)
 {
 	(void)state;
 	/* 6.10..6.18: charged both, maps the one fork copied */
-	assert_int_equal(stress_ksm_unmerge_fz_probe_judge(2, 2, 1, 1), 1);
-	assert_int_equal(stress_ksm_unmerge_fz_probe_judge(3, 3, 2, 2), 1);
+	assert_int_equal(stress_ksm_unmerge_fork_zero_probe_judge(2, 2, 1, 1), 1);
+	assert_int_equal(stress_ksm_unmerge_fork_zero_probe_judge(3, 3, 2, 2), 1);
 	/* a fixed kernel: charged what it maps */
-	assert_int_equal(stress_ksm_unmerge_fz_probe_judge(2, 1, 1, 1), 0);
+	assert_int_equal(stress_ksm_unmerge_fork_zero_probe_judge(2, 1, 1, 1), 0);
 	/* undercharged is not this probe's verdict */
-	assert_int_equal(stress_ksm_unmerge_fz_probe_judge(2, 0, 1, 1), 0);
+	assert_int_equal(stress_ksm_unmerge_fork_zero_probe_judge(2, 0, 1, 1), 0);
 	/* no verdict: not both merged before fork(), unreadable, or the count moved meanwhile */
-	assert_int_equal(stress_ksm_unmerge_fz_probe_judge(1, 1, 1, 1), -1);
-	assert_int_equal(stress_ksm_unmerge_fz_probe_judge(-1, 2, 1, 1), -1);
-	assert_int_equal(stress_ksm_unmerge_fz_probe_judge(2, -1, 1, 1), -1);
-	assert_int_equal(stress_ksm_unmerge_fz_probe_judge(2, 2, -1, -1), -1);
-	assert_int_equal(stress_ksm_unmerge_fz_probe_judge(2, 2, 1, 2), -1);
+	assert_int_equal(stress_ksm_unmerge_fork_zero_probe_judge(1, 1, 1, 1), -1);
+	assert_int_equal(stress_ksm_unmerge_fork_zero_probe_judge(-1, 2, 1, 1), -1);
+	assert_int_equal(stress_ksm_unmerge_fork_zero_probe_judge(2, -1, 1, 1), -1);
+	assert_int_equal(stress_ksm_unmerge_fork_zero_probe_judge(2, 2, -1, -1), -1);
+	assert_int_equal(stress_ksm_unmerge_fork_zero_probe_judge(2, 2, 1, 2), -1);
 }
 
 /*
@@ -378,8 +378,8 @@ int main(void)
 		cmocka_unit_test(test_thp_kind),
 		cmocka_unit_test(test_sparse_layout),
 		cmocka_unit_test(test_sparse_allow),
-		cmocka_unit_test(test_fz_judge),
-		cmocka_unit_test(test_fz_probe_judge),
+		cmocka_unit_test(test_fork_zero_judge),
+		cmocka_unit_test(test_fork_zero_probe_judge),
 		cmocka_unit_test(test_leak_judge),
 	};
 

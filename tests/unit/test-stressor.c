@@ -616,7 +616,7 @@ static void test_report(void **state)
 {
 	stress_ksm_unmerge_shared_t *sh = t_shared(2, 0);
 	stress_ksm_unmerge_racer_stats_t *vs0 = &sh->inst[0].racer[0], *vs1 = &sh->inst[1].racer[0];
-	const size_t fz = KSM_RACERS - 1;
+	const size_t fork_zero = KSM_RACERS - 1;
 	const char *out;
 
 	(void)state;
@@ -634,11 +634,11 @@ static void test_report(void **state)
 	sh->inst[0].racer[1].ops = 6;
 	(void)shim_strscpy(sh->inst[1].racer[2].reason, "no uffd here", sizeof(sh->inst[1].racer[2].reason));
 	sh->inst[1].racer[3].active = true;	/* started, never ran an op */
-	sh->inst[0].racer[fz].active = true;
-	sh->inst[0].racer[fz].ops = 3;
-	sh->inst[0].racer[fz].evidence = 3;
-	sh->inst[0].racer[fz].detail[2] = 1;
-	sh->inst[0].racer[fz].failures = 2;
+	sh->inst[0].racer[fork_zero].active = true;
+	sh->inst[0].racer[fork_zero].ops = 3;
+	sh->inst[0].racer[fork_zero].evidence = 3;
+	sh->inst[0].racer[fork_zero].detail[2] = 1;
+	sh->inst[0].racer[fork_zero].failures = 2;
 	out = t_report(sh);
 	assert_non_null(strstr(out, "ksm-unmerge: totals: cycles=12,"));
 	assert_non_null(strstr(out, ",zero-pages=4096,"));
@@ -665,7 +665,7 @@ static void test_report(void **state)
 	free(sh);
 
 	/* one racer's method: that racer alone */
-	sh = t_shared(1, 3 + fz);
+	sh = t_shared(1, 3 + fork_zero);
 	out = t_report(sh);
 	assert_non_null(strstr(out, "racer fork-zero skipped"));
 	assert_null(strstr(out, "racer vmsplice"));
@@ -681,7 +681,7 @@ static void test_report(void **state)
  */
 static void test_bugs(void **state)
 {
-	const size_t fz = 3 + KSM_RACERS - 1;
+	const size_t fork_zero = 3 + KSM_RACERS - 1;
 	stress_ksm_unmerge_shared_t *sh = t_shared(1, 0);
 	stress_ksm_unmerge_bug_state_t *b = &sh->bug[KSM_BUG_FORK_ZERO];
 	const char *out;
@@ -691,13 +691,13 @@ static void test_bugs(void **state)
 	assert_false(stress_ksm_unmerge_bug_fails(0, KSM_BUG_FORK_ZERO));
 	assert_false(stress_ksm_unmerge_bug_fails(1, KSM_BUG_FORK_ZERO));
 	assert_false(stress_ksm_unmerge_bug_fails(3, KSM_BUG_FORK_ZERO));
-	assert_true(stress_ksm_unmerge_bug_fails(fz, KSM_BUG_FORK_ZERO));
+	assert_true(stress_ksm_unmerge_bug_fails(fork_zero, KSM_BUG_FORK_ZERO));
 	/* runs whose racers fork probe the bug: all, mrelease, fork, prctl-exec, fork-zero */
 	assert_true(stress_ksm_unmerge_forks(stress_ksm_unmerge_use(0)));
 	assert_false(stress_ksm_unmerge_forks(stress_ksm_unmerge_use(1)));
 	assert_false(stress_ksm_unmerge_forks(stress_ksm_unmerge_use(3)));
 	assert_true(stress_ksm_unmerge_forks(stress_ksm_unmerge_use(3 + 3)));
-	assert_true(stress_ksm_unmerge_forks(stress_ksm_unmerge_use(fz)));
+	assert_true(stress_ksm_unmerge_forks(stress_ksm_unmerge_use(fork_zero)));
 
 	/* the default job: a hit is named, the first one kept, the racer steps aside */
 	stress_ksm_unmerge_shared = sh;
@@ -716,7 +716,7 @@ static void test_bugs(void **state)
 		"fork-zero, fails on it)\n"));
 
 	/* the racer alone: its verdicts fail, it never steps aside */
-	sh->method = fz;
+	sh->method = fork_zero;
 	assert_false(stress_ksm_unmerge_bug_hit(KSM_BUG_FORK_ZERO, "a child was charged %d", 5));
 	assert_int_equal(b->hits, 2);
 	assert_false(stress_ksm_unmerge_bug_aside(KSM_BUG_FORK_ZERO));
