@@ -369,6 +369,28 @@ typedef struct stress_ksm_unmerge_run stress_ksm_unmerge_run_t;
 #define KSM_RF_WP	STRESS_BIT_U(7)	/* uffd-wp protects pages: 6.1's long-term pin of one fails, EFAULT */
 #define KSM_RF_FORKS	STRESS_BIT_U(8)	/* forks children of the worker: can meet the fork-zero bug */
 
+/* the racers' detail counters: indices of detail[], named in the racer table's .details */
+enum { KSM_D_VMSPLICE_HELD = 0, KSM_D_VMSPLICE_HELD_KSM, KSM_D_VMSPLICE_COPIED };
+enum {
+	KSM_D_GUP_ODIRECT = 0,
+	KSM_D_GUP_ODIRECT_KSM,
+	KSM_D_GUP_LONGTERM,
+	KSM_D_GUP_LONGTERM_KSM,
+	KSM_D_GUP_READV,
+	KSM_D_GUP_READV_KSM
+};
+enum { KSM_D_UFFD_WP_AT_UNMERGE = 0, KSM_D_UFFD_WP_KEPT, KSM_D_UFFD_WP_KEPT_KSM };
+enum { KSM_D_MRELEASE_REAPS = 0, KSM_D_MRELEASE_ESRCH, KSM_D_MRELEASE_VICTIM_KSM };
+enum { KSM_D_SPARSE_WALKED = 0, KSM_D_SPARSE_CHECKED };
+enum { KSM_D_THP_PMD = 0, KSM_D_THP_MTHP, KSM_D_THP_COMPACTIONS, KSM_D_THP_IN_COMPACTION };
+enum { KSM_D_MREMAP_CUT = 0 };
+enum {
+	KSM_D_FORK_ZERO_DURING = 0,
+	KSM_D_FORK_ZERO_UNCOPIED,
+	KSM_D_FORK_ZERO_UNMERGING,
+	KSM_D_FORK_ZERO_UNDER
+};
+
 /* one racer: a row of the racer table, the only list of racers */
 typedef struct {
 	const char *name;		/* --ksm-unmerge-method name */
@@ -2569,7 +2591,7 @@ static bool stress_ksm_unmerge_vmsplice_op(stress_ksm_unmerge_ctx_t *ctx, stress
 		for (j = 0; j < n && !run->rs->failures; j++) {
 			kept = stress_ksm_unmerge_held_kept(st[j], pm[j], now[j], e[j],
 				ctx->iface->excl);
-			run->rs->detail[2] += (kept == 0);
+			run->rs->detail[KSM_D_VMSPLICE_COPIED] += (kept == 0);
 			if (kept == 1)
 				stress_ksm_unmerge_racer_fail(run, "page %zu still maps "
 					"the KSM page (pfn %#" PRIx64 ") a pipe holds after the "
@@ -2593,8 +2615,8 @@ static bool stress_ksm_unmerge_vmsplice_op(stress_ksm_unmerge_ctx_t *ctx, stress
 	}
 	(void)stress_ksm_unmerge_copy_check(run, first, v->buf, (size_t)ret, "read back from the pipe:");
 	run->rs->evidence += ksm;
-	run->rs->detail[0] += held;
-	run->rs->detail[1] += held ? ksm : 0;
+	run->rs->detail[KSM_D_VMSPLICE_HELD] += held;
+	run->rs->detail[KSM_D_VMSPLICE_HELD_KSM] += held ? ksm : 0;
 	run->rs->ops++;
 	return true;
 }
@@ -2733,10 +2755,10 @@ static void stress_ksm_unmerge_gup_odirect(stress_ksm_unmerge_ctx_t *ctx, stress
 	(void)stress_ksm_unmerge_pages_state(ctx, ctx->region + first * ps, n,
 		stress_ksm_unmerge_page_kind(ctx->pattern, first), after);
 	broken = stress_ksm_unmerge_gup_broken(before, after, n, &folios);
-	run->rs->detail[0]++;
+	run->rs->detail[KSM_D_GUP_ODIRECT]++;
 	run->rs->ops++;
 	run->rs->evidence += broken;
-	run->rs->detail[1] += broken;
+	run->rs->detail[KSM_D_GUP_ODIRECT_KSM] += broken;
 	/* a page another racer discarded refaults private without a COW */
 	if (cow0 >= 0 && cow1 >= 0 && (uint64_t)(cow1 - cow0) < folios && !stress_ksm_unmerge_others_run(ctx, run->r, KSM_RF_LAYOUT))
 		stress_ksm_unmerge_racer_fail(run, "O_DIRECT read broke %" PRIu64 " KSM pages (%zu..%zu) but cow_ksm "
@@ -2792,8 +2814,8 @@ static void stress_ksm_unmerge_gup_ro(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_
 	broken = stress_ksm_unmerge_gup_broken(before, after, n, &folios);
 	run->rs->evidence += broken;
 	run->rs->ops++;
-	run->rs->detail[kind == KSM_GUP_READV ? 4 : 0]++;
-	run->rs->detail[kind == KSM_GUP_READV ? 5 : 1] += broken;
+	run->rs->detail[kind == KSM_GUP_READV ? KSM_D_GUP_READV : KSM_D_GUP_ODIRECT]++;
+	run->rs->detail[kind == KSM_GUP_READV ? KSM_D_GUP_READV_KSM : KSM_D_GUP_ODIRECT_KSM] += broken;
 	if (kind == KSM_GUP_ODIRECT_OUT && !stress_ksm_unmerge_gup_io_ok(run, "read back",
 			pread(g->fd, g->buf, n * ps, 0), n * ps))
 		return;
@@ -2850,7 +2872,7 @@ static void stress_ksm_unmerge_gup_longterm(stress_ksm_unmerge_ctx_t *ctx, stres
 			after) == 0) {
 		const uint64_t broken = stress_ksm_unmerge_gup_broken(before, after, n, &folios);
 
-		run->rs->detail[3] += broken;
+		run->rs->detail[KSM_D_GUP_LONGTERM_KSM] += broken;
 		run->rs->evidence += broken;
 		for (j = 0; j < n && !stress_ksm_unmerge_is_ksm(after[j]); j++)
 			;
@@ -2862,7 +2884,7 @@ static void stress_ksm_unmerge_gup_longterm(stress_ksm_unmerge_ctx_t *ctx, stres
 	if (syscall(__NR_io_uring_register, g->ring_fd, IORING_UNREGISTER_BUFFERS, NULL, 0) < 0)
 		stress_ksm_unmerge_racer_fail(run, "IORING_UNREGISTER_BUFFERS failed, errno=%d (%s)", errno, strerror(errno));
 	(void)stress_ksm_unmerge_copy_check(run, first, iov.iov_base, iov.iov_len, "region after a long-term pin:");
-	run->rs->detail[2]++;
+	run->rs->detail[KSM_D_GUP_LONGTERM]++;
 	run->rs->ops++;
 }
 
@@ -3117,7 +3139,7 @@ static void stress_ksm_unmerge_uffd_wp_phase(stress_ksm_unmerge_ctx_t *ctx, stre
 
 		if (phase == KSM_PHASE_UNMERGING) {
 			u->snap[i] = stress_ksm_unmerge_is_ksm(what);
-			run->rs->detail[0] += u->snap[i];
+			run->rs->detail[KSM_D_UFFD_WP_AT_UNMERGE] += u->snap[i];
 		} else if (u->snap[i] && u->touched[i] != cycle && !(u->pm[i] & PM_UFFD_WP)) {
 			first_lost = lost++ ? first_lost : i;
 		} else if (u->snap[i] && u->touched[i] != cycle) {
@@ -3127,8 +3149,8 @@ static void stress_ksm_unmerge_uffd_wp_phase(stress_ksm_unmerge_ctx_t *ctx, stre
 		}
 	}
 	u->snap_valid = (phase == KSM_PHASE_UNMERGING);
-	run->rs->detail[1] += kept;
-	run->rs->detail[2] += still;
+	run->rs->detail[KSM_D_UFFD_WP_KEPT] += kept;
+	run->rs->detail[KSM_D_UFFD_WP_KEPT_KSM] += still;
 	if (lost && !stress_ksm_unmerge_others_run(ctx, NULL, KSM_RF_LAYOUT))
 		stress_ksm_unmerge_racer_fail(run, "%" PRIu64 " KSM pages lost their uffd-wp bit across the unmerge "
 			"(first: page %zu, pagemap %#" PRIx64 ")", lost, first_lost, u->pm[first_lost]);
@@ -3248,10 +3270,10 @@ static bool stress_ksm_unmerge_mrelease_op(stress_ksm_unmerge_ctx_t *ctx, stress
 	}
 	run->rs->ops++;
 	run->rs->evidence += (ksm > 0);
-	run->rs->detail[2] += ksm;
+	run->rs->detail[KSM_D_MRELEASE_VICTIM_KSM] += ksm;
 	if (ret == 0 || err == ESRCH) {
 		/* ESRCH: the victim was past exit_mm(), its reap is the latency */
-		run->rs->detail[ret == 0 ? 0 : 1]++;
+		run->rs->detail[ret == 0 ? KSM_D_MRELEASE_REAPS : KSM_D_MRELEASE_ESRCH]++;
 		stress_ksm_unmerge_lat_add(&ctx->st->mrelease_lat, (double)((ret == 0 ? t1 : stress_ksm_unmerge_now_ns()) - t0) / 1.0E6);
 	} else if (!(err == EINTR && !stress_continue(ctx->args))) {
 		stress_ksm_unmerge_racer_fail(run, "process_mrelease on a SIGKILLed victim failed (expected 0 or ESRCH), "
@@ -3768,8 +3790,8 @@ static void stress_ksm_unmerge_sparse_phase(stress_ksm_unmerge_ctx_t *ctx, stres
 	s->last_ns = (double)spent / (double)pages;
 	run->rs->evidence += ksm;
 	run->rs->ops++;
-	run->rs->detail[0] += pages;
-	run->rs->detail[1] += s->populated;
+	run->rs->detail[KSM_D_SPARSE_WALKED] += pages;
+	run->rs->detail[KSM_D_SPARSE_CHECKED] += s->populated;
 	run->rs->op_ns += spent;
 	for (k = 0; k < s->populated; k++) {
 		if (stress_ksm_unmerge_same_check(ctx, s->base + k * s->stride, 1) >= 0 ||
@@ -3918,8 +3940,8 @@ static void stress_ksm_unmerge_thp_phase(stress_ksm_unmerge_ctx_t *ctx, stress_k
 			kind = stress_ksm_unmerge_thp_kind(t->pm, t->flags, per);
 		t->was_thp[c] = (kind != 0);
 		t->thps += t->was_thp[c];
-		run->rs->detail[0] += (kind == 1);
-		run->rs->detail[1] += (kind == 2);
+		run->rs->detail[KSM_D_THP_PMD] += (kind == 1);
+		run->rs->detail[KSM_D_THP_MTHP] += (kind == 2);
 	}
 	if (phase == KSM_PHASE_MERGING && shim_madvise(t->thp, t->size, MADV_MERGEABLE) < 0)
 		stress_ksm_unmerge_racer_fail(run, "MADV_MERGEABLE on the THP region failed, errno=%d (%s)", errno, strerror(errno));
@@ -3975,7 +3997,7 @@ static bool stress_ksm_unmerge_thp_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_
 		t->compacting = false;
 	}
 	started = t->compacting;
-	run->rs->detail[2] += started;
+	run->rs->detail[KSM_D_THP_COMPACTIONS] += started;
 	t->unmerged = cycle;
 	for (c = 0; c < t->chunks; c++) {
 		const bool during = t->compacting;
@@ -3984,7 +4006,7 @@ static bool stress_ksm_unmerge_thp_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_
 		    stress_continue(ctx->args))
 			stress_ksm_unmerge_racer_fail(run, "MADV_UNMERGEABLE on THP chunk %zu "
 				"failed, errno=%d (%s)", c, errno, strerror(errno));
-		run->rs->detail[3] += during;
+		run->rs->detail[KSM_D_THP_IN_COMPACTION] += during;
 		/* spread the chunks over the compaction */
 		if (t->compacting && c + 1 < t->chunks)
 			(void)shim_nanosleep_uint64(1000000);
@@ -4180,7 +4202,7 @@ static bool stress_ksm_unmerge_mremap_op(stress_ksm_unmerge_ctx_t *ctx, stress_k
 		if (errno == EFAULT && stress_ksm_unmerge_vmflags(m->range + off, vma, sizeof(vma), false) == 0 &&
 		    sscanf(vma, "%lx-%lx", &lo, &hi) == 2 && hi < (uintptr_t)(m->range + off + n * ctx->page_size)) {
 			n = (hi - (uintptr_t)(m->range + off)) / ctx->page_size;
-			run->rs->detail[0]++;
+			run->rs->detail[KSM_D_MREMAP_CUT]++;
 		}
 		if (!hi || stress_ksm_unmerge_mremap_move(m->range + off, m->scratch + off, n * ctx->page_size) < 0) {
 			stress_ksm_unmerge_racer_fail(run, "moving %zu pages (%" PRIu64 " KSM) out failed, errno=%d (%s)",
@@ -4601,16 +4623,16 @@ static bool stress_ksm_unmerge_fork_zero_op(stress_ksm_unmerge_ctx_t *ctx, stres
 	deficit = (sh->charged >= 0 && sh->mapped_zero > sh->charged) ? sh->mapped_zero - sh->charged : 0;
 	run->rs->ops++;
 	run->rs->evidence += (before > 0);
-	run->rs->detail[0] += overlap;
+	run->rs->detail[KSM_D_FORK_ZERO_DURING] += overlap;
 	if (sh->charged < 0 || sh->mapped < 0 || sh->mapped_zero < 0 || sh->charged2 != sh->charged) {
 		if (sh->charged2 == sh->charged)	/* else ksmd merged in the child meanwhile: no verdict */
 			stress_ksm_unmerge_racer_fail(run, "the child could not read its ksm_stat or pagemap, errno=%d (%s)",
 				sh->err, strerror(sh->err));
 		return true;
 	}
-	run->rs->detail[1] += (uncopied > 0);
-	run->rs->detail[2] += (unmerging > 0);
-	run->rs->detail[3] += (deficit > 0);
+	run->rs->detail[KSM_D_FORK_ZERO_UNCOPIED] += (uncopied > 0);
+	run->rs->detail[KSM_D_FORK_ZERO_UNMERGING] += (unmerging > 0);
+	run->rs->detail[KSM_D_FORK_ZERO_UNDER] += (deficit > 0);
 	if (deficit)
 		stress_ksm_unmerge_fork_zero_verdict(run, "%s: a child maps %" PRId64 " KSM zero pages but was charged %"
 			PRId64 " (parent %" PRId64 "): ksmd merged them after dup_mm() copied the count, and its exit "
@@ -4802,25 +4824,38 @@ static int stress_ksm_unmerge_fork_zero_probe(const stress_ksm_unmerge_iface_t *
 static const stress_ksm_unmerge_racer_t stress_ksm_unmerge_racers[KSM_RACERS] = {
 	{ .name = "vmsplice", .evidence = "ksm-pages-spliced", .not_built = KSM_VMSPLICE_NOT_BUILT,
 	  .desc = "GUP references from vmsplice on KSM pages, held in a pipe across the unmerge",
-	  .details = { "splices-held-over-unmerge", "ksm-pages-held-over-unmerge",
-		"held-pages-copied" },
+	  .details = {
+		[KSM_D_VMSPLICE_HELD] = "splices-held-over-unmerge",
+		[KSM_D_VMSPLICE_HELD_KSM] = "ksm-pages-held-over-unmerge",
+		[KSM_D_VMSPLICE_COPIED] = "held-pages-copied" },
 	  .flags = KSM_RF_WAIT | KSM_RF_PARTIAL,
 	  KSM_PRIV(stress_ksm_unmerge_vmsplice_t), .start = stress_ksm_unmerge_vmsplice_start,
 	  .op = stress_ksm_unmerge_vmsplice_op },
 	{ .name = "gup", .evidence = "ksm-pages-pinned", .not_built = KSM_GUP_NOT_BUILT,
 	  .desc = "O_DIRECT, io_uring long-term and process_vm_readv pins of KSM pages (unshare)",
-	  .details = { "odirect-pins", "odirect-ksm-pages", "longterm-pins", "longterm-ksm-pages",
-		"readv-pins", "readv-ksm-pages" },
+	  .details = {
+		[KSM_D_GUP_ODIRECT] = "odirect-pins",
+		[KSM_D_GUP_ODIRECT_KSM] = "odirect-ksm-pages",
+		[KSM_D_GUP_LONGTERM] = "longterm-pins",
+		[KSM_D_GUP_LONGTERM_KSM] = "longterm-ksm-pages",
+		[KSM_D_GUP_READV] = "readv-pins",
+		[KSM_D_GUP_READV_KSM] = "readv-ksm-pages" },
 	  .flags = KSM_RF_WAIT | KSM_RF_PARTIAL, KSM_PRIV(stress_ksm_unmerge_gup_t), .start = stress_ksm_unmerge_gup_start,
 	  .op = stress_ksm_unmerge_gup_op },
 	{ .name = "uffd-wp", .evidence = "wp-pages-unshared", .not_built = KSM_UFFD_WP_NOT_BUILT,
 	  .desc = "FAULT_FLAG_UNSHARE of userfaultfd-wp protected KSM pages",
-	  .details = { "wp-ksm-pages-at-unmerge", "wp-bits-kept", "wp-kept-still-ksm" },
+	  .details = {
+		[KSM_D_UFFD_WP_AT_UNMERGE] = "wp-ksm-pages-at-unmerge",
+		[KSM_D_UFFD_WP_KEPT] = "wp-bits-kept",
+		[KSM_D_UFFD_WP_KEPT_KSM] = "wp-kept-still-ksm" },
 	  .flags = KSM_RF_WP, .page_bytes = 1 + sizeof(uint32_t) + sizeof(uint64_t), KSM_PRIV(stress_ksm_unmerge_uffd_wp_t),
 	  .start = stress_ksm_unmerge_uffd_wp_start, .op = stress_ksm_unmerge_uffd_wp_op, .phase = stress_ksm_unmerge_uffd_wp_phase },
 	{ .name = "mrelease", .evidence = "ksm-victims-killed",
 	  .desc = "process_mrelease against exit_mmap of SIGKILLed children sharing KSM pages",
-	  .details = { "mrelease-reaps", "mrelease-esrch", "victim-ksm-pages" },
+	  .details = {
+		[KSM_D_MRELEASE_REAPS] = "mrelease-reaps",
+		[KSM_D_MRELEASE_ESRCH] = "mrelease-esrch",
+		[KSM_D_MRELEASE_VICTIM_KSM] = "victim-ksm-pages" },
 	  .flags = KSM_RF_WAIT | KSM_RF_PFNS | KSM_RF_COPY | KSM_RF_FORKS, KSM_PRIV(stress_ksm_unmerge_mrelease_t),
 	  .supported = stress_ksm_unmerge_mrelease_supported, .op = stress_ksm_unmerge_mrelease_op },
 	{ .name = "fork", .evidence = "ksm-cow-writes",
@@ -4837,19 +4872,28 @@ static const stress_ksm_unmerge_racer_t stress_ksm_unmerge_racers[KSM_RACERS] = 
 	  .start = stress_ksm_unmerge_dontneed_start,
 	  .op = stress_ksm_unmerge_dontneed_op, .phase = stress_ksm_unmerge_dontneed_phase },
 	{ .name = "sparse", .evidence = "sparse-ksm-pages", .desc = "the per-page unmerge walk over a huge, mostly unpopulated range",
-	  .details = { "sparse-pages-walked", "populated-pages-checked" }, .flags = KSM_RF_PFNS | KSM_RF_PARTIAL,
+	  .details = {
+		[KSM_D_SPARSE_WALKED] = "sparse-pages-walked",
+		[KSM_D_SPARSE_CHECKED] = "populated-pages-checked" },
+	  .flags = KSM_RF_PFNS | KSM_RF_PARTIAL,
 	  KSM_PRIV(stress_ksm_unmerge_sparse_t), .start = stress_ksm_unmerge_sparse_start,
 	  .phase = stress_ksm_unmerge_sparse_phase },
 	{ .name = "thp", .evidence = "thps-split", .not_built = KSM_THP_NOT_BUILT,
 	  .desc = "KSM split of THPs, and unmerge racing memory compaction (migration entries)",
-	  .details = { "pmd-thps", "mthps", "compactions", "unmerges-in-compaction" },
+	  .details = {
+		[KSM_D_THP_PMD] = "pmd-thps",
+		[KSM_D_THP_MTHP] = "mthps",
+		[KSM_D_THP_COMPACTIONS] = "compactions",
+		[KSM_D_THP_IN_COMPACTION] = "unmerges-in-compaction" },
 	  .flags = KSM_RF_PARTIAL, KSM_PRIV(stress_ksm_unmerge_thp_t),
 	  .start = stress_ksm_unmerge_thp_start, .op = stress_ksm_unmerge_thp_op, .phase = stress_ksm_unmerge_thp_phase },
 	{ .name = "signal", .evidence = "unmerges-interrupted", .desc = "signals interrupting the unmerge walk (EINTR, retried)",
 	  KSM_PRIV(stress_ksm_unmerge_signal_t), .start = stress_ksm_unmerge_signal_start,
 	  .op = stress_ksm_unmerge_signal_op, .phase = stress_ksm_unmerge_signal_phase },
 	{ .name = "mremap", .evidence = "ksm-pages-moved", .desc = "mremap moves of merged ranges while merged and unmerging",
-	  .details = { "moves-cut-at-vma-end" }, .flags = KSM_RF_WAIT | KSM_RF_PARTIAL, KSM_PRIV(stress_ksm_unmerge_mremap_t),
+	  .details = {
+		[KSM_D_MREMAP_CUT] = "moves-cut-at-vma-end" },
+	  .flags = KSM_RF_WAIT | KSM_RF_PARTIAL, KSM_PRIV(stress_ksm_unmerge_mremap_t),
 	  .start = stress_ksm_unmerge_mremap_start,
 	  .op = stress_ksm_unmerge_mremap_op, .phase = stress_ksm_unmerge_mremap_phase },
 	{ .name = "uffd-minor", .evidence = "ksm-pages-unmerged", .not_built = KSM_UFFD_MINOR_NOT_BUILT,
@@ -4862,7 +4906,11 @@ static const stress_ksm_unmerge_racer_t stress_ksm_unmerge_racers[KSM_RACERS] = 
 	{ .name = "fork-zero", .evidence = "zero-page-forks",
 	  .desc = "ksm_zero_pages of children forked while KSM zero pages merge, unmerge, take write faults or sit in "
 		  "DONTFORK/WIPEONFORK VMAs",
-	  .details = { "forks-during-unmerge", "overcharged-uncopied", "overcharged-unmerging", "undercharged" },
+	  .details = {
+		[KSM_D_FORK_ZERO_DURING] = "forks-during-unmerge",
+		[KSM_D_FORK_ZERO_UNCOPIED] = "overcharged-uncopied",
+		[KSM_D_FORK_ZERO_UNMERGING] = "overcharged-unmerging",
+		[KSM_D_FORK_ZERO_UNDER] = "undercharged" },
 	  .flags = KSM_RF_PFNS | KSM_RF_PARTIAL | KSM_RF_FORKS, KSM_PRIV(stress_ksm_unmerge_fork_zero_t), .start = stress_ksm_unmerge_fork_zero_start,
 	  .op = stress_ksm_unmerge_fork_zero_op, .phase = stress_ksm_unmerge_fork_zero_phase },
 };
@@ -5306,9 +5354,9 @@ static void stress_ksm_unmerge_metrics(stress_ksm_unmerge_ctx_t *ctx)
 				STRESS_METRIC_GEOMETRIC_MEAN);
 	}
 	for (i = 0; i < KSM_RACERS; i++)	/* racers' counts are in the report, not rates to compare */
-		if (st->racer[i].op_ns && st->racer[i].detail[0])
+		if (st->racer[i].op_ns && st->racer[i].detail[KSM_D_SPARSE_WALKED])
 			stress_metrics_set(args, "nanosecs per sparse page", (double)st->racer[i].op_ns /
-				(double)st->racer[i].detail[0], STRESS_METRIC_HARMONIC_MEAN);
+				(double)st->racer[i].detail[KSM_D_SPARSE_WALKED], STRESS_METRIC_HARMONIC_MEAN);
 }
 
 /*

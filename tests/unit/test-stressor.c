@@ -628,7 +628,7 @@ static void test_report(void **state)
 	vs0->ops = 3;
 	vs1->ops = 4;
 	vs1->evidence = 9;
-	vs0->detail[1] = 2;
+	vs0->detail[KSM_D_VMSPLICE_HELD_KSM] = 2;
 	vs1->meet_timeouts = 1;
 	sh->inst[0].racer[1].active = true;
 	sh->inst[0].racer[1].ops = 6;
@@ -637,7 +637,7 @@ static void test_report(void **state)
 	sh->inst[0].racer[fork_zero].active = true;
 	sh->inst[0].racer[fork_zero].ops = 3;
 	sh->inst[0].racer[fork_zero].evidence = 3;
-	sh->inst[0].racer[fork_zero].detail[2] = 1;
+	sh->inst[0].racer[fork_zero].detail[KSM_D_FORK_ZERO_UNMERGING] = 1;
 	sh->inst[0].racer[fork_zero].failures = 2;
 	out = t_report(sh);
 	assert_non_null(strstr(out, "ksm-unmerge: totals: cycles=12,"));
