@@ -405,6 +405,9 @@ typedef struct {
 	int (*start)(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run);	/* -2 unsupported */
 	bool (*op)(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run);
 	void (*phase)(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase);
+	/* makes the timed unmerge's calls itself (signal: under its signals), NULL if not */
+	int (*unmerge)(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const uint64_t sw,
+		const size_t off, const size_t len);
 } stress_ksm_unmerge_racer_t;
 
 /* a racer's run state inside a worker */
@@ -4889,7 +4892,8 @@ static const stress_ksm_unmerge_racer_t stress_ksm_unmerge_racers[KSM_RACERS] = 
 	  .start = stress_ksm_unmerge_thp_start, .op = stress_ksm_unmerge_thp_op, .phase = stress_ksm_unmerge_thp_phase },
 	{ .name = "signal", .evidence = "unmerges-interrupted", .desc = "signals interrupting the unmerge walk (EINTR, retried)",
 	  KSM_PRIV(stress_ksm_unmerge_signal_t), .start = stress_ksm_unmerge_signal_start,
-	  .op = stress_ksm_unmerge_signal_op, .phase = stress_ksm_unmerge_signal_phase },
+	  .op = stress_ksm_unmerge_signal_op, .phase = stress_ksm_unmerge_signal_phase,
+	  .unmerge = stress_ksm_unmerge_signal_call },
 	{ .name = "mremap", .evidence = "ksm-pages-moved", .desc = "mremap moves of merged ranges while merged and unmerging",
 	  .details = {
 		[KSM_D_MREMAP_CUT] = "moves-cut-at-vma-end" },
@@ -5122,14 +5126,14 @@ static int stress_ksm_unmerge_timed_off(stress_ksm_unmerge_ctx_t *ctx, const uin
 {
 	/* one call: between calls ksmd frees stale rmap_items under the mmap lock the next one needs */
 	const size_t call = ctx->racers ? KSM_CALL_BYTES : ctx->region_size;
-	stress_ksm_unmerge_run_t *sig = NULL;
+	stress_ksm_unmerge_run_t *own = NULL;	/* a racer that makes the calls itself */
 	struct timespec c0, c1;
 	size_t off, i;
 	int ret = 0;
 
 	for (i = 0; i < KSM_RACERS; i++)
-		if ((ctx->racers & STRESS_BIT_ULL(i)) && ctx->run[i].r->op == stress_ksm_unmerge_signal_op)
-			sig = &ctx->run[i];
+		if ((ctx->racers & STRESS_BIT_ULL(i)) && ctx->run[i].r->unmerge)
+			own = &ctx->run[i];
 	*dt = *cpu = 0.0;
 	for (off = 0; off < ctx->region_size && ret == 0; off += call) {
 		const size_t len = (sw == KSM_SW_PRCTL) ? ctx->region_size : STRESS_MINIMUM(call, ctx->region_size - off);
@@ -5142,7 +5146,7 @@ static int stress_ksm_unmerge_timed_off(stress_ksm_unmerge_ctx_t *ctx, const uin
 		ctx->st->in_call = true;
 		(void)shim_clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
 		t0 = stress_ksm_unmerge_now_ns();
-		ret = sig ? stress_ksm_unmerge_signal_call(ctx, sig, sw, off, len) :
+		ret = own ? own->r->unmerge(ctx, own, sw, off, len) :
 			stress_ksm_unmerge_switch(ctx, sw, off, len, false);
 		t1 = stress_ksm_unmerge_now_ns();
 		(void)shim_clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
