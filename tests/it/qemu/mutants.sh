@@ -63,6 +63,7 @@ run mB 1 kft.1 passed 0 40 'ok 1'
 run mB 1 cow.1 failed 1 90 "$(printf 'not ok 7 vmsplice() + unmap in child\nnot ok 9 R/O pin of a KSM page')"
 # mC: expected equivalent, survives; mD: panics under kft
 run mC 1 default.1 passed 0 60 ''
+run mC 1 zero.1 passed 3 31 'stress-ng: info:  [7] ksm-unmerge: no merge/unmerge cycle verified: the run ended during the page scan'
 run mD 1 default.1 failed 2 20 'stress-ng: fail:  [5] ksm-unmerge: gup racer: page 2 still KSM while pinned'
 run mD 1 kft.1 panic - - ''
 mkdir -p "$T/o/mD/boot-1" && echo 'kernel BUG at mm/gup.c:909!' > "$T/o/mD/boot-1/console.log"
@@ -80,6 +81,10 @@ row mA | grep -q '\*\*killed\*\* 2/2' && row mA | grep -q '`thp`: \*\*killed\*\*
 	ok "mA: a fail line and a hang kill the default job; the racer 1 of 3" || bad "mA row: $(row mA)"
 grep -q 'mA\*\* default: `stress-ng: fail:  \[5\] ksm-unmerge: page 3' "$T/m.md" &&
 	ok "mA: the first fail line is quoted" || bad "mA: fail line missing"
+row mC | grep -q 'survived 0/1 (60 s) | `thp`: - | - |' &&
+	grep -q '^- mC zero.1: exit status 3, no verdict: ksm-unmerge: no merge/unmerge cycle verified' "$T/m.md" &&
+	ok "mC: a run that verified nothing (exit 3) is neither kill nor survival, and is listed" ||
+	bad "mC: exit 3: $(row mC); $(grep '^- mC' "$T/m.md")"
 row mB | grep -q 'survived 0/3' && row mB | grep -q '`gup`: \*\*killed\*\* 2/2' &&
 	ok "mB: known lines survive, signals kill, a skipped run does not count" || bad "mB row: $(row mB)"
 grep -q 'mB\*\* cow: `not ok R/O pin of a KSM page`' "$T/m.md" && ! grep -q 'mB\*\* cow: `not ok vmsplice' "$T/m.md" &&
