@@ -159,6 +159,16 @@ got=$(awk -F'\t' 'NR > 1 { print $1, $3 }' "$T/wedge/batch.tsv" 2>/dev/null | tr
 	ok "--batch: a wedged guest is stopped after --cmd-timeout + 90 s" ||
 	bad "--batch wedge: exit $RC (want 124), verdicts '$got'"
 
+# 2e. a wedge after an oops: the host stops qemu 60 s after the oops line
+# (here printed by the command itself), long before --cmd-timeout + 90 s
+printf 'o.1 sh -c "echo kernel BUG at fake.c:1; kill -STOP $PPID; sleep 600"\n' > "$T/oops.batch"
+t0=$SECONDS
+harness oops --timeout 600 --batch "$T/oops.batch" --cmd-timeout 300
+got=$(awk -F'\t' 'NR > 1 { print $1, $3 }' "$T/oops/batch.tsv" 2>/dev/null | tr '\n' ' ')
+[ "$RC" -eq 124 ] && [ "$got" = "o.1 no-result " ] && [ $((SECONDS - t0)) -lt 250 ] &&
+	ok "--batch: a command wedged after an oops is stopped 60 s after it ($((SECONDS - t0)) s)" ||
+	bad "--batch oops wedge: exit $RC (want 124), verdicts '$got', $((SECONDS - t0)) s (want < 250)"
+
 # 3. panic and timeout
 harness panic --timeout 300 --init-cmd 'echo c > /proc/sysrq-trigger; sleep 60'
 [ "$RC" -eq 126 ] && grep -q 'guest kernel panic' "$T/panic.log" &&
