@@ -16,6 +16,22 @@
  * from the kernel's own view.  One bogo op is one verified merge/unmerge
  * cycle, run by a worker each instance supervises.  ksmd's global knobs are
  * saved, set and restored by init/deinit.
+ *
+ * Layout, top to bottom, each part under a "==== Part: ... ====" banner:
+ *   Options          limits, help[], page patterns, opts[]
+ *   Types            constants, enums, the racer row, the contexts
+ *   Readers          clock, kernel counters, pagemap, kpageflags, VmFlags
+ *   Knobs            save, set, restore ksmd's knobs; the state file, the run lock
+ *   Patterns         page kinds, fill, check, the merge prediction
+ *   Setup            the interface self-test, the one page verdict
+ *   Verification     scan, merge wait, merge, PFNs, data, unmerge, zero pages, taint
+ *   Racer framework  known bugs, shared helpers, threads, meet, quiesce
+ *   Racers           one "---- name" section each, then stress_ksm_unmerge_racers[]
+ *   One cycle        region, worker context, timed unmerge, merge, the cycle
+ *   Instance         metrics, outcome, worker, supervisor, the stressor
+ *   Report           the figures over all instances
+ *   Init             init/deinit, exercises, stressor_info_t
+ *   Fallback         after the #else: the unimplemented stressor
  */
 #include "stress-ng.h"
 #include "core-builtin.h"
@@ -59,6 +75,8 @@
 #if defined(HAVE_PTRACE)
 #include <sys/ptrace.h>
 #endif
+
+/* ==== Options: limits, help[], page patterns, opts[] ==== */
 
 #define MIN_KSM_UNMERGE_BYTES		(64 * KB)
 #define MAX_KSM_UNMERGE_BYTES		(MAX_MEM_LIMIT)
@@ -133,6 +151,8 @@ static const stress_opt_t opts[] = {
 #if !defined(TMPFS_MAGIC)
 #define TMPFS_MAGIC		(0x01021994)
 #endif
+
+/* ==== Types: constants, enums, the racer row, the contexts ==== */
 
 #define KSM_SYSFS		"/sys/kernel/mm/ksm"
 #define KSM_STAT		"/proc/self/ksm_stat"
@@ -487,6 +507,8 @@ typedef struct {
 
 static const stress_ksm_unmerge_bug_t stress_ksm_unmerge_bugs[KSM_BUGS];
 
+/* ==== Readers: clock, kernel counters, pagemap, kpageflags, VmFlags ==== */
+
 /* CLOCK_MONOTONIC in nanoseconds */
 static uint64_t stress_ksm_unmerge_now_ns(void)
 {
@@ -648,6 +670,8 @@ static bool stress_ksm_unmerge_has_flag(const char *flags, const char *flag)
 			return true;
 	return false;
 }
+
+/* ==== Knobs: save, set, restore, the state file, the run lock ==== */
 
 /* read a KSM sysfs file into buf (newline stripped, "[a] b" as "a"), -1 on error */
 static int stress_ksm_unmerge_knob_read(const char *knob, char *buf, const size_t len)
@@ -875,6 +899,8 @@ static int stress_ksm_unmerge_supported(const char *name)
 	return 0;
 }
 
+/* ==== Patterns: page kinds, fill, check, the merge prediction ==== */
+
 /* content class of page i under pattern */
 static int stress_ksm_unmerge_page_kind(const int pattern, const size_t i)
 {
@@ -975,6 +1001,8 @@ static void stress_ksm_unmerge_expect(stress_ksm_unmerge_ctx_t *ctx)
 		ctx->expect_zero += (kind == KSM_KIND_ZERO);
 	}
 }
+
+/* ==== Setup: the interface self-test, the one page verdict ==== */
 
 #if defined(HAVE_SYS_UTSNAME_H)
 /* pure: "6.18.44-..." -> 618, 0 if unparsable */
@@ -1376,6 +1404,8 @@ static void stress_ksm_unmerge_iface_selftest(stress_ksm_unmerge_iface_t *ifc)
 	if (ifc->disagree[0])
 		pr_inf("ksm-unmerge: signals disagree: %s\n", ifc->disagree);
 }
+
+/* ==== Verification: scan, merge wait, merge, PFNs, data, unmerge ==== */
 
 /* stopped, or too close to the timeout to free the region before it */
 static bool stress_ksm_unmerge_ending(const stress_ksm_unmerge_ctx_t *ctx)
@@ -1900,6 +1930,8 @@ static int stress_ksm_unmerge_switch(stress_ksm_unmerge_ctx_t *ctx, const uint64
 		return prctl(PR_SET_MEMORY_MERGE, on ? 1UL : 0UL, 0UL, 0UL, 0UL);
 	return shim_madvise(ctx->region + off, len, on ? MADV_MERGEABLE : MADV_UNMERGEABLE);
 }
+
+/* ==== Racer framework: known bugs, helpers, threads, meet, quiesce ==== */
 
 /*
  *  Known kernel bugs.  A verdict that matches a known, written-up bug is
@@ -2523,6 +2555,8 @@ static void stress_ksm_unmerge_lat_add(stress_ksm_unmerge_lat_t *lat, const doub
 	if (lat->count < KSM_LAT_SAMPLES)
 		lat->count++;
 }
+
+/* ==== Racers: one "---- name" section each, then the racer table ==== */
 
 /* ---- vmsplice: GUP references on KSM pages held in a pipe ---- */
 #if defined(HAVE_VMSPLICE) && defined(SPLICE_F_NONBLOCK) && defined(HAVE_SYS_UIO_H) && defined(HAVE_PIPE2)
@@ -4947,6 +4981,9 @@ static uint64_t stress_ksm_unmerge_use(const size_t m)
 		return KSM_SW_BOTH | (KSM_RACER_BIT(KSM_RACERS) - KSM_RACER_BIT(0));
 	return (m <= 2) ? STRESS_BIT_ULL(m - 1) : KSM_SW_BOTH | KSM_RACER_BIT(m - 3);
 }
+
+/* ==== One cycle: region, context, timed unmerge, merge, the cycle ==== */
+
 /*
  *  stress_ksm_unmerge_region_size()
  *	this instance's share of the bytes, capped to half of the memory available
@@ -5332,6 +5369,8 @@ static int stress_ksm_unmerge_cycle(stress_ksm_unmerge_ctx_t *ctx, uint64_t sw, 
 	stress_bogo_inc(ctx->args);
 	return 0;
 }
+
+/* ==== Instance: metrics, outcome, worker, supervisor, the stressor ==== */
 
 /* this instance's metrics; none whose value is legitimately 0 */
 static void stress_ksm_unmerge_metrics(stress_ksm_unmerge_ctx_t *ctx)
@@ -5770,6 +5809,8 @@ static int stress_ksm_unmerge(stress_args_t *args)
 	return rc;
 }
 
+/* ==== Report: the figures over all instances ==== */
+
 /* pr_inf a line LKP's parser cannot take for a metrics row */
 static void FORMAT(printf, 1, 2) stress_ksm_unmerge_report_line(const char *fmt, ...)
 {
@@ -5978,6 +6019,8 @@ static bool stress_ksm_unmerge_forks(const uint64_t use)
 	return false;
 }
 
+/* ==== Init: init/deinit (knobs, probes), exercises, stressor_info_t ==== */
+
 /* each known bug's start probe, in runs whose racers fork: a bug seen there is confirmed at once */
 static void stress_ksm_unmerge_bugs_probe(stress_ksm_unmerge_shared_t *sh)
 {
@@ -6132,6 +6175,8 @@ const stressor_info_t stress_ksm_unmerge_info = {
 };
 
 #else
+
+/* ==== Fallback: the unimplemented stressor ==== */
 
 /* no methods in a build without KSM */
 static const char *stress_ksm_unmerge_method(const size_t i)
