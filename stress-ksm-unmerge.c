@@ -114,16 +114,21 @@ enum {
 /* name of page pattern i, NULL past the end */
 static const char *stress_ksm_unmerge_pattern(const size_t i)
 {
-	return (i < SIZEOF_ARRAY(stress_ksm_unmerge_patterns)) ? stress_ksm_unmerge_patterns[i] : NULL;
+	return (i < SIZEOF_ARRAY(stress_ksm_unmerge_patterns)) ?
+		stress_ksm_unmerge_patterns[i] : NULL;
 }
 
 static const char *stress_ksm_unmerge_method(const size_t i);
 
 static const stress_opt_t opts[] = {
-	{ OPT_ksm_unmerge_bytes,   "ksm-unmerge-bytes",   TYPE_ID_SIZE_T_BYTES_VM, MIN_KSM_UNMERGE_BYTES, MAX_KSM_UNMERGE_BYTES, NULL },
-	{ OPT_ksm_unmerge_method,  "ksm-unmerge-method",  TYPE_ID_SIZE_T_METHOD, 0, 0, stress_ksm_unmerge_method },
-	{ OPT_ksm_unmerge_pattern, "ksm-unmerge-pattern", TYPE_ID_SIZE_T_METHOD, 0, 0, stress_ksm_unmerge_pattern },
-	{ OPT_ksm_unmerge_sparse,  "ksm-unmerge-sparse",  TYPE_ID_SIZE_T_BYTES, MIN_KSM_UNMERGE_SPARSE, MAX_KSM_UNMERGE_SPARSE, NULL },
+	{ OPT_ksm_unmerge_bytes,   "ksm-unmerge-bytes",   TYPE_ID_SIZE_T_BYTES_VM,
+	  MIN_KSM_UNMERGE_BYTES, MAX_KSM_UNMERGE_BYTES, NULL },
+	{ OPT_ksm_unmerge_method,  "ksm-unmerge-method",  TYPE_ID_SIZE_T_METHOD,
+	  0, 0, stress_ksm_unmerge_method },
+	{ OPT_ksm_unmerge_pattern, "ksm-unmerge-pattern", TYPE_ID_SIZE_T_METHOD,
+	  0, 0, stress_ksm_unmerge_pattern },
+	{ OPT_ksm_unmerge_sparse,  "ksm-unmerge-sparse",  TYPE_ID_SIZE_T_BYTES,
+	  MIN_KSM_UNMERGE_SPARSE, MAX_KSM_UNMERGE_SPARSE, NULL },
 	END_OPT,
 };
 
@@ -204,7 +209,8 @@ enum {
 	KSM_PHASE_MERGED,
 	KSM_PHASE_UNMERGING,
 	KSM_PHASE_VERIFY,
-	KSM_PHASE_PARK,		/* racer thread, before it parks: leave the region as the cycle expects */
+	/* racer thread, before it parks: leave the region as the cycle expects */
+	KSM_PHASE_PARK,
 	KSM_PHASE_RESTORE,	/* every racer parked */
 	KSM_PHASE_STOP,		/* the racer ends (also after a failed start) */
 };
@@ -223,7 +229,14 @@ enum {
 enum { KSM_KIND_SAME = 0, KSM_KIND_FEW, KSM_KIND_ZERO, KSM_KIND_UNIQUE };
 
 /* kernel interfaces the verdicts use, self-tested once per run */
-enum { KSM_IFACE_ZERO_PAGE = 0, KSM_IFACE_KPF_KSM, KSM_IFACE_PFNS, KSM_IFACE_KSM_STAT, KSM_IFACE_COW_KSM, KSM_IFACES };
+enum {
+	KSM_IFACE_ZERO_PAGE = 0,
+	KSM_IFACE_KPF_KSM,
+	KSM_IFACE_PFNS,
+	KSM_IFACE_KSM_STAT,
+	KSM_IFACE_COW_KSM,
+	KSM_IFACES
+};
 
 static const char * const stress_ksm_unmerge_iface_names[] = {
 	"zero-page", "kpageflags-ksm", "pfns", "ksm_stat", "cow_ksm",
@@ -239,7 +252,8 @@ typedef struct {
 	uint64_t mg[2], mg_flags[2];	/* two identical pages after the probe merge */
 	bool zp_valid;			/* a zero-filled page was merged (use_zero_pages=1) */
 	uint64_t zp, zp_flags;		/* that page */
-	int64_t zp_pages, zp_stat[3];	/* KSM zero pages merged; ksm_stat's count before, merged, unmerged */
+	/* KSM zero pages merged; ksm_stat's count before, merged, unmerged */
+	int64_t zp_pages, zp_stat[3];
 	int64_t zp_global[2];		/* global ksm_zero_pages merged, unmerged; -1 absent */
 	uint64_t zp_after, zp_after_flags;	/* the zero-filled page right after it */
 	uint64_t ksm_pages;		/* pages on a shared KSM pfn the probe unmerge broke */
@@ -325,16 +339,19 @@ typedef struct {
 	int probe;			/* KSM_PROBE_*: what the start probe said */
 	volatile uint32_t confirmed;	/* seen in this run: what triggers it steps aside */
 	volatile uint64_t hits;		/* verdicts of the run that matched it */
-	int64_t left;			/* KSM zero pages the run left charged to no process, -1 unknown */
+	/* KSM zero pages the run left charged to no process, -1 unknown */
+	int64_t left;
 	char first[256];		/* the first verdict that matched, for the report */
 } stress_ksm_unmerge_bug_state_t;
 
 /* one instance's figures, in shared memory */
 typedef struct {
 	uint64_t cycles, merge_timeouts, partial_merges, failures;
-	uint64_t pages_merged, pages_zero, cow_ksm;	/* each verified cycle unmerged what it merged */
+	/* each verified cycle unmerged what it merged */
+	uint64_t pages_merged, pages_zero, cow_ksm;
 	uint64_t method_cycles[2];
-	uint64_t quiet_cycles, quiet_pages;	/* cycles of a window every instance's racers were stopped in */
+	/* cycles of a window every instance's racers were stopped in */
+	uint64_t quiet_cycles, quiet_pages;
 	double unmerge_secs, merge_wait_secs, quiet_secs, quiet_cpu_secs;
 	uint64_t waits[KSM_WAITS];	/* merge waits by how they ended */
 	uint64_t rss_kb;		/* the worker's peak RSS */
@@ -359,8 +376,10 @@ typedef struct {
 	char knob_error[160];
 	size_t pattern, method;
 	uint64_t taint;			/* /proc/sys/kernel/tainted at the start */
-	int64_t zero_leak0;		/* global ksm_zero_pages not held by a live process, at the start */
-	bool zero_pages_off;		/* use_zero_pages=0 for the run: a confirmed bug leaks them */
+	/* global ksm_zero_pages not held by a live process, at the start */
+	int64_t zero_leak0;
+	/* use_zero_pages=0 for the run: a confirmed bug leaks them */
+	bool zero_pages_off;
 	stress_ksm_unmerge_knobs_t saved;
 	stress_ksm_unmerge_iface_t iface;
 	uint64_t mem_avail;		/* MemAvailable before any region was filled */
@@ -385,9 +404,12 @@ typedef struct stress_ksm_unmerge_run stress_ksm_unmerge_run_t;
 #define KSM_RF_PFNS	STRESS_BIT_U(3)	/* needs pagemap PFNs for its evidence */
 #define KSM_RF_COPY	STRESS_BIT_U(4)	/* its children keep a copy of every region page */
 #define KSM_RF_PARTIAL	STRESS_BIT_U(5)	/* blocks or breaks merges: partial merges are legitimate */
-#define KSM_RF_LAYOUT	STRESS_BIT_U(6)	/* discards pages or protects them: explains a zero page or EFAULT */
-#define KSM_RF_WP	STRESS_BIT_U(7)	/* uffd-wp protects pages: 6.1's long-term pin of one fails, EFAULT */
-#define KSM_RF_FORKS	STRESS_BIT_U(8)	/* forks children of the worker: can meet the fork-zero bug */
+/* discards pages or protects them: explains a zero page or EFAULT */
+#define KSM_RF_LAYOUT	STRESS_BIT_U(6)
+/* uffd-wp protects pages: 6.1's long-term pin of one fails, EFAULT */
+#define KSM_RF_WP	STRESS_BIT_U(7)
+/* forks children of the worker: can meet the fork-zero bug */
+#define KSM_RF_FORKS	STRESS_BIT_U(8)
 
 /* the racers' detail counters: indices of detail[], named in the racer table's .details */
 enum { KSM_D_VMSPLICE_HELD = 0, KSM_D_VMSPLICE_HELD_KSM, KSM_D_VMSPLICE_COPIED };
@@ -414,7 +436,8 @@ enum {
 /* one racer: a row of the racer table, the only list of racers */
 typedef struct {
 	const char *name;		/* --ksm-unmerge-method name */
-	const char *evidence;		/* its evidence counter: kernel-side proof it reached its path */
+	/* its evidence counter: kernel-side proof it reached its path */
+	const char *evidence;
 	const char *desc;		/* the kernel path it covers */
 	const char *details[KSM_DETAILS];	/* names of its detail counters */
 	const char *not_built;		/* why this build lacks it, NULL if built */
@@ -422,12 +445,14 @@ typedef struct {
 	size_t page_bytes;		/* memory it keeps per region page */
 	size_t priv_size;		/* its state, zeroed before start, freed after stop */
 	int (*supported)(char *reason, const size_t len);
-	int (*start)(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run);	/* -2 unsupported */
+	/* -2 unsupported */
+	int (*start)(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run);
 	bool (*op)(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run);
-	void (*phase)(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase);
+	void (*phase)(
+		stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase);
 	/* makes the timed unmerge's calls itself (signal: under its signals), NULL if not */
-	int (*unmerge)(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const uint64_t sw,
-		const size_t off, const size_t len);
+	int (*unmerge)(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run,
+		const uint64_t sw, const size_t off, const size_t len);
 } stress_ksm_unmerge_racer_t;
 
 /* a racer's run state inside a worker */
@@ -476,8 +501,10 @@ struct stress_ksm_unmerge_ctx {
 	bool wake_made;
 	volatile uint64_t gen;		/* bumped when the phase, the parking or the stop changes */
 	bool quiet;			/* in a quiet window: racers stopped */
-	uint32_t restarts;		/* racer restarts after a window: their start lines are not said again */
-	int compact_fd;			/* compact_memory, locked shared while verifying (thp racer compacts exclusive) */
+	/* racer restarts after a window: their start lines are not said again */
+	uint32_t restarts;
+	/* compact_memory, locked shared while verifying (thp racer compacts exclusive) */
+	int compact_fd;
 	uint64_t racers;		/* racers started */
 	bool disturb_counts, disturb_layout;
 	size_t touch_npages;		/* racers reading/writing pages stay below this */
@@ -501,7 +528,8 @@ typedef struct {
 	const char *verdict;		/* what its verdicts say (the words of their fail lines) */
 	const char *writeup;		/* where it is written up, with its fix */
 	const char *kernels;		/* the kernels it affects */
-	const char *racer;		/* its own racer: run alone (the method), it still fails on it */
+	/* its own racer: run alone (the method), it still fails on it */
+	const char *racer;
 	int (*probe)(const stress_ksm_unmerge_iface_t *ifc, char *detail, const size_t len);
 } stress_ksm_unmerge_bug_t;
 
@@ -547,7 +575,10 @@ static const char * const stress_ksm_unmerge_counter_verdicts[] = {
 	"ok", "missing", "negative", "wrapped below 0 (2^63 or more)", "not a number",
 };
 
-/* pure: "name N" of a proc text buffer (name NULL: a bare number) into *val; a KSM_COUNTER_* verdict */
+/*
+ * pure: "name N" of a proc text buffer (name NULL: a bare number) into *val; a KSM_COUNTER_*
+ * verdict
+ */
 static int stress_ksm_unmerge_counter(const char *buf, const char *name, int64_t *val)
 {
 	const char *p = buf;
@@ -559,7 +590,8 @@ static int stress_ksm_unmerge_counter(const char *buf, const char *name, int64_t
 		const size_t len = strlen(name);
 
 		for (p = strstr(buf, name); p; p = strstr(p + len, name))
-			if ((p == buf || p[-1] == '\n') && (p[len] == ' ' || p[len] == ':' || p[len] == '\t'))
+			if ((p == buf || p[-1] == '\n') &&
+				(p[len] == ' ' || p[len] == ':' || p[len] == '\t'))
 				break;
 		if (!p)
 			return KSM_COUNTER_MISSING;
@@ -625,7 +657,8 @@ static inline uint64_t stress_ksm_unmerge_pm_pfn(const uint64_t e)
 }
 
 /* range and VmFlags of the VMA holding addr (no_mg: VmFlags alone, "mg" left out); -1 if none */
-static int stress_ksm_unmerge_vmflags(const void *addr, char *out, const size_t len, const bool no_mg)
+static int stress_ksm_unmerge_vmflags(
+	const void *addr, char *out, const size_t len, const bool no_mg)
 {
 	const unsigned long a = (unsigned long)(uintptr_t)addr;
 	char line[512], *tok, *save = NULL;
@@ -647,7 +680,8 @@ static int stress_ksm_unmerge_vmflags(const void *addr, char *out, const size_t 
 		}
 		if (!in_vma || strncmp(line, "VmFlags:", 8))
 			continue;
-		for (tok = strtok_r(line + 8, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
+		for (tok = strtok_r(line + 8, " \n", &save); tok;
+			tok = strtok_r(NULL, " \n", &save)) {
 			if (no_mg && !strcmp(tok, "mg"))
 				continue;
 			if (off < len)
@@ -729,16 +763,18 @@ static int stress_ksm_unmerge_knobs_restore(const stress_ksm_unmerge_knobs_t *kn
 		char now[32];
 		int ret;
 
-		if (!knobs->value[i][0] || (stress_ksm_unmerge_knob_read(name, now, sizeof(now)) == 0 &&
-		    !strcmp(now, knobs->value[i])))
+		if (!knobs->value[i][0] ||
+			(stress_ksm_unmerge_knob_read(name, now, sizeof(now)) == 0 &&
+				!strcmp(now, knobs->value[i])))
 			continue;
 		ret = stress_ksm_unmerge_knob_write(name, knobs->value[i]);
 		if (ret < 0) {
 			char line[256];
 
 			/* deinit's: after the metrics table */
-			(void)snprintf(line, sizeof(line), "cannot restore %s/%s to %s, errno=%d (%s)", KSM_SYSFS,
-				name, knobs->value[i], -ret, strerror(-ret));
+			(void)snprintf(line, sizeof(line),
+				"cannot restore %s/%s to %s, errno=%d (%s)", KSM_SYSFS, name,
+				knobs->value[i], -ret, strerror(-ret));
 			pr_err("ksm-unmerge: %s%s\n", line, stress_ksm_unmerge_lkp_pad(line));
 			failures++;
 		}
@@ -772,7 +808,8 @@ static int stress_ksm_unmerge_state_write(const stress_ksm_unmerge_knobs_t *knob
 }
 
 /* pure but for the file: parse a state file; -1 if absent or corrupt */
-static int stress_ksm_unmerge_state_read(const char *path, stress_ksm_unmerge_knobs_t *knobs, int *pid)
+static int stress_ksm_unmerge_state_read(
+	const char *path, stress_ksm_unmerge_knobs_t *knobs, int *pid)
 {
 	char line[128], name[64], value[32];
 	int found = 0;
@@ -788,7 +825,8 @@ static int stress_ksm_unmerge_state_read(const char *path, stress_ksm_unmerge_kn
 			continue;
 		for (i = 0; i < KSM_KNOBS; i++)
 			if (!strcmp(name, stress_ksm_unmerge_knob_names[i]))
-				found += shim_strscpy(knobs->value[i], value, sizeof(knobs->value[i])) > 0;
+				found += shim_strscpy(knobs->value[i], value,
+						 sizeof(knobs->value[i])) > 0;
 	}
 	(void)fclose(fp);
 	return (*pid > 0 && found > 0) ? 0 : -1;
@@ -807,7 +845,8 @@ static void stress_ksm_unmerge_state_repair(void)
 		}
 		return;
 	}
-	pr_inf("ksm-unmerge: restoring KSM knobs left by killed run (pid %d) from %s\n", pid, KSM_STATE_FILE);
+	pr_inf("ksm-unmerge: restoring KSM knobs left by killed run (pid %d) from %s\n", pid,
+		KSM_STATE_FILE);
 	if (stress_ksm_unmerge_knobs_restore(&knobs) == 0)
 		(void)shim_unlink(KSM_STATE_FILE);
 }
@@ -836,7 +875,8 @@ static int stress_ksm_unmerge_knobs_set(char *err, const size_t len)
 		const char *knob, *value;
 		bool optional;
 	} sets[] = {
-		{ "advisor_mode",	"none",		true },	/* scan-time refuses pages_to_scan */
+		/* scan-time refuses pages_to_scan */
+		{ "advisor_mode",	"none",		true },
 		{ "pages_to_scan",	"10000",	false },
 		{ "sleep_millisecs",	"0",		false },
 		{ "smart_scan",		"0",		true },
@@ -870,7 +910,10 @@ static int64_t stress_ksm_unmerge_rmap_items(void)
 	return sum;
 }
 
-/* let ksmd end one more full scan (bounded): it frees the rmap_items of dead mms; none left, no scan ends */
+/*
+ * let ksmd end one more full scan (bounded): it frees the rmap_items of dead mms; none left, no
+ * scan ends
+ */
 static void stress_ksm_unmerge_ksmd_drain(const stress_ksm_unmerge_knobs_t *saved)
 {
 	const double deadline = stress_time_now() + KSM_DRAIN_SECS;
@@ -878,8 +921,9 @@ static void stress_ksm_unmerge_ksmd_drain(const stress_ksm_unmerge_knobs_t *save
 
 	if (!strcmp(saved->value[0], "1"))
 		return;		/* ksmd stays on: it frees them itself */
-	while (stress_time_now() < deadline && stress_ksm_unmerge_field(KSM_SYSFS "/full_scans", NULL) == scans &&
-	       stress_ksm_unmerge_rmap_items() > 0)
+	while (stress_time_now() < deadline &&
+		stress_ksm_unmerge_field(KSM_SYSFS "/full_scans", NULL) == scans &&
+		stress_ksm_unmerge_rmap_items() > 0)
 		(void)shim_nanosleep_uint64(2000000);
 }
 
@@ -904,7 +948,8 @@ static int stress_ksm_unmerge_supported(const char *name)
 /* content class of page i under pattern */
 static int stress_ksm_unmerge_page_kind(const int pattern, const size_t i)
 {
-	static const int kinds[] = { KSM_KIND_SAME, KSM_KIND_FEW, KSM_KIND_ZERO, -1, KSM_KIND_UNIQUE };
+	static const int kinds[] = { KSM_KIND_SAME, KSM_KIND_FEW, KSM_KIND_ZERO, -1,
+		KSM_KIND_UNIQUE };
 
 	return (pattern == KSM_PATTERN_MIXED) ? (int)(i & 3) : kinds[pattern];
 }
@@ -913,7 +958,8 @@ static int stress_ksm_unmerge_page_kind(const int pattern, const size_t i)
 static const uint8_t *stress_ksm_unmerge_template(const stress_ksm_unmerge_ctx_t *ctx,
 	const int kind, const size_t i)
 {
-	return ctx->templates + ((kind == KSM_KIND_SAME) ? 0 : 1 + (i % KSM_FEW_TEMPLATES)) * ctx->page_size;
+	return ctx->templates +
+		((kind == KSM_KIND_SAME) ? 0 : 1 + (i % KSM_FEW_TEMPLATES)) * ctx->page_size;
 }
 
 /* the same words in every instance, so pages merge across instances */
@@ -936,7 +982,8 @@ static inline uint64_t stress_ksm_unmerge_unique_word(const stress_ksm_unmerge_c
 }
 
 /* write the pattern's bytes of page i into page */
-static void stress_ksm_unmerge_page_fill(const stress_ksm_unmerge_ctx_t *ctx, const size_t i, uint8_t *page)
+static void stress_ksm_unmerge_page_fill(
+	const stress_ksm_unmerge_ctx_t *ctx, const size_t i, uint8_t *page)
 {
 	const int kind = stress_ksm_unmerge_page_kind(ctx->pattern, i);
 	size_t w;
@@ -969,7 +1016,8 @@ static ssize_t stress_ksm_unmerge_page_check(const stress_ksm_unmerge_ctx_t *ctx
 		return (ssize_t)b;
 	}
 	for (w = 0; w < ctx->page_size / sizeof(uint64_t); w++) {
-		const uint64_t x = (kind == KSM_KIND_ZERO) ? 0 : stress_ksm_unmerge_unique_word(ctx, i, w);
+		const uint64_t x =
+			(kind == KSM_KIND_ZERO) ? 0 : stress_ksm_unmerge_unique_word(ctx, i, w);
 		const uint8_t *p = page + w * sizeof(x);
 
 		if (!shim_memcmp(p, &x, sizeof(x)))
@@ -1028,7 +1076,8 @@ static void FORMAT(printf, 4, 5) stress_ksm_unmerge_iface_set(stress_ksm_unmerge
 }
 
 /* pure: the zero page, from two read faults (one shared pfn) and KPF_ZERO_PAGE */
-static void stress_ksm_unmerge_iface_zero(const stress_ksm_unmerge_obs_t *o, stress_ksm_unmerge_iface_t *ifc)
+static void stress_ksm_unmerge_iface_zero(
+	const stress_ksm_unmerge_obs_t *o, stress_ksm_unmerge_iface_t *ifc)
 {
 	const uint64_t rf = stress_ksm_unmerge_pm_pfn(o->rf[0]);
 	const bool rf_shared = ifc->pfns && rf && rf == stress_ksm_unmerge_pm_pfn(o->rf[1]) &&
@@ -1036,33 +1085,43 @@ static void stress_ksm_unmerge_iface_zero(const stress_ksm_unmerge_obs_t *o, str
 	const bool zp_shared = ifc->pfns && o->zp_valid && stress_ksm_unmerge_pm_pfn(o->zp) &&
 		!(o->zp & PM_EXCLUSIVE);
 	/* KPF_ZERO_PAGE lies if a private page shows it or the zero page lacks it */
-	const bool lies = (o->fresh_flags & KPF_ZERO_PAGE) || (!rf_shared && (o->rf_flags[0] & KPF_ZERO_PAGE)) ||
+	const bool lies = (o->fresh_flags & KPF_ZERO_PAGE) ||
+		(!rf_shared && (o->rf_flags[0] & KPF_ZERO_PAGE)) ||
 		(o->merged == 1 && (o->mg_flags[0] & KPF_ZERO_PAGE)) ||
-		(rf_shared && !(o->rf_flags[0] & KPF_ZERO_PAGE)) || (zp_shared && !(o->zp_flags & KPF_ZERO_PAGE));
+		(rf_shared && !(o->rf_flags[0] & KPF_ZERO_PAGE)) ||
+		(zp_shared && !(o->zp_flags & KPF_ZERO_PAGE));
 	char why[160] = "";
 
 	ifc->kpf_zero = ifc->pfns && o->kpageflags && !lies;
-	ifc->zero_pfn = rf_shared ? rf : (zp_shared && (!o->kpageflags || (o->zp_flags & KPF_ZERO_PAGE))) ?
-		stress_ksm_unmerge_pm_pfn(o->zp) : 0;
+	ifc->zero_pfn = rf_shared ? rf :
+		(zp_shared && (!o->kpageflags || (o->zp_flags & KPF_ZERO_PAGE))) ?
+				    stress_ksm_unmerge_pm_pfn(o->zp) :
+				    0;
 	if (!ifc->pfns)
 		(void)snprintf(why, sizeof(why), "PFNs hidden: the zero page cannot be seen");
 	else if (!rf_shared)
-		(void)snprintf(why, sizeof(why), "a read fault maps a private exclusive page (pfn %#" PRIx64
-			"), not the shared zero page: pvm_no_zero_page=1?", rf);
+		(void)snprintf(why, sizeof(why),
+			"a read fault maps a private exclusive page (pfn %#" PRIx64
+			"), not the shared zero page: pvm_no_zero_page=1?",
+			rf);
 	else if (o->kpageflags && !ifc->kpf_zero)
 		(void)snprintf(why, sizeof(why), "KPF_ZERO_PAGE is not set on the shared zero page "
 			"or is set on a private page");
 	if (!ifc->kpf_zero && !ifc->zero_pfn)
-		stress_ksm_unmerge_iface_set(ifc, KSM_IFACE_ZERO_PAGE, why[0] ? why : "no zero page found",
+		stress_ksm_unmerge_iface_set(ifc, KSM_IFACE_ZERO_PAGE,
+			why[0] ? why : "no zero page found",
 			"no zero-page verdicts (KSM zero pages are not told apart)");
 	else
 		stress_ksm_unmerge_iface_set(ifc, KSM_IFACE_ZERO_PAGE, why[0] ? why : NULL,
-			"%s (zero page pfn %#" PRIx64 ")", ifc->kpf_zero ? "KPF_ZERO_PAGE per page" :
-			"the probed shared zero page pfn", ifc->zero_pfn);
+			"%s (zero page pfn %#" PRIx64 ")",
+			ifc->kpf_zero ? "KPF_ZERO_PAGE per page" :
+					"the probed shared zero page pfn",
+			ifc->zero_pfn);
 }
 
 /* pure: KPF_KSM clear on a page KSM never saw, set on one it merged */
-static void stress_ksm_unmerge_iface_kpf_ksm(const stress_ksm_unmerge_obs_t *o, stress_ksm_unmerge_iface_t *ifc)
+static void stress_ksm_unmerge_iface_kpf_ksm(
+	const stress_ksm_unmerge_obs_t *o, stress_ksm_unmerge_iface_t *ifc)
 {
 	const char *instead = ifc->excl ?
 		"pfn sharing within the region, the pagemap exclusive bit 56 and kpagecount "
@@ -1073,22 +1132,28 @@ static void stress_ksm_unmerge_iface_kpf_ksm(const stress_ksm_unmerge_obs_t *o, 
 
 	ifc->kpf_ksm = false;
 	if (!ifc->pfns) {
-		stress_ksm_unmerge_iface_set(ifc, KSM_IFACE_KPF_KSM, "PFNs hidden", "per-process counters only");
+		stress_ksm_unmerge_iface_set(
+			ifc, KSM_IFACE_KPF_KSM, "PFNs hidden", "per-process counters only");
 	} else if (!o->kpageflags) {
-		stress_ksm_unmerge_iface_set(ifc, KSM_IFACE_KPF_KSM, "/proc/kpageflags not readable", "%s", instead);
+		stress_ksm_unmerge_iface_set(
+			ifc, KSM_IFACE_KPF_KSM, "/proc/kpageflags not readable", "%s", instead);
 	} else if (o->fresh_flags & KPF_KSM) {
-		(void)snprintf(why, sizeof(why), "KPF_KSM set on a fresh anonymous page KSM never saw "
-			"(kpageflags %#" PRIx64 "): the 6.10-6.12 stable_page_flags() bug", o->fresh_flags);
+		(void)snprintf(why, sizeof(why),
+			"KPF_KSM set on a fresh anonymous page KSM never saw "
+			"(kpageflags %#" PRIx64 "): the 6.10-6.12 stable_page_flags() bug",
+			o->fresh_flags);
 		stress_ksm_unmerge_iface_set(ifc, KSM_IFACE_KPF_KSM, why, "%s", instead);
 	} else if (o->merged == 1 && !(o->mg_flags[0] & KPF_KSM)) {
-		(void)snprintf(why, sizeof(why), "a page the probe merged (pfn %#" PRIx64 ", shared) lacks KPF_KSM",
+		(void)snprintf(why, sizeof(why),
+			"a page the probe merged (pfn %#" PRIx64 ", shared) lacks KPF_KSM",
 			stress_ksm_unmerge_pm_pfn(o->mg[0]));
 		stress_ksm_unmerge_iface_set(ifc, KSM_IFACE_KPF_KSM, why, "%s", instead);
 	} else {
 		ifc->kpf_ksm = true;
-		stress_ksm_unmerge_iface_set(ifc, KSM_IFACE_KPF_KSM, NULL, "KPF_KSM%s", o->merged == 1 ?
-			" (clear on a fresh page, set on a merged one)" :
-			" (clear on a fresh page; the probe merge did not complete)");
+		stress_ksm_unmerge_iface_set(ifc, KSM_IFACE_KPF_KSM, NULL, "KPF_KSM%s",
+			o->merged == 1 ?
+				" (clear on a fresh page, set on a merged one)" :
+				" (clear on a fresh page; the probe merge did not complete)");
 	}
 }
 
@@ -1124,9 +1189,11 @@ static void stress_ksm_unmerge_iface_kept(const stress_ksm_unmerge_obs_t *o,
 }
 
 /* pure: ksm_stat fields (fallback field by field) and cow_ksm */
-static void stress_ksm_unmerge_iface_counters(const stress_ksm_unmerge_obs_t *o, stress_ksm_unmerge_iface_t *ifc)
+static void stress_ksm_unmerge_iface_counters(
+	const stress_ksm_unmerge_obs_t *o, stress_ksm_unmerge_iface_t *ifc)
 {
-	const int64_t delta = (o->cow_before >= 0 && o->cow_after >= 0) ? o->cow_after - o->cow_before : -1;
+	const int64_t delta =
+		(o->cow_before >= 0 && o->cow_after >= 0) ? o->cow_after - o->cow_before : -1;
 	char why[160] = "";
 
 	ifc->stat_merging = o->stat && o->stat_merging;
@@ -1138,31 +1205,44 @@ static void stress_ksm_unmerge_iface_counters(const stress_ksm_unmerge_obs_t *o,
 	if (!o->stat)
 		(void)snprintf(why, sizeof(why), "/proc/self/ksm_stat missing (before 6.1)");
 	else if (!o->stat_merging || !o->stat_zero)
-		(void)snprintf(why, sizeof(why), "ksm_stat lacks %s%s%s", o->stat_merging ? "" : "ksm_merging_pages",
-			(!o->stat_merging && !o->stat_zero) ? " and " : "", o->stat_zero ? "" : "ksm_zero_pages");
+		(void)snprintf(why, sizeof(why), "ksm_stat lacks %s%s%s",
+			o->stat_merging ? "" : "ksm_merging_pages",
+			(!o->stat_merging && !o->stat_zero) ? " and " : "",
+			o->stat_zero ? "" : "ksm_zero_pages");
 	else if (!ifc->stat_zero)
-		(void)snprintf(why, sizeof(why), "ksm_stat's ksm_zero_pages moved %+" PRId64 " for %" PRId64 " probe KSM "
-			"zero page(s), %+" PRId64 " after their unmerge", o->zp_stat[1] - o->zp_stat[0], o->zp_pages,
-			o->zp_stat[2] - o->zp_stat[0]);
+		(void)snprintf(why, sizeof(why),
+			"ksm_stat's ksm_zero_pages moved %+" PRId64 " for %" PRId64 " probe KSM "
+			"zero page(s), %+" PRId64 " after their unmerge",
+			o->zp_stat[1] - o->zp_stat[0], o->zp_pages, o->zp_stat[2] - o->zp_stat[0]);
 	stress_ksm_unmerge_iface_set(ifc, KSM_IFACE_KSM_STAT, why[0] ? why : NULL,
-		"%s for merging pages, %s for KSM zero pages", o->stat_merging ? "ksm_stat" :
-		o->merging_pages ? "/proc/self/ksm_merging_pages" : ifc->pfns ? "pagemap" : "nothing",
-		ifc->stat_zero ? "ksm_stat" : ifc->pfns ? "pagemap" : "nothing");
-	ifc->cow_ksm = delta >= 0 && !(o->merged == 1 && o->ksm_pages && (uint64_t)delta < o->ksm_pages);
+		"%s for merging pages, %s for KSM zero pages",
+		o->stat_merging          ? "ksm_stat" :
+			o->merging_pages ? "/proc/self/ksm_merging_pages" :
+			ifc->pfns        ? "pagemap" :
+					   "nothing",
+		ifc->stat_zero    ? "ksm_stat" :
+			ifc->pfns ? "pagemap" :
+				    "nothing");
+	ifc->cow_ksm =
+		delta >= 0 && !(o->merged == 1 && o->ksm_pages && (uint64_t)delta < o->ksm_pages);
 	if (delta < 0)
 		stress_ksm_unmerge_iface_set(ifc, KSM_IFACE_COW_KSM, "no cow_ksm in /proc/vmstat",
 			"pagemap checks only (the cow_ksm check is off)");
 	else if (!ifc->cow_ksm)
-		stress_ksm_unmerge_iface_set(ifc, KSM_IFACE_COW_KSM, "cow_ksm grew less than the pages the probe "
-			"unshared", "pagemap checks only (the cow_ksm check is off): %" PRId64 " < %" PRIu64,
+		stress_ksm_unmerge_iface_set(ifc, KSM_IFACE_COW_KSM,
+			"cow_ksm grew less than the pages the probe "
+			"unshared",
+			"pagemap checks only (the cow_ksm check is off): %" PRId64 " < %" PRIu64,
 			delta, o->ksm_pages);
 	else
-		stress_ksm_unmerge_iface_set(ifc, KSM_IFACE_COW_KSM, NULL, "cow_ksm (grew by %" PRId64
-			" for %" PRIu64 " unshared KSM pages)", delta, o->merged == 1 ? o->ksm_pages : 0);
+		stress_ksm_unmerge_iface_set(ifc, KSM_IFACE_COW_KSM, NULL,
+			"cow_ksm (grew by %" PRId64 " for %" PRIu64 " unshared KSM pages)", delta,
+			o->merged == 1 ? o->ksm_pages : 0);
 }
 
 /* pure: which signals the verdicts may use, from the self-test's observations */
-static void stress_ksm_unmerge_iface_judge(const stress_ksm_unmerge_obs_t *o, stress_ksm_unmerge_iface_t *ifc)
+static void stress_ksm_unmerge_iface_judge(
+	const stress_ksm_unmerge_obs_t *o, stress_ksm_unmerge_iface_t *ifc)
 {
 	(void)shim_memset(ifc, 0, sizeof(*ifc));
 	ifc->tested = true;
@@ -1200,7 +1280,8 @@ static int stress_ksm_unmerge_page_what(const stress_ksm_unmerge_iface_t *ifc, c
 	if (sharers > 1)
 		return KSM_PAGE_KSM;
 	if (ifc->excl && !(e & PM_EXCLUSIVE))
-		return (mapcount == 0 || mapcount > 2) ? KSM_PAGE_KSM : KSM_PAGE_PRIVATE;	/* a COW share has 2 */
+		/* a COW share has 2 */
+		return (mapcount == 0 || mapcount > 2) ? KSM_PAGE_KSM : KSM_PAGE_PRIVATE;
 	return KSM_PAGE_PRIVATE;
 }
 
@@ -1210,8 +1291,10 @@ static int stress_ksm_unmerge_page_state(const stress_ksm_unmerge_ctx_t *ctx, co
 {
 	const uint64_t pfn = stress_ksm_unmerge_pm_pfn(e);
 	const uint64_t flags = pfn ? stress_ksm_unmerge_kpf(ctx->kpageflags_fd, pfn) : 0;
-	const uint64_t count = (pfn && !ctx->iface->kpf_ksm && sharers <= 1 && !(e & PM_EXCLUSIVE)) ?
-		stress_ksm_unmerge_kpf(ctx->kpagecount_fd, pfn) : 0;
+	const uint64_t count =
+		(pfn && !ctx->iface->kpf_ksm && sharers <= 1 && !(e & PM_EXCLUSIVE)) ?
+		stress_ksm_unmerge_kpf(ctx->kpagecount_fd, pfn) :
+		0;
 
 	return stress_ksm_unmerge_page_what(ctx->iface, e, flags, sharers, count, kind);
 }
@@ -1251,8 +1334,8 @@ static int stress_ksm_unmerge_pages_state(const stress_ksm_unmerge_ctx_t *ctx, c
 }
 
 /* KSM pages among n pages at addr holding the same page (racer ranges) */
-static uint64_t stress_ksm_unmerge_ksm_count(const stress_ksm_unmerge_ctx_t *ctx, const uint8_t *addr,
-	const size_t n)
+static uint64_t stress_ksm_unmerge_ksm_count(
+	const stress_ksm_unmerge_ctx_t *ctx, const uint8_t *addr, const size_t n)
 {
 	uint8_t st[KSM_OP_PAGES];
 	uint64_t count = 0;
@@ -1298,11 +1381,15 @@ static void stress_ksm_unmerge_iface_merge(const int pm_fd, const int kpf_fd, co
 	if (shim_madvise(p, 3 * ps, MADV_MERGEABLE) == 0) {
 		o->merged = 0;
 		while (stress_time_now() - t0 < 3.0) {
-			stress_ksm_unmerge_iface_entry(pm_fd, kpf_fd, p, ps, &o->mg[0], &o->mg_flags[0]);
-			stress_ksm_unmerge_iface_entry(pm_fd, kpf_fd, p + ps, ps, &o->mg[1], &o->mg_flags[1]);
-			stress_ksm_unmerge_iface_entry(pm_fd, kpf_fd, p + 2 * ps, ps, &o->zp, &o->zp_flags);
+			stress_ksm_unmerge_iface_entry(
+				pm_fd, kpf_fd, p, ps, &o->mg[0], &o->mg_flags[0]);
+			stress_ksm_unmerge_iface_entry(
+				pm_fd, kpf_fd, p + ps, ps, &o->mg[1], &o->mg_flags[1]);
+			stress_ksm_unmerge_iface_entry(
+				pm_fd, kpf_fd, p + 2 * ps, ps, &o->zp, &o->zp_flags);
 			o->merged = stress_ksm_unmerge_pm_pfn(o->mg[0]) &&
-				stress_ksm_unmerge_pm_pfn(o->mg[0]) == stress_ksm_unmerge_pm_pfn(o->mg[1]);
+				stress_ksm_unmerge_pm_pfn(o->mg[0]) ==
+					stress_ksm_unmerge_pm_pfn(o->mg[1]);
 			o->zp_valid = stress_ksm_unmerge_pm_pfn(o->zp) && !(o->zp & PM_EXCLUSIVE);
 			if (o->merged && o->zp_valid)
 				break;
@@ -1349,20 +1436,24 @@ static void stress_ksm_unmerge_iface_probe(stress_ksm_unmerge_obs_t *o)
 	o->kpageflags = kpf_fd >= 0;
 	o->stat = stress_fs_file_read(KSM_STAT, buf, sizeof(buf)) > 0;
 	if (o->stat) {
-		o->stat_merging = stress_ksm_unmerge_counter(buf, "ksm_merging_pages", &v) != KSM_COUNTER_MISSING;
-		o->stat_zero = stress_ksm_unmerge_counter(buf, "ksm_zero_pages", &v) != KSM_COUNTER_MISSING;
+		o->stat_merging = stress_ksm_unmerge_counter(buf, "ksm_merging_pages", &v) !=
+			KSM_COUNTER_MISSING;
+		o->stat_zero = stress_ksm_unmerge_counter(buf, "ksm_zero_pages", &v) !=
+			KSM_COUNTER_MISSING;
 	}
 	o->merging_pages = access("/proc/self/ksm_merging_pages", R_OK) == 0;
 	if (rf != MAP_FAILED) {
 		(void)*(volatile uint8_t *)rf;
 		(void)*(volatile uint8_t *)(rf + ps);
 		stress_ksm_unmerge_iface_entry(pm_fd, kpf_fd, rf, ps, &o->rf[0], &o->rf_flags[0]);
-		stress_ksm_unmerge_iface_entry(pm_fd, kpf_fd, rf + ps, ps, &o->rf[1], &o->rf_flags[1]);
+		stress_ksm_unmerge_iface_entry(
+			pm_fd, kpf_fd, rf + ps, ps, &o->rf[1], &o->rf_flags[1]);
 		(void)munmap(rf, 2 * ps);
 	}
 	if (fresh != MAP_FAILED) {
 		fresh[0] = 1;
-		stress_ksm_unmerge_iface_entry(pm_fd, kpf_fd, fresh, ps, &o->fresh, &o->fresh_flags);
+		stress_ksm_unmerge_iface_entry(
+			pm_fd, kpf_fd, fresh, ps, &o->fresh, &o->fresh_flags);
 		(void)munmap(fresh, ps);
 	}
 	stress_ksm_unmerge_iface_merge(pm_fd, kpf_fd, ps, o);
@@ -1380,7 +1471,8 @@ static void stress_ksm_unmerge_iface_line(const stress_ksm_unmerge_iface_t *ifc,
 		(void)snprintf(buf, len, "ksm-unmerge: interface %s: trusted: %s",
 			stress_ksm_unmerge_iface_names[i], ifc->use[i]);
 	else
-		(void)snprintf(buf, len, "ksm-unmerge: interface %s: unreliable (%s); using %s instead",
+		(void)snprintf(buf, len,
+			"ksm-unmerge: interface %s: unreliable (%s); using %s instead",
 			stress_ksm_unmerge_iface_names[i], ifc->why[i], ifc->use[i]);
 }
 
@@ -1447,8 +1539,9 @@ static int stress_ksm_unmerge_key_cmp(const void *a, const void *b)
 }
 
 /* judge pages i0..i0+n (pagemap in ctx->pm) grouped by pfn, each handed to fn */
-static void stress_ksm_unmerge_scan_chunk(stress_ksm_unmerge_ctx_t *ctx, const size_t i0, const size_t n,
-	const bool sample, size_t *distinct, stress_ksm_unmerge_page_fn fn, void *arg)
+static void stress_ksm_unmerge_scan_chunk(stress_ksm_unmerge_ctx_t *ctx, const size_t i0,
+	const size_t n, const bool sample, size_t *distinct, stress_ksm_unmerge_page_fn fn,
+	void *arg)
 {
 	size_t j, m = 0, a, b, k;
 
@@ -1458,8 +1551,10 @@ static void stress_ksm_unmerge_scan_chunk(stress_ksm_unmerge_ctx_t *ctx, const s
 		if (pfn && pfn < (1ULL << 50))
 			ctx->keys[m++] = (pfn << 12) | j;
 		else
-			fn(ctx, arg, i0 + j, ctx->pm[j], stress_ksm_unmerge_page_what(ctx->iface, ctx->pm[j], 0, 0, 0,
-				stress_ksm_unmerge_page_kind(ctx->pattern, i0 + j)), 0, 0);
+			fn(ctx, arg, i0 + j, ctx->pm[j],
+				stress_ksm_unmerge_page_what(ctx->iface, ctx->pm[j], 0, 0, 0,
+					stress_ksm_unmerge_page_kind(ctx->pattern, i0 + j)),
+				0, 0);
 	}
 	qsort(ctx->keys, m, sizeof(*ctx->keys), stress_ksm_unmerge_key_cmp);
 	for (a = 0; a < m; a = b) {
@@ -1469,16 +1564,19 @@ static void stress_ksm_unmerge_scan_chunk(stress_ksm_unmerge_ctx_t *ctx, const s
 
 		for (b = a + 1; b < m && (ctx->keys[b] >> 12) == pfn; b++)
 			;
-		if (b - a > 1 || !sample || ((*distinct)++ & 7) == (ctx->cycle & 7) || pfn == ctx->iface->zero_pfn)
+		if (b - a > 1 || !sample || ((*distinct)++ & 7) == (ctx->cycle & 7) ||
+			pfn == ctx->iface->zero_pfn)
 			flags = stress_ksm_unmerge_kpf(ctx->kpageflags_fd, pfn);
 		if (!ctx->iface->kpf_ksm && b - a == 1 && !(e & PM_EXCLUSIVE))
 			count = stress_ksm_unmerge_kpf(ctx->kpagecount_fd, pfn);
 		for (k = a; k < b; k++) {
 			const size_t i = i0 + (ctx->keys[k] & 4095);
 
-			fn(ctx, arg, i, ctx->pm[ctx->keys[k] & 4095], stress_ksm_unmerge_page_what(ctx->iface,
-				ctx->pm[ctx->keys[k] & 4095], flags, b - a, count,
-				stress_ksm_unmerge_page_kind(ctx->pattern, i)), b - a, flags);
+			fn(ctx, arg, i, ctx->pm[ctx->keys[k] & 4095],
+				stress_ksm_unmerge_page_what(ctx->iface,
+					ctx->pm[ctx->keys[k] & 4095], flags, b - a, count,
+					stress_ksm_unmerge_page_kind(ctx->pattern, i)),
+				b - a, flags);
 		}
 	}
 }
@@ -1495,8 +1593,8 @@ static int stress_ksm_unmerge_scan(stress_ksm_unmerge_ctx_t *ctx, const bool sam
 		const size_t n = STRESS_MINIMUM((size_t)KSM_CHUNK, ctx->npages - i);
 
 		if (stress_ksm_unmerge_stop_seen(ctx, "page scan") ||
-		    stress_ksm_unmerge_pagemap_read(ctx->pagemap_fd, ctx->region + i * ctx->page_size, n,
-				ctx->page_size, ctx->pm) < 0)
+			stress_ksm_unmerge_pagemap_read(ctx->pagemap_fd,
+				ctx->region + i * ctx->page_size, n, ctx->page_size, ctx->pm) < 0)
 			return -1;
 		stress_ksm_unmerge_scan_chunk(ctx, i, n, sample, &distinct, fn, arg);
 	}
@@ -1514,7 +1612,8 @@ static void stress_ksm_unmerge_count_page(stress_ksm_unmerge_ctx_t *ctx, void *a
 	(void)flags;
 	ctx->last.ksm += (what == KSM_PAGE_KSM);
 	ctx->last.zero += (what == KSM_PAGE_KZERO);
-	ctx->last.present += (what == KSM_PAGE_KSM || what == KSM_PAGE_PRIVATE || what == KSM_PAGE_HOLE);
+	ctx->last.present +=
+		(what == KSM_PAGE_KSM || what == KSM_PAGE_PRIVATE || what == KSM_PAGE_HOLE);
 	ctx->last.swapped += (what == KSM_PAGE_SWAPPED);
 }
 
@@ -1531,7 +1630,8 @@ static int stress_ksm_unmerge_region_count(stress_ksm_unmerge_ctx_t *ctx)
 }
 
 /* pages merged now: the process counters, or the region's pages where they fall short */
-static uint64_t stress_ksm_unmerge_merged_now(stress_ksm_unmerge_ctx_t *ctx, int64_t *merging, int64_t *zero)
+static uint64_t stress_ksm_unmerge_merged_now(
+	stress_ksm_unmerge_ctx_t *ctx, int64_t *merging, int64_t *zero)
 {
 	if (ctx->by_pages) {
 		(void)stress_ksm_unmerge_region_count(ctx);
@@ -1617,7 +1717,8 @@ static int stress_ksm_unmerge_merge_wait(stress_ksm_unmerge_ctx_t *ctx, const do
 	const double t0 = stress_time_now();
 	const uint64_t want = ctx->expect_merged + ctx->expect_zero;
 	const int64_t scanned0 = stress_ksm_unmerge_field(KSM_SYSFS "/pages_scanned", NULL);
-	uint64_t scans0 = stress_ksm_unmerge_field(KSM_SYSFS "/full_scans", NULL), last_scans = scans0;
+	uint64_t scans0 = stress_ksm_unmerge_field(KSM_SYSFS "/full_scans", NULL),
+		 last_scans = scans0;
 	uint64_t last_total = 0, stable = 0, stale, sleep_ns = 500000, total;
 	int64_t m0, z0;
 	double cpu0, rq0, cpu, rq, progress = t0;
@@ -1629,7 +1730,8 @@ static int stress_ksm_unmerge_merge_wait(stress_ksm_unmerge_ctx_t *ctx, const do
 	stress_ksm_unmerge_counters(&m0, &z0);
 	stale = (m0 > 0 && !ctx->by_pages) ? 2 : 0;
 	for (;;) {
-		const uint64_t scans = (uint64_t)stress_ksm_unmerge_field(KSM_SYSFS "/full_scans", NULL);
+		const uint64_t scans =
+			(uint64_t)stress_ksm_unmerge_field(KSM_SYSFS "/full_scans", NULL);
 		const int64_t scanned = stress_ksm_unmerge_field(KSM_SYSFS "/pages_scanned", NULL);
 		const double now = stress_time_now();
 
@@ -1652,8 +1754,9 @@ static int stress_ksm_unmerge_merge_wait(stress_ksm_unmerge_ctx_t *ctx, const do
 		w->scans = (int64_t)(scans - scans0);
 		if (scans - scans0 >= stale) {
 			/* the counters also count the racers' ranges: the region must hold it */
-			if (want && total >= want && (!ctx->have_pfns || (ctx->last.cycle == ctx->cycle ?
-			    ctx->last.ksm + ctx->last.zero : (stress_ksm_unmerge_region_count(ctx) < 0 ? want :
+			if (want && total >= want && (!ctx->have_pfns ||
+			    (ctx->last.cycle == ctx->cycle ? ctx->last.ksm + ctx->last.zero :
+			    (stress_ksm_unmerge_region_count(ctx) < 0 ? want :
 			    ctx->last.ksm + ctx->last.zero)) >= want))
 				return KSM_WAIT_MERGED;
 			if (scans != last_scans) {
@@ -1685,24 +1788,28 @@ static int stress_ksm_unmerge_verify_merge(stress_ksm_unmerge_ctx_t *ctx, const 
 		return 0;	/* no PFNs (not root): counters only */
 	*ksm = ctx->last.ksm;
 	*zero = ctx->last.zero;
-	if (!ctx->disturb_layout && ctx->last.present + ctx->last.zero + ctx->last.swapped != ctx->npages) {
-		pr_fail("%s: %zu of %zu pages present or swapped out after merge, expected all\n", name,
-			ctx->last.present + (size_t)ctx->last.zero + ctx->last.swapped, ctx->npages);
+	if (!ctx->disturb_layout &&
+		ctx->last.present + ctx->last.zero + ctx->last.swapped != ctx->npages) {
+		pr_fail("%s: %zu of %zu pages present or swapped out after merge, expected all\n",
+			name, ctx->last.present + (size_t)ctx->last.zero + ctx->last.swapped,
+			ctx->npages);
 		return -1;
 	}
 	/* a zero-filled page ksmd could not swap for the zero page merges as a KSM page */
 	if (*zero > ctx->expect_zero || *ksm + *zero > ctx->expect_merged + ctx->expect_zero) {
-		pr_fail("%s: %" PRIu64 " KSM pages and %" PRIu64 " KSM zero pages merged, pattern %s allows "
-			"at most %" PRIu64 " in all, %" PRIu64 " of them zero pages\n", name, *ksm, *zero,
-			stress_ksm_unmerge_patterns[ctx->pattern], ctx->expect_merged + ctx->expect_zero,
-			ctx->expect_zero);
+		pr_fail("%s: %" PRIu64 " KSM pages and %" PRIu64
+			" KSM zero pages merged, pattern %s allows "
+			"at most %" PRIu64 " in all, %" PRIu64 " of them zero pages\n",
+			name, *ksm, *zero, stress_ksm_unmerge_patterns[ctx->pattern],
+			ctx->expect_merged + ctx->expect_zero, ctx->expect_zero);
 		return -1;
 	}
 	if (waited > 0 && !ctx->disturb_counts &&
 	    (*ksm < ctx->expect_merged || *ksm + *zero < ctx->expect_merged + ctx->expect_zero)) {
-		pr_fail("%s: ksmd reported the merge complete but the region has %" PRIu64 " KSM pages and %"
-			PRIu64 " KSM zero pages, expected %" PRIu64 " and %" PRIu64 "\n", name, *ksm, *zero,
-			ctx->expect_merged, ctx->expect_zero);
+		pr_fail("%s: ksmd reported the merge complete but the region has %" PRIu64
+			" KSM pages and %" PRIu64 " KSM zero pages, expected %" PRIu64
+			" and %" PRIu64 "\n",
+			name, *ksm, *zero, ctx->expect_merged, ctx->expect_zero);
 		return -1;
 	}
 	return 0;
@@ -1738,7 +1845,8 @@ static void stress_ksm_unmerge_pfns_page(stress_ksm_unmerge_ctx_t *ctx, void *ar
 		p->zero++;
 	} else if ((kpf || mapping) && what != KSM_PAGE_HOLE) {
 		if (p->nsus < KSM_SUSPECTS)
-			p->sus[p->nsus++] = (stress_ksm_unmerge_suspect_t){ i, e & PM_PFN_MASK, sharers, kpf, mapping };
+			p->sus[p->nsus++] = (stress_ksm_unmerge_suspect_t){ i, e & PM_PFN_MASK,
+				sharers, kpf, mapping };
 		p->total++;
 	}
 }
@@ -1759,7 +1867,8 @@ static bool stress_ksm_unmerge_cow_probe(stress_ksm_unmerge_ctx_t *ctx, const si
 }
 
 /* the kernel's signals disagree: said once per run with the numbers, not a failure */
-static void FORMAT(printf, 2, 3) stress_ksm_unmerge_disagree(stress_ksm_unmerge_ctx_t *ctx, const char *fmt, ...)
+static void FORMAT(printf, 2, 3)
+	stress_ksm_unmerge_disagree(stress_ksm_unmerge_ctx_t *ctx, const char *fmt, ...)
 {
 	char buf[384];
 	va_list ap;
@@ -1767,11 +1876,14 @@ static void FORMAT(printf, 2, 3) stress_ksm_unmerge_disagree(stress_ksm_unmerge_
 	va_start(ap, fmt);
 	(void)vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	if (!__atomic_exchange_n(&stress_ksm_unmerge_shared->disagree_reported, true, __ATOMIC_SEQ_CST))
-		pr_inf("%s: signals disagree (cycle %" PRIu64 "): %s; not counted as an unmerge failure\n",
+	if (!__atomic_exchange_n(
+		    &stress_ksm_unmerge_shared->disagree_reported, true, __ATOMIC_SEQ_CST))
+		pr_inf("%s: signals disagree (cycle %" PRIu64
+		       "): %s; not counted as an unmerge failure\n",
 			ctx->args->name, ctx->cycle, buf);
 	else
-		pr_dbg("%s: signals disagree (cycle %" PRIu64 "): %s\n", ctx->args->name, ctx->cycle, buf);
+		pr_dbg("%s: signals disagree (cycle %" PRIu64 "): %s\n", ctx->args->name,
+			ctx->cycle, buf);
 }
 
 /*
@@ -1789,28 +1901,36 @@ static int stress_ksm_unmerge_verify_pfns(stress_ksm_unmerge_ctx_t *ctx, const u
 	if (stress_ksm_unmerge_scan(ctx, !ctx->verify, stress_ksm_unmerge_pfns_page, &p) < 0)
 		return 0;
 	if (p.zero && ctx->iface->zero_unshare) {
-		pr_fail("%s: page %zu still maps the KSM zero page after unmerge (%" PRIu64 " such pages)\n",
+		pr_fail("%s: page %zu still maps the KSM zero page after unmerge (%" PRIu64
+			" such pages)\n",
 			ctx->args->name, p.zero_page, p.zero);
 		return -1;
 	}
 	for (k = 0; k < p.nsus; k++) {
 		const stress_ksm_unmerge_suspect_t *s = &p.sus[k];
-		const bool moved = !(s->kpf && s->mapping) && stress_ksm_unmerge_cow_probe(ctx, s->page);
+		const bool moved =
+			!(s->kpf && s->mapping) && stress_ksm_unmerge_cow_probe(ctx, s->page);
 
-		if ((s->kpf && s->mapping) || (moved && (s->kpf || s->sharers > 1 || !ctx->iface->kpf_ksm))) {
-			pr_fail("%s: page %zu is still a KSM page after unmerge: pfn %#" PRIx64 " mapped by %zu "
-				"region page(s)%s, KPF_KSM %s%s (%" PRIu64 " such pages)\n", ctx->args->name,
-				s->page, s->pfn, s->sharers, s->mapping ? " and not exclusive" : "",
-				s->kpf ? "set" : "clear or not trusted", moved ?
-				"; a write moved it to a new frame" : "", p.total);
+		if ((s->kpf && s->mapping) ||
+			(moved && (s->kpf || s->sharers > 1 || !ctx->iface->kpf_ksm))) {
+			pr_fail("%s: page %zu is still a KSM page after unmerge: pfn %#" PRIx64
+				" mapped by %zu "
+				"region page(s)%s, KPF_KSM %s%s (%" PRIu64 " such pages)\n",
+				ctx->args->name, s->page, s->pfn, s->sharers,
+				s->mapping ? " and not exclusive" : "",
+				s->kpf ? "set" : "clear or not trusted",
+				moved ? "; a write moved it to a new frame" : "", p.total);
 			return -1;
 		}
 	}
 	if (p.nsus) {
 		stress_ksm_unmerge_counters(&merging, &zero);
-		stress_ksm_unmerge_disagree(ctx, "kpageflags says %" PRIu64 " KSM pages, %" PRIu64 " pages are "
-			"flagged by one signal only, ksm_merging_pages says %" PRId64 " (drains lazily), cow_ksm "
-			"moved by %" PRId64 " for %" PRIu64 " merged, and a write kept page %zu in its frame",
+		stress_ksm_unmerge_disagree(ctx,
+			"kpageflags says %" PRIu64 " KSM pages, %" PRIu64 " pages are "
+			"flagged by one signal only, ksm_merging_pages says %" PRId64
+			" (drains lazily), cow_ksm "
+			"moved by %" PRId64 " for %" PRIu64
+			" merged, and a write kept page %zu in its frame",
 			p.kpf_pages, p.total, merging, cow_delta, ksm_before, p.sus[0].page);
 	}
 	return 0;
@@ -1832,7 +1952,8 @@ static int stress_ksm_unmerge_verify_data(stress_ksm_unmerge_ctx_t *ctx)
 		off = stress_ksm_unmerge_page_check(ctx, i, page, &want);
 		if (off >= 0) {
 			pr_fail("%s: data corrupted after unmerge: page %zu byte %zd is 0x%02x, expected "
-				"0x%02x (pattern %s)\n", ctx->args->name, i, off, page[off], want,
+				"0x%02x (pattern %s)\n",
+				ctx->args->name, i, off, page[off], want,
 				stress_ksm_unmerge_patterns[ctx->pattern]);
 			return -1;
 		}
@@ -1844,8 +1965,8 @@ static int stress_ksm_unmerge_verify_data(stress_ksm_unmerge_ctx_t *ctx)
  *  stress_ksm_unmerge_verify_unmerge()
  *	pages unshared, data intact, VMA flags kept, counters agreeing with the pages
  */
-static int stress_ksm_unmerge_verify_unmerge(stress_ksm_unmerge_ctx_t *ctx, const uint64_t ksm_before,
-	const int64_t cow_delta)
+static int stress_ksm_unmerge_verify_unmerge(
+	stress_ksm_unmerge_ctx_t *ctx, const uint64_t ksm_before, const int64_t cow_delta)
 {
 	const char *name = ctx->args->name;
 	int64_t merging, zero;
@@ -1858,11 +1979,15 @@ static int stress_ksm_unmerge_verify_unmerge(stress_ksm_unmerge_ctx_t *ctx, cons
 	/* the pages were judged above: a counter alone is a disagreement */
 	if (zero > 0 && ctx->iface->zero_unshare && ctx->expect_zero && !ctx->disturb_counts) {
 		if (!ctx->have_pfns) {
-			pr_fail("%s: ksm_zero_pages is %" PRId64 " right after unmerge, expected 0\n", name, zero);
+			pr_fail("%s: ksm_zero_pages is %" PRId64
+				" right after unmerge, expected 0\n",
+				name, zero);
 			return -1;
 		}
-		stress_ksm_unmerge_disagree(ctx, "ksm_zero_pages is %" PRId64 " right after unmerge, "
-			"but no region page maps the zero page", zero);
+		stress_ksm_unmerge_disagree(ctx,
+			"ksm_zero_pages is %" PRId64 " right after unmerge, "
+			"but no region page maps the zero page",
+			zero);
 	}
 	if (!ctx->disturb_layout && ctx->vmflags[0] && (ctx->verify || !(ctx->cycle & 7)) &&
 	    stress_ksm_unmerge_vmflags(ctx->region, vmflags, sizeof(vmflags), true) == 0 &&
@@ -1871,14 +1996,18 @@ static int stress_ksm_unmerge_verify_unmerge(stress_ksm_unmerge_ctx_t *ctx, cons
 			ctx->vmflags, vmflags);
 		return -1;
 	}
-	if (!ctx->disturb_layout && cow_delta >= 0 && (uint64_t)cow_delta < ksm_before && ctx->iface->cow_ksm) {
+	if (!ctx->disturb_layout && cow_delta >= 0 && (uint64_t)cow_delta < ksm_before &&
+		ctx->iface->cow_ksm) {
 		if (!ctx->have_pfns) {
-			pr_fail("%s: cow_ksm grew by %" PRId64 " during unmerge of %" PRIu64 " KSM pages\n",
+			pr_fail("%s: cow_ksm grew by %" PRId64 " during unmerge of %" PRIu64
+				" KSM pages\n",
 				name, cow_delta, ksm_before);
 			return -1;
 		}
-		stress_ksm_unmerge_disagree(ctx, "cow_ksm grew by %" PRId64 " during the unmerge of %" PRIu64
-			" KSM pages, but every region page is private", cow_delta, ksm_before);
+		stress_ksm_unmerge_disagree(ctx,
+			"cow_ksm grew by %" PRId64 " during the unmerge of %" PRIu64
+			" KSM pages, but every region page is private",
+			cow_delta, ksm_before);
 	}
 	return 0;
 }
@@ -1898,8 +2027,11 @@ static int stress_ksm_unmerge_zero_check(stress_ksm_unmerge_ctx_t *ctx, const ch
 		verdict = stress_ksm_unmerge_counter(buf, i ? "ksm_zero_pages" : NULL, &v);
 		if (verdict != KSM_COUNTER_NEGATIVE && verdict != KSM_COUNTER_WRAPPED)
 			continue;
-		pr_fail("%s: %s ksm_zero_pages reads %" PRId64 " %s: %s; the kernel lost count of KSM zero pages "
-			"(c2dc78b86e08, or a child undercharged at fork)\n", ctx->args->name, which[i], v, where, stress_ksm_unmerge_counter_verdicts[verdict]);
+		pr_fail("%s: %s ksm_zero_pages reads %" PRId64
+			" %s: %s; the kernel lost count of KSM zero pages "
+			"(c2dc78b86e08, or a child undercharged at fork)\n",
+			ctx->args->name, which[i], v, where,
+			stress_ksm_unmerge_counter_verdicts[verdict]);
 		rc = -1;
 	}
 	return rc;
@@ -1908,23 +2040,28 @@ static int stress_ksm_unmerge_zero_check(stress_ksm_unmerge_ctx_t *ctx, const ch
 /* no new B, D, W or L taint since the run began */
 static int stress_ksm_unmerge_taint_check(stress_ksm_unmerge_ctx_t *ctx)
 {
-	static const uint64_t bad = STRESS_BIT_ULL(5) | STRESS_BIT_ULL(7) | STRESS_BIT_ULL(9) | STRESS_BIT_ULL(14);
+	static const uint64_t bad =
+		STRESS_BIT_ULL(5) | STRESS_BIT_ULL(7) | STRESS_BIT_ULL(9) | STRESS_BIT_ULL(14);
 	const int64_t now = stress_ksm_unmerge_field("/proc/sys/kernel/tainted", NULL);
-	const uint64_t fresh = (now > 0) ? ((uint64_t)now & ~stress_ksm_unmerge_shared->taint & bad) : 0;
+	const uint64_t fresh =
+		(now > 0) ? ((uint64_t)now & ~stress_ksm_unmerge_shared->taint & bad) : 0;
 
 	if (!fresh)
 		return 0;
 	pr_fail("%s: the kernel became tainted during the run: /proc/sys/kernel/tainted %#" PRIx64
-		", new flags %#" PRIx64 "%s%s%s%s (see the kernel log)\n", ctx->args->name, (uint64_t)now, fresh,
-		(fresh & STRESS_BIT_ULL(5)) ? " B: bad page" : "", (fresh & STRESS_BIT_ULL(7)) ? " D: oops" : "",
-		(fresh & STRESS_BIT_ULL(9)) ? " W: warning" : "", (fresh & STRESS_BIT_ULL(14)) ? " L: soft lockup" : "");
+		", new flags %#" PRIx64 "%s%s%s%s (see the kernel log)\n",
+		ctx->args->name, (uint64_t)now, fresh,
+		(fresh & STRESS_BIT_ULL(5)) ? " B: bad page" : "",
+		(fresh & STRESS_BIT_ULL(7)) ? " D: oops" : "",
+		(fresh & STRESS_BIT_ULL(9)) ? " W: warning" : "",
+		(fresh & STRESS_BIT_ULL(14)) ? " L: soft lockup" : "");
 	__atomic_fetch_or(&stress_ksm_unmerge_shared->taint, fresh, __ATOMIC_SEQ_CST);
 	return -1;
 }
 
 /* merging on or off: madvise of [off, off + len), or prctl of the whole mm */
-static int stress_ksm_unmerge_switch(stress_ksm_unmerge_ctx_t *ctx, const uint64_t sw, const size_t off,
-	const size_t len, const bool on)
+static int stress_ksm_unmerge_switch(stress_ksm_unmerge_ctx_t *ctx, const uint64_t sw,
+	const size_t off, const size_t len, const bool on)
 {
 	if (sw == KSM_SW_PRCTL)
 		return prctl(PR_SET_MEMORY_MERGE, on ? 1UL : 0UL, 0UL, 0UL, 0UL);
@@ -2004,7 +2141,8 @@ static inline size_t stress_ksm_unmerge_share(const size_t budget, const size_t 
 #define KSM_LEFT_OUT	(-3)
 
 /* count a failure of a racer and say what the kernel did wrong */
-static void FORMAT(printf, 2, 3) stress_ksm_unmerge_racer_fail(stress_ksm_unmerge_run_t *run, const char *fmt, ...)
+static void FORMAT(printf, 2, 3)
+	stress_ksm_unmerge_racer_fail(stress_ksm_unmerge_run_t *run, const char *fmt, ...)
 {
 	char buf[512];
 	va_list ap;
@@ -2020,7 +2158,8 @@ static void FORMAT(printf, 2, 3) stress_ksm_unmerge_racer_fail(stress_ksm_unmerg
 }
 
 /* set why a racer is skipped or not reached; -1 for start()'s return */
-static int FORMAT(printf, 2, 3) stress_ksm_unmerge_racer_reason(stress_ksm_unmerge_run_t *run, const char *fmt, ...)
+static int FORMAT(printf, 2, 3)
+	stress_ksm_unmerge_racer_reason(stress_ksm_unmerge_run_t *run, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -2031,14 +2170,15 @@ static int FORMAT(printf, 2, 3) stress_ksm_unmerge_racer_reason(stress_ksm_unmer
 }
 
 /* does a racer other than self with flag (KSM_RF_LAYOUT: discards or protects region pages) run */
-static bool stress_ksm_unmerge_others_run(const stress_ksm_unmerge_ctx_t *ctx, const stress_ksm_unmerge_racer_t *self,
-	const unsigned int flag)
+static bool stress_ksm_unmerge_others_run(const stress_ksm_unmerge_ctx_t *ctx,
+	const stress_ksm_unmerge_racer_t *self, const unsigned int flag)
 {
 	size_t i;
 
 	for (i = 0; i < KSM_RACERS; i++)
-		if ((ctx->racers & STRESS_BIT_ULL(i)) && (stress_ksm_unmerge_racers[i].flags & flag) &&
-		    &stress_ksm_unmerge_racers[i] != self)
+		if ((ctx->racers & STRESS_BIT_ULL(i)) &&
+			(stress_ksm_unmerge_racers[i].flags & flag) &&
+			&stress_ksm_unmerge_racers[i] != self)
 			return true;
 	return false;
 }
@@ -2099,7 +2239,8 @@ static void stress_ksm_unmerge_hold(const stress_ksm_unmerge_ctx_t *ctx)
 }
 
 /* 1..max random pages inside the part of the region racers may touch */
-static size_t stress_ksm_unmerge_random_range(const stress_ksm_unmerge_ctx_t *ctx, const size_t max, size_t *first)
+static size_t stress_ksm_unmerge_random_range(
+	const stress_ksm_unmerge_ctx_t *ctx, const size_t max, size_t *first)
 {
 	const size_t npages = ctx->touch_npages;
 	const size_t n = STRESS_MINIMUM(1 + (size_t)stress_mwc32modn((uint32_t)max), npages);
@@ -2118,8 +2259,11 @@ static size_t stress_ksm_unmerge_present(const stress_ksm_unmerge_ctx_t *ctx, co
 			stress_ksm_unmerge_page_kind(ctx->pattern, first), st, pm) < 0)
 		return n;	/* no PFNs: cannot tell, take them all */
 	for (j = 0; j < n; j++)
-		if (st[j] == KSM_PAGE_ABSENT || st[j] == KSM_PAGE_SWAPPED || st[j] == KSM_PAGE_HOLE ||
-		    (st[j] == KSM_PAGE_KZERO && stress_ksm_unmerge_page_kind(ctx->pattern, first + j) != KSM_KIND_ZERO))
+		if (st[j] == KSM_PAGE_ABSENT || st[j] == KSM_PAGE_SWAPPED ||
+			st[j] == KSM_PAGE_HOLE ||
+			(st[j] == KSM_PAGE_KZERO &&
+				stress_ksm_unmerge_page_kind(ctx->pattern, first + j) !=
+					KSM_KIND_ZERO))
 			break;
 	return j;
 }
@@ -2138,17 +2282,20 @@ static int stress_ksm_unmerge_copy_check(stress_ksm_unmerge_run_t *run, const si
 		uint8_t want = 0;
 		ssize_t off = stress_ksm_unmerge_page_check(ctx, first + j, buf + j * ps, &want);
 
-		if (off < 0 || (size_t)off >= plen || (others && stress_ksm_unmerge_all_zero(buf + j * ps, plen)))
+		if (off < 0 || (size_t)off >= plen ||
+			(others && stress_ksm_unmerge_all_zero(buf + j * ps, plen)))
 			continue;
-		stress_ksm_unmerge_racer_fail(run, "%s page %zu: byte %zd is 0x%02x, expected 0x%02x",
-			what, first + j, off, buf[j * ps + (size_t)off], want);
+		stress_ksm_unmerge_racer_fail(run,
+			"%s page %zu: byte %zd is 0x%02x, expected 0x%02x", what, first + j, off,
+			buf[j * ps + (size_t)off], want);
 		return -1;
 	}
 	return 0;
 }
 
 /* first of n pages at p not holding the same page, -1 if all do */
-static ssize_t stress_ksm_unmerge_same_check(const stress_ksm_unmerge_ctx_t *ctx, const uint8_t *p, const size_t n)
+static ssize_t stress_ksm_unmerge_same_check(
+	const stress_ksm_unmerge_ctx_t *ctx, const uint8_t *p, const size_t n)
 {
 	size_t k;
 
@@ -2237,9 +2384,11 @@ static int stress_ksm_unmerge_reap(const pid_t pid, const double secs, int *stat
 }
 
 /* private anonymous, NOHUGEPAGE, named mapping (dontfork: MADV_DONTFORK); NULL on failure */
-static uint8_t *stress_ksm_unmerge_map(const size_t size, const int flags, const char *name, const bool dontfork)
+static uint8_t *stress_ksm_unmerge_map(
+	const size_t size, const int flags, const char *name, const bool dontfork)
 {
-	uint8_t *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | flags, -1, 0);
+	uint8_t *p = mmap(
+		NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | flags, -1, 0);
 
 	/* a child's mergeable copy would let ksmd make a page still shared with it a KSM page */
 	if (p == MAP_FAILED || (dontfork && shim_madvise(p, size, MADV_DONTFORK) < 0)) {
@@ -2263,7 +2412,8 @@ static void *stress_ksm_unmerge_shared_map(const size_t size)
 }
 
 /* fill n pages at p with the same page (racer ranges merge with the region) */
-static void stress_ksm_unmerge_same_fill(const stress_ksm_unmerge_ctx_t *ctx, uint8_t *p, const size_t n)
+static void stress_ksm_unmerge_same_fill(
+	const stress_ksm_unmerge_ctx_t *ctx, uint8_t *p, const size_t n)
 {
 	size_t k;
 
@@ -2329,7 +2479,8 @@ static int stress_ksm_unmerge_keep_fd(stress_ksm_unmerge_run_t *run, const int f
 }
 
 /* undo a racer's start: its stop event, then what it held released */
-static void stress_ksm_unmerge_racer_end(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+static void stress_ksm_unmerge_racer_end(
+	stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	if (run->r->phase && run->priv)
 		run->r->phase(ctx, run, KSM_PHASE_STOP);
@@ -2366,17 +2517,22 @@ static void stress_ksm_unmerge_racers_start(stress_ksm_unmerge_ctx_t *ctx)
 		if (r->not_built)
 			(void)stress_ksm_unmerge_racer_reason(run, "not built: %s", r->not_built);
 		else if ((r->flags & KSM_RF_PFNS) && !ctx->have_pfns)
-			(void)stress_ksm_unmerge_racer_reason(run, "pagemap PFNs not readable (needs CAP_SYS_ADMIN): "
+			(void)stress_ksm_unmerge_racer_reason(run,
+				"pagemap PFNs not readable (needs CAP_SYS_ADMIN): "
 				"its evidence cannot be seen");
-		else if (!r->supported || r->supported(run->rs->reason, sizeof(run->rs->reason)) == 0)
+		else if (!r->supported ||
+			r->supported(run->rs->reason, sizeof(run->rs->reason)) == 0)
 			ret = (r->priv_size && !(run->priv = calloc(1, r->priv_size))) ? -1 :
 				(r->start ? r->start(ctx, run) : 0);
 		if (ret == 0 && r->op) {
-			ret = pthread_create(&run->thread, NULL, stress_ksm_unmerge_racer_thread, run);
+			ret = pthread_create(
+				&run->thread, NULL, stress_ksm_unmerge_racer_thread, run);
 			run->thread_running = !ret;
 			errno = ret;
-			ret = ret ? stress_ksm_unmerge_racer_reason(run, "pthread_create failed, errno=%d (%s)", errno,
-				strerror(errno)) : 0;
+			ret = ret ? stress_ksm_unmerge_racer_reason(run,
+					    "pthread_create failed, errno=%d (%s)", errno,
+					    strerror(errno)) :
+				    0;
 		}
 		if (ret == 0) {
 			run->rs->active = true;
@@ -2391,12 +2547,14 @@ static void stress_ksm_unmerge_racers_start(stress_ksm_unmerge_ctx_t *ctx)
 			continue;
 		}
 		if (ret == -1) {
-			(void)snprintf(why, sizeof(why), "start failed%s%s", run->rs->reason[0] ? ": " : "", run->rs->reason);
+			(void)snprintf(why, sizeof(why), "start failed%s%s",
+				run->rs->reason[0] ? ": " : "", run->rs->reason);
 			(void)shim_strscpy(run->rs->reason, why, sizeof(run->rs->reason));
 		}
 		run->rs->skipped = true;
 		if (stress_instance_zero(ctx->args) && !ctx->restarts)
-			pr_inf_skip("%s: racer %s skipped: %s\n", ctx->args->name, r->name, run->rs->reason);
+			pr_inf_skip("%s: racer %s skipped: %s\n", ctx->args->name, r->name,
+				run->rs->reason);
 	}
 }
 
@@ -2428,7 +2586,8 @@ static void stress_ksm_unmerge_window(stress_ksm_unmerge_ctx_t *ctx, const bool 
 {
 	stress_ksm_unmerge_shared_t *sh = stress_ksm_unmerge_shared;
 	const double t = stress_time_now() - sh->t0 - KSM_QUIET_FIRST;
-	const bool in = !end && ctx->use >= KSM_RACER_BIT(0) && t >= 0.0 && fmod(t, KSM_QUIET_PERIOD) < KSM_QUIET_LEN;
+	const bool in = !end && ctx->use >= KSM_RACER_BIT(0) && t >= 0.0 &&
+		fmod(t, KSM_QUIET_PERIOD) < KSM_QUIET_LEN;
 
 	if (in == ctx->quiet)
 		return;
@@ -2479,7 +2638,8 @@ static void stress_ksm_unmerge_racers_meet(stress_ksm_unmerge_ctx_t *ctx)
 	for (i = 0; i < KSM_RACERS; i++) {
 		stress_ksm_unmerge_run_t *run = &ctx->run[i];
 
-		if (!(ctx->racers & STRESS_BIT_ULL(i)) || !(run->r->flags & KSM_RF_WAIT) || !run->thread_running)
+		if (!(ctx->racers & STRESS_BIT_ULL(i)) || !(run->r->flags & KSM_RF_WAIT) ||
+			!run->thread_running)
 			continue;
 		while (run->met != ctx->cycle && !run->thread_done && stress_continue(ctx->args)) {
 			if (!stress_ksm_unmerge_cond_wait(ctx, &ctx->acked, deadline)) {
@@ -2538,8 +2698,9 @@ static void stress_ksm_unmerge_phase_set(stress_ksm_unmerge_ctx_t *ctx, const in
 			ctx->run[i].r->phase(ctx, &ctx->run[i], phase);
 #if defined(HAVE_SYS_FILE_H)
 	/* migration entries and reused pfns would read as lost or shared pages */
-	while (ctx->compact_fd >= 0 && flock(ctx->compact_fd, (phase == KSM_PHASE_MERGED || phase == KSM_PHASE_VERIFY) ?
-	       LOCK_SH : LOCK_UN) < 0 && errno == EINTR)
+	while (ctx->compact_fd >= 0 && flock(ctx->compact_fd,
+	    (phase == KSM_PHASE_MERGED || phase == KSM_PHASE_VERIFY) ? LOCK_SH : LOCK_UN) < 0 &&
+	    errno == EINTR)
 		;
 #endif
 	if (phase == KSM_PHASE_IDLE)
@@ -2559,7 +2720,8 @@ static void stress_ksm_unmerge_lat_add(stress_ksm_unmerge_lat_t *lat, const doub
 /* ==== Racers: one "---- name" section each, then the racer table ==== */
 
 /* ---- vmsplice: GUP references on KSM pages held in a pipe ---- */
-#if defined(HAVE_VMSPLICE) && defined(SPLICE_F_NONBLOCK) && defined(HAVE_SYS_UIO_H) && defined(HAVE_PIPE2)
+#if defined(HAVE_VMSPLICE) && defined(SPLICE_F_NONBLOCK) && defined(HAVE_SYS_UIO_H) &&             \
+	defined(HAVE_PIPE2)
 
 typedef struct {
 	int fds[2];			/* non-blocking pipe */
@@ -2587,7 +2749,8 @@ static int stress_ksm_unmerge_held_kept(const int what0, const uint64_t e0, cons
  *  stress_ksm_unmerge_vmsplice_op()
  *	vmsplice 1-16 merged pages into the pipe, read them back, check every byte
  */
-static bool stress_ksm_unmerge_vmsplice_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+static bool stress_ksm_unmerge_vmsplice_op(
+	stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_vmsplice_t *v = (stress_ksm_unmerge_vmsplice_t *)run->priv;
 	struct iovec iov[KSM_OP_PAGES];
@@ -2613,8 +2776,9 @@ static bool stress_ksm_unmerge_vmsplice_op(stress_ksm_unmerge_ctx_t *ctx, stress
 	ret = n ? vmsplice(v->fds[1], iov, n, SPLICE_F_NONBLOCK) : 0;
 	if (ret <= 0) {
 		if (ret < 0 && errno != EAGAIN && errno != EINTR)
-			stress_ksm_unmerge_racer_fail(run, "vmsplice of pages %zu..%zu failed, errno=%d (%s)",
-				first, first + n - 1, errno, strerror(errno));
+			stress_ksm_unmerge_racer_fail(run,
+				"vmsplice of pages %zu..%zu failed, errno=%d (%s)", first,
+				first + n - 1, errno, strerror(errno));
 		return true;
 	}
 	/* a splice begun while merged holds its references over the unmerge */
@@ -2643,14 +2807,16 @@ static bool stress_ksm_unmerge_vmsplice_op(stress_ksm_unmerge_ctx_t *ctx, stress
 		if (r > 0) {
 			got += (size_t)r;
 		} else if (r == 0 || (errno != EAGAIN && errno != EINTR) || ++spins > 10000) {
-			stress_ksm_unmerge_racer_fail(run, "reading %zd bytes back from the pipe failed, errno=%d (%s)",
-				ret, errno, strerror(errno));
+			stress_ksm_unmerge_racer_fail(run,
+				"reading %zd bytes back from the pipe failed, errno=%d (%s)", ret,
+				errno, strerror(errno));
 			return true;
 		} else {
 			(void)shim_nanosleep_uint64(10000);
 		}
 	}
-	(void)stress_ksm_unmerge_copy_check(run, first, v->buf, (size_t)ret, "read back from the pipe:");
+	(void)stress_ksm_unmerge_copy_check(
+		run, first, v->buf, (size_t)ret, "read back from the pipe:");
 	run->rs->evidence += ksm;
 	run->rs->detail[KSM_D_VMSPLICE_HELD] += held;
 	run->rs->detail[KSM_D_VMSPLICE_HELD_KSM] += held ? ksm : 0;
@@ -2659,24 +2825,28 @@ static bool stress_ksm_unmerge_vmsplice_op(stress_ksm_unmerge_ctx_t *ctx, stress
 }
 
 /* the pipe (a vmsplice into it proves the syscall) and the buffer */
-static int stress_ksm_unmerge_vmsplice_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+static int stress_ksm_unmerge_vmsplice_start(
+	stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_vmsplice_t *v = (stress_ksm_unmerge_vmsplice_t *)run->priv;
 	struct iovec iov = { ctx->templates, 1 };
 	char c;
 
-	v->buf = stress_ksm_unmerge_keep(run, stress_ksm_unmerge_shared_map(KSM_OP_PAGES * ctx->page_size),
+	v->buf = stress_ksm_unmerge_keep(run,
+		stress_ksm_unmerge_shared_map(KSM_OP_PAGES * ctx->page_size),
 		KSM_OP_PAGES * ctx->page_size);
-	if (!v->buf || pipe2(v->fds, O_CLOEXEC | O_NONBLOCK) < 0 || stress_ksm_unmerge_keep_fd(run, v->fds[0]) < 0 ||
-	    stress_ksm_unmerge_keep_fd(run, v->fds[1]) < 0 || vmsplice(v->fds[1], &iov, 1, SPLICE_F_NONBLOCK) != 1 ||
-	    read(v->fds[0], &c, 1) != 1)
-		return stress_ksm_unmerge_racer_reason(run, "mmap, pipe2 or vmsplice failed, errno=%d (%s)",
-			errno, strerror(errno));
+	if (!v->buf || pipe2(v->fds, O_CLOEXEC | O_NONBLOCK) < 0 ||
+		stress_ksm_unmerge_keep_fd(run, v->fds[0]) < 0 ||
+		stress_ksm_unmerge_keep_fd(run, v->fds[1]) < 0 ||
+		vmsplice(v->fds[1], &iov, 1, SPLICE_F_NONBLOCK) != 1 || read(v->fds[0], &c, 1) != 1)
+		return stress_ksm_unmerge_racer_reason(run,
+			"mmap, pipe2 or vmsplice failed, errno=%d (%s)", errno, strerror(errno));
 	return 0;
 }
 #define KSM_VMSPLICE_NOT_BUILT	NULL
 #else
-#define KSM_VMSPLICE_NOT_BUILT	"vmsplice(), pipe2() or SPLICE_F_NONBLOCK missing (HAVE_VMSPLICE, HAVE_PIPE2)"
+#define KSM_VMSPLICE_NOT_BUILT                                                                     \
+	"vmsplice(), pipe2() or SPLICE_F_NONBLOCK missing (HAVE_VMSPLICE, HAVE_PIPE2)"
 typedef int stress_ksm_unmerge_vmsplice_t;	/* the racer table's priv_size */
 #define stress_ksm_unmerge_vmsplice_start	NULL
 #define stress_ksm_unmerge_vmsplice_op		NULL
@@ -2711,8 +2881,8 @@ static int stress_ksm_unmerge_gup_kind(const unsigned int has, const uint32_t tu
 }
 
 /* pure: pages KSM before a pin and private after it; KSM folios in *folios */
-static uint64_t stress_ksm_unmerge_gup_broken(const uint8_t *before, const uint8_t *after, const size_t n,
-	uint64_t *folios)
+static uint64_t stress_ksm_unmerge_gup_broken(
+	const uint8_t *before, const uint8_t *after, const size_t n, uint64_t *folios)
 {
 	uint64_t broken = 0;
 	size_t j;
@@ -2752,20 +2922,21 @@ static int stress_ksm_unmerge_ro_kept(const uint64_t e0, const uint8_t *what, co
 }
 
 /* an O_DIRECT transfer moved all len bytes, else a failure (not EINTR) */
-static bool stress_ksm_unmerge_gup_io_ok(stress_ksm_unmerge_run_t *run, const char *what, const ssize_t ret,
-	const size_t len)
+static bool stress_ksm_unmerge_gup_io_ok(
+	stress_ksm_unmerge_run_t *run, const char *what, const ssize_t ret, const size_t len)
 {
 	if (ret == (ssize_t)len)
 		return true;
 	if (ret >= 0 || errno != EINTR)
-		stress_ksm_unmerge_racer_fail(run, "O_DIRECT %s of %zu bytes returned %zd, errno=%d (%s)", what, len,
-			ret, ret < 0 ? errno : 0, ret < 0 ? strerror(errno) : "short");
+		stress_ksm_unmerge_racer_fail(run,
+			"O_DIRECT %s of %zu bytes returned %zd, errno=%d (%s)", what, len, ret,
+			ret < 0 ? errno : 0, ret < 0 ? strerror(errno) : "short");
 	return false;
 }
 
 /* O_DIRECT read into merged pages: write pins, which must break KSM COW */
-static void stress_ksm_unmerge_gup_odirect(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run,
-	stress_ksm_unmerge_gup_t *g)
+static void stress_ksm_unmerge_gup_odirect(
+	stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, stress_ksm_unmerge_gup_t *g)
 {
 	const size_t ps = ctx->page_size;
 	const off_t slot = (off_t)(KSM_OP_PAGES * ps);
@@ -2797,9 +2968,12 @@ static void stress_ksm_unmerge_gup_odirect(stress_ksm_unmerge_ctx_t *ctx, stress
 	run->rs->evidence += broken;
 	run->rs->detail[KSM_D_GUP_ODIRECT_KSM] += broken;
 	/* a page another racer discarded refaults private without a COW */
-	if (cow0 >= 0 && cow1 >= 0 && (uint64_t)(cow1 - cow0) < folios && !stress_ksm_unmerge_others_run(ctx, run->r, KSM_RF_LAYOUT))
-		stress_ksm_unmerge_racer_fail(run, "O_DIRECT read broke %" PRIu64 " KSM pages (%zu..%zu) but cow_ksm "
-			"grew by only %" PRId64, folios, first, first + n - 1, cow1 - cow0);
+	if (cow0 >= 0 && cow1 >= 0 && (uint64_t)(cow1 - cow0) < folios &&
+		!stress_ksm_unmerge_others_run(ctx, run->r, KSM_RF_LAYOUT))
+		stress_ksm_unmerge_racer_fail(run,
+			"O_DIRECT read broke %" PRIu64 " KSM pages (%zu..%zu) but cow_ksm "
+			"grew by only %" PRId64,
+			folios, first, first + n - 1, cow1 - cow0);
 	(void)stress_ksm_unmerge_copy_check(run, first, ctx->region + first * ps, n * ps,
 		"region after an O_DIRECT read into it:");
 }
@@ -2852,7 +3026,8 @@ static void stress_ksm_unmerge_gup_ro(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_
 	run->rs->evidence += broken;
 	run->rs->ops++;
 	run->rs->detail[kind == KSM_GUP_READV ? KSM_D_GUP_READV : KSM_D_GUP_ODIRECT]++;
-	run->rs->detail[kind == KSM_GUP_READV ? KSM_D_GUP_READV_KSM : KSM_D_GUP_ODIRECT_KSM] += broken;
+	run->rs->detail[kind == KSM_GUP_READV ? KSM_D_GUP_READV_KSM : KSM_D_GUP_ODIRECT_KSM] +=
+		broken;
 	if (kind == KSM_GUP_ODIRECT_OUT && !stress_ksm_unmerge_gup_io_ok(run, "read back",
 			pread(g->fd, g->buf, n * ps, 0), n * ps))
 		return;
@@ -2879,10 +3054,11 @@ static void stress_ksm_unmerge_gup_ro(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_
 			KSM_RO_PINS, stress_ksm_unmerge_pm_pfn(e0[j]), scans1 - scans0);
 }
 
-#if defined(HAVE_LINUX_IO_URING_H) && defined(__NR_io_uring_setup) && defined(__NR_io_uring_register)
+#if defined(HAVE_LINUX_IO_URING_H) && defined(__NR_io_uring_setup) &&                              \
+	defined(__NR_io_uring_register)
 /* merged pages as an io_uring fixed buffer: unshared when pinned, held a while */
-static void stress_ksm_unmerge_gup_longterm(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run,
-	stress_ksm_unmerge_gup_t *g)
+static void stress_ksm_unmerge_gup_longterm(
+	stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, stress_ksm_unmerge_gup_t *g)
 {
 	uint8_t before[KSM_OP_PAGES], after[KSM_OP_PAGES];
 	size_t first, j, n = stress_ksm_unmerge_random_range(ctx, KSM_OP_PAGES, &first);
@@ -2897,16 +3073,20 @@ static void stress_ksm_unmerge_gup_longterm(stress_ksm_unmerge_ctx_t *ctx, stres
 	if (syscall(__NR_io_uring_register, g->ring_fd, IORING_REGISTER_BUFFERS, &iov, 1) < 0) {
 		if (errno == ENOMEM || errno == EPERM || errno == EOPNOTSUPP) {
 			pr_inf("%s: gup racer: long-term pins off from now on, IORING_REGISTER_BUFFERS failed, "
-				"errno=%d (%s)\n", ctx->args->name, errno, strerror(errno));
+			       "errno=%d (%s)\n",
+				ctx->args->name, errno, strerror(errno));
 			g->ring_fd = -1;	/* closed with the racer's fds */
-		} else if (errno != EINTR && !(errno == EFAULT && stress_ksm_unmerge_others_run(ctx, run->r, KSM_RF_WP))) {
-			stress_ksm_unmerge_racer_fail(run, "IORING_REGISTER_BUFFERS of merged pages failed, errno=%d (%s)",
+		} else if (errno != EINTR &&
+			!(errno == EFAULT &&
+				stress_ksm_unmerge_others_run(ctx, run->r, KSM_RF_WP))) {
+			stress_ksm_unmerge_racer_fail(run,
+				"IORING_REGISTER_BUFFERS of merged pages failed, errno=%d (%s)",
 				errno, strerror(errno));
 		}
 		return;
 	}
-	if (stress_ksm_unmerge_pages_state(ctx, iov.iov_base, n, stress_ksm_unmerge_page_kind(ctx->pattern, first),
-			after) == 0) {
+	if (stress_ksm_unmerge_pages_state(ctx, iov.iov_base, n,
+		    stress_ksm_unmerge_page_kind(ctx->pattern, first), after) == 0) {
 		const uint64_t broken = stress_ksm_unmerge_gup_broken(before, after, n, &folios);
 
 		run->rs->detail[KSM_D_GUP_LONGTERM_KSM] += broken;
@@ -2914,13 +3094,17 @@ static void stress_ksm_unmerge_gup_longterm(stress_ksm_unmerge_ctx_t *ctx, stres
 		for (j = 0; j < n && !stress_ksm_unmerge_is_ksm(after[j]); j++)
 			;
 		if (j < n)
-			stress_ksm_unmerge_racer_fail(run, "page %zu is still a KSM page while an io_uring fixed buffer "
-				"pins it for write", first + j);
+			stress_ksm_unmerge_racer_fail(run,
+				"page %zu is still a KSM page while an io_uring fixed buffer "
+				"pins it for write",
+				first + j);
 	}
 	stress_ksm_unmerge_hold(ctx);
 	if (syscall(__NR_io_uring_register, g->ring_fd, IORING_UNREGISTER_BUFFERS, NULL, 0) < 0)
-		stress_ksm_unmerge_racer_fail(run, "IORING_UNREGISTER_BUFFERS failed, errno=%d (%s)", errno, strerror(errno));
-	(void)stress_ksm_unmerge_copy_check(run, first, iov.iov_base, iov.iov_len, "region after a long-term pin:");
+		stress_ksm_unmerge_racer_fail(run,
+			"IORING_UNREGISTER_BUFFERS failed, errno=%d (%s)", errno, strerror(errno));
+	(void)stress_ksm_unmerge_copy_check(
+		run, first, iov.iov_base, iov.iov_len, "region after a long-term pin:");
 	run->rs->detail[KSM_D_GUP_LONGTERM]++;
 	run->rs->ops++;
 }
@@ -2971,7 +3155,8 @@ static int stress_ksm_unmerge_gup_file(stress_ksm_unmerge_ctx_t *ctx, stress_ksm
 
 	(void)stress_fs_temp_dir_args(ctx->args, path, sizeof(path));
 	/* a restart after a quiet window finds the dir the first start made */
-	if (access(stress_fs_temp_path_get(), W_OK) < 0 || (access(path, F_OK) < 0 && stress_fs_temp_dir_make_args(ctx->args) < 0))
+	if (access(stress_fs_temp_path_get(), W_OK) < 0 ||
+		(access(path, F_OK) < 0 && stress_fs_temp_dir_make_args(ctx->args) < 0))
 		return -errno;
 #if defined(O_TMPFILE)
 	fd = open(path, O_TMPFILE | O_RDWR | O_DIRECT | O_CLOEXEC, 0600);
@@ -2988,18 +3173,22 @@ static int stress_ksm_unmerge_gup_file(stress_ksm_unmerge_ctx_t *ctx, stress_ksm
 	if (fstatfs(fd, &sfs) == 0 && sfs.f_type == TMPFS_MAGIC)
 		return -EXDEV;
 #endif
-	return (pwrite(fd, g->buf, ctx->page_size, 0) == (ssize_t)ctx->page_size) ? 0 : -(errno ? errno : EIO);
+	return (pwrite(fd, g->buf, ctx->page_size, 0) == (ssize_t)ctx->page_size) ?
+		0 :
+		-(errno ? errno : EIO);
 }
 
 /* bounce buffer, O_DIRECT file, io_uring, process_vm_readv; each one off is said once */
-static int stress_ksm_unmerge_gup_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+static int stress_ksm_unmerge_gup_start(
+	stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_gup_t *g = (stress_ksm_unmerge_gup_t *)run->priv;
 	const bool say = stress_instance_zero(ctx->args) && !ctx->restarts;
 	int ret = -ENOMEM, rv = ENOSYS;
 
 	g->ring_fd = stress_ksm_unmerge_keep_fd(run, stress_ksm_unmerge_gup_ring());
-	g->buf = stress_ksm_unmerge_keep(run, stress_ksm_unmerge_shared_map(2 * KSM_OP_PAGES * ctx->page_size),
+	g->buf = stress_ksm_unmerge_keep(run,
+		stress_ksm_unmerge_shared_map(2 * KSM_OP_PAGES * ctx->page_size),
 		2 * KSM_OP_PAGES * ctx->page_size);
 	g->fd = -1;
 	if (g->buf) {
@@ -3039,8 +3228,9 @@ typedef int stress_ksm_unmerge_gup_t;	/* the racer table's priv_size */
 #endif
 
 /* ---- uffd-wp: unshare of uffd-wp protected KSM pages ---- */
-#if defined(HAVE_LINUX_USERFAULTFD_H) && defined(UFFDIO_WRITEPROTECT) &&	\
-    defined(UFFD_FEATURE_PAGEFAULT_FLAG_WP) && defined(UFFDIO_REGISTER_MODE_WP) && defined(HAVE_POLL_H)
+#if defined(HAVE_LINUX_USERFAULTFD_H) && defined(UFFDIO_WRITEPROTECT) &&                           \
+	defined(UFFD_FEATURE_PAGEFAULT_FLAG_WP) && defined(UFFDIO_REGISTER_MODE_WP) &&             \
+	defined(HAVE_POLL_H)
 
 #if !defined(UFFD_USER_MODE_ONLY)
 #define UFFD_USER_MODE_ONLY	(1)
@@ -3060,7 +3250,8 @@ typedef struct {
 } stress_ksm_unmerge_uffd_wp_t;
 
 /* a userfaultfd with feature (thread ids where offered); -1 with the reason */
-static int stress_ksm_unmerge_uffd_open(const uint64_t feature, char *reason, const size_t len, bool *tid)
+static int stress_ksm_unmerge_uffd_open(
+	const uint64_t feature, char *reason, const size_t len, bool *tid)
 {
 	const uint64_t want[] = { feature | UFFD_FEATURE_THREAD_ID, feature };
 	size_t i;
@@ -3072,36 +3263,42 @@ static int stress_ksm_unmerge_uffd_open(const uint64_t feature, char *reason, co
 		if (fd < 0 && errno == EPERM)
 			fd = shim_userfaultfd(O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
 		if (fd < 0) {
-			(void)snprintf(reason, len, "userfaultfd denied or missing, errno=%d (%s)", errno, strerror(errno));
+			(void)snprintf(reason, len, "userfaultfd denied or missing, errno=%d (%s)",
+				errno, strerror(errno));
 			return -1;
 		}
 		if (ioctl(fd, UFFDIO_API, &api) == 0 && (api.features & feature)) {
 			*tid = !!(want[i] & UFFD_FEATURE_THREAD_ID);
 			return fd;
 		}
-		(void)snprintf(reason, len, "UFFDIO_API without feature %#" PRIx64 ", errno=%d (%s)", feature,
-			errno, strerror(errno));
+		(void)snprintf(reason, len,
+			"UFFDIO_API without feature %#" PRIx64 ", errno=%d (%s)", feature, errno,
+			strerror(errno));
 		(void)close(fd);
 	}
 	return -1;
 }
 
 /* write-protect (on) or unprotect and wake n pages from first; a fail line if refused */
-static void stress_ksm_unmerge_uffd_wp_range(stress_ksm_unmerge_run_t *run, const size_t first, const size_t n, const bool on)
+static void stress_ksm_unmerge_uffd_wp_range(
+	stress_ksm_unmerge_run_t *run, const size_t first, const size_t n, const bool on)
 {
 	const stress_ksm_unmerge_uffd_wp_t *u = (const stress_ksm_unmerge_uffd_wp_t *)run->priv;
 	struct uffdio_writeprotect wp = {
-		.range = { (uintptr_t)(run->ctx->region + first * run->ctx->page_size), n * run->ctx->page_size },
+		.range = { (uintptr_t)(run->ctx->region + first * run->ctx->page_size),
+			n * run->ctx->page_size },
 		.mode = on ? UFFDIO_WRITEPROTECT_MODE_WP : 0,
 	};
 
 	if (ioctl(u->uffd, UFFDIO_WRITEPROTECT, &wp) < 0 && errno != ENOENT && errno != EAGAIN)
-		stress_ksm_unmerge_racer_fail(run, "UFFDIO_WRITEPROTECT %s of pages %zu..%zu failed, errno=%d (%s)",
+		stress_ksm_unmerge_racer_fail(run,
+			"UFFDIO_WRITEPROTECT %s of pages %zu..%zu failed, errno=%d (%s)",
 			on ? "on" : "off", first, first + n - 1, errno, strerror(errno));
 }
 
 /* resolve pending WP faults; the unmerge itself must never raise one */
-static void stress_ksm_unmerge_uffd_wp_events(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int ms)
+static void stress_ksm_unmerge_uffd_wp_events(
+	stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int ms)
 {
 	stress_ksm_unmerge_uffd_wp_t *u = (stress_ksm_unmerge_uffd_wp_t *)run->priv;
 	struct pollfd pfd = { u->uffd, POLLIN, 0 };
@@ -3113,22 +3310,29 @@ static void stress_ksm_unmerge_uffd_wp_events(stress_ksm_unmerge_ctx_t *ctx, str
 		const uintptr_t a = (uintptr_t)msg.arg.pagefault.address;
 		const size_t i = (size_t)((a - (uintptr_t)ctx->region) / ctx->page_size);
 
-		if (msg.event != UFFD_EVENT_PAGEFAULT || !(msg.arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_WP) ||
-		    a < (uintptr_t)ctx->region || i >= ctx->npages) {
-			stress_ksm_unmerge_racer_fail(run, "unexpected uffd message: event %#x, flags %#llx, address %#llx",
-				(unsigned int)msg.event, (unsigned long long)msg.arg.pagefault.flags, (unsigned long long)a);
+		if (msg.event != UFFD_EVENT_PAGEFAULT ||
+			!(msg.arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_WP) ||
+			a < (uintptr_t)ctx->region || i >= ctx->npages) {
+			stress_ksm_unmerge_racer_fail(run,
+				"unexpected uffd message: event %#x, flags %#llx, address %#llx",
+				(unsigned int)msg.event,
+				(unsigned long long)msg.arg.pagefault.flags, (unsigned long long)a);
 			continue;
 		}
-		if (u->tid && (pid_t)msg.arg.pagefault.feat.ptid == u->main_tid && ctx->phase == KSM_PHASE_UNMERGING)
-			stress_ksm_unmerge_racer_fail(run, "the unmerge itself raised a WP fault at page %zu (break_ksm "
-				"must unshare, not write)", i);
+		if (u->tid && (pid_t)msg.arg.pagefault.feat.ptid == u->main_tid &&
+			ctx->phase == KSM_PHASE_UNMERGING)
+			stress_ksm_unmerge_racer_fail(run,
+				"the unmerge itself raised a WP fault at page %zu (break_ksm "
+				"must unshare, not write)",
+				i);
 		u->touched[i] = (uint32_t)ctx->cycle;
 		stress_ksm_unmerge_uffd_wp_range(run, i, 1, false);
 	}
 }
 
 /* serve WP faults, protect a random range, while unmerging unprotect one */
-static bool stress_ksm_unmerge_uffd_wp_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+static bool stress_ksm_unmerge_uffd_wp_op(
+	stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_uffd_wp_t *u = (stress_ksm_unmerge_uffd_wp_t *)run->priv;
 	const bool active = stress_ksm_unmerge_active(ctx);
@@ -3153,7 +3357,8 @@ static bool stress_ksm_unmerge_uffd_wp_op(stress_ksm_unmerge_ctx_t *ctx, stress_
  *  stress_ksm_unmerge_uffd_wp_phase()
  *	protect half when merged; what was KSM and protected must keep WP and unshare
  */
-static void stress_ksm_unmerge_uffd_wp_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
+static void stress_ksm_unmerge_uffd_wp_phase(
+	stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
 {
 	stress_ksm_unmerge_uffd_wp_t *u = (stress_ksm_unmerge_uffd_wp_t *)run->priv;
 	const uint32_t cycle = (uint32_t)ctx->cycle;
@@ -3166,13 +3371,19 @@ static void stress_ksm_unmerge_uffd_wp_phase(stress_ksm_unmerge_ctx_t *ctx, stre
 		return;
 	}
 	if (phase == KSM_PHASE_MERGED)
-		stress_ksm_unmerge_uffd_wp_range(run, stress_mwc32modn((uint32_t)(ctx->npages / 2 + 1)), (ctx->npages + 1) / 2, true);
-	if ((phase != KSM_PHASE_UNMERGING && (phase != KSM_PHASE_VERIFY || !u->snap_valid)) || !ctx->have_pfns ||
-	    stress_ksm_unmerge_pagemap_read(ctx->pagemap_fd, ctx->region, ctx->npages, ctx->page_size, u->pm) < 0)
+		stress_ksm_unmerge_uffd_wp_range(run,
+			stress_mwc32modn((uint32_t)(ctx->npages / 2 + 1)), (ctx->npages + 1) / 2,
+			true);
+	if ((phase != KSM_PHASE_UNMERGING && (phase != KSM_PHASE_VERIFY || !u->snap_valid)) ||
+		!ctx->have_pfns ||
+		stress_ksm_unmerge_pagemap_read(
+			ctx->pagemap_fd, ctx->region, ctx->npages, ctx->page_size, u->pm) < 0)
 		return;
 	for (i = 0; i < ctx->npages; i++) {
-		const int what = (u->pm[i] & PM_UFFD_WP) ? stress_ksm_unmerge_page_state(ctx, u->pm[i], 0,
-			stress_ksm_unmerge_page_kind(ctx->pattern, i)) : KSM_PAGE_ABSENT;
+		const int what = (u->pm[i] & PM_UFFD_WP) ?
+			stress_ksm_unmerge_page_state(
+				ctx, u->pm[i], 0, stress_ksm_unmerge_page_kind(ctx->pattern, i)) :
+			KSM_PAGE_ABSENT;
 
 		if (phase == KSM_PHASE_UNMERGING) {
 			u->snap[i] = stress_ksm_unmerge_is_ksm(what);
@@ -3189,28 +3400,35 @@ static void stress_ksm_unmerge_uffd_wp_phase(stress_ksm_unmerge_ctx_t *ctx, stre
 	run->rs->detail[KSM_D_UFFD_WP_KEPT] += kept;
 	run->rs->detail[KSM_D_UFFD_WP_KEPT_KSM] += still;
 	if (lost && !stress_ksm_unmerge_others_run(ctx, NULL, KSM_RF_LAYOUT))
-		stress_ksm_unmerge_racer_fail(run, "%" PRIu64 " KSM pages lost their uffd-wp bit across the unmerge "
-			"(first: page %zu, pagemap %#" PRIx64 ")", lost, first_lost, u->pm[first_lost]);
+		stress_ksm_unmerge_racer_fail(run,
+			"%" PRIu64 " KSM pages lost their uffd-wp bit across the unmerge "
+			"(first: page %zu, pagemap %#" PRIx64 ")",
+			lost, first_lost, u->pm[first_lost]);
 }
 
 /* the region registered in WP mode (its VmFlags gain "uw": new baseline) */
-static int stress_ksm_unmerge_uffd_wp_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+static int stress_ksm_unmerge_uffd_wp_start(
+	stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_uffd_wp_t *u = (stress_ksm_unmerge_uffd_wp_t *)run->priv;
-	struct uffdio_register reg = { .range = { (uintptr_t)ctx->region, ctx->region_size }, .mode = UFFDIO_REGISTER_MODE_WP };
+	struct uffdio_register reg = { .range = { (uintptr_t)ctx->region, ctx->region_size },
+		.mode = UFFDIO_REGISTER_MODE_WP };
 
 	u->main_tid = (pid_t)shim_gettid();
 	u->snap = stress_ksm_unmerge_keep(run, calloc(ctx->npages, 1), 0);
 	u->touched = stress_ksm_unmerge_keep(run, calloc(ctx->npages, sizeof(uint32_t)), 0);
 	u->pm = stress_ksm_unmerge_keep(run, calloc(ctx->npages, sizeof(uint64_t)), 0);
-	u->uffd = stress_ksm_unmerge_keep_fd(run, stress_ksm_unmerge_uffd_open(UFFD_FEATURE_PAGEFAULT_FLAG_WP,
-		run->rs->reason, sizeof(run->rs->reason), &u->tid));
+	u->uffd = stress_ksm_unmerge_keep_fd(run,
+		stress_ksm_unmerge_uffd_open(UFFD_FEATURE_PAGEFAULT_FLAG_WP, run->rs->reason,
+			sizeof(run->rs->reason), &u->tid));
 	if (u->uffd < 0)
 		return -2;	/* not a failure: the kernel lacks it */
 	if (!u->snap || !u->touched || !u->pm || ioctl(u->uffd, UFFDIO_REGISTER, &reg) < 0 ||
 	    !(reg.ioctls & (1ULL << _UFFDIO_WRITEPROTECT)))
-		return stress_ksm_unmerge_racer_reason(run, "memory, or UFFDIO_REGISTER MODE_WP with WRITEPROTECT, "
-			"failed, errno=%d (%s)", errno, strerror(errno));
+		return stress_ksm_unmerge_racer_reason(run,
+			"memory, or UFFDIO_REGISTER MODE_WP with WRITEPROTECT, "
+			"failed, errno=%d (%s)",
+			errno, strerror(errno));
 	if (stress_ksm_unmerge_vmflags(ctx->region, ctx->vmflags, sizeof(ctx->vmflags), true) < 0)
 		ctx->vmflags[0] = '\0';
 	return 0;
@@ -3218,7 +3436,8 @@ static int stress_ksm_unmerge_uffd_wp_start(stress_ksm_unmerge_ctx_t *ctx, stres
 #define KSM_UFFD_BUILT		(1)
 #define KSM_UFFD_WP_NOT_BUILT	NULL
 #else
-#define KSM_UFFD_WP_NOT_BUILT	"userfaultfd write-protect or poll() missing (HAVE_LINUX_USERFAULTFD_H, HAVE_POLL_H)"
+#define KSM_UFFD_WP_NOT_BUILT                                                                      \
+	"userfaultfd write-protect or poll() missing (HAVE_LINUX_USERFAULTFD_H, HAVE_POLL_H)"
 typedef int stress_ksm_unmerge_uffd_wp_t;	/* the racer table's priv_size */
 #define stress_ksm_unmerge_uffd_wp_start		NULL
 #define stress_ksm_unmerge_uffd_wp_op		NULL
@@ -3234,7 +3453,8 @@ typedef struct {
 } stress_ksm_unmerge_mrelease_t;
 
 /* child: unmerge its copy, COW it or keep it (mode), then wait to be killed */
-static void NORETURN stress_ksm_unmerge_mrelease_victim(stress_ksm_unmerge_ctx_t *ctx, const pid_t parent, const int mode)
+static void NORETURN stress_ksm_unmerge_mrelease_victim(
+	stress_ksm_unmerge_ctx_t *ctx, const pid_t parent, const int mode)
 {
 	size_t i;
 
@@ -3244,7 +3464,8 @@ static void NORETURN stress_ksm_unmerge_mrelease_victim(stress_ksm_unmerge_ctx_t
 	    (mode == 1 && mprotect(ctx->region, ctx->region_size, PROT_READ | PROT_WRITE) < 0))
 		_exit(errno ? errno : 1);
 	for (i = 0; mode == 1 && i < ctx->npages; i++)
-		ctx->region[i * ctx->page_size] = *(volatile uint8_t *)(ctx->region + i * ctx->page_size);
+		ctx->region[i * ctx->page_size] =
+			*(volatile uint8_t *)(ctx->region + i * ctx->page_size);
 	(void)pause();	/* until the SIGKILL (or the parent's death) */
 	_exit(0);
 }
@@ -3253,7 +3474,8 @@ static void NORETURN stress_ksm_unmerge_mrelease_victim(stress_ksm_unmerge_ctx_t
  *  stress_ksm_unmerge_mrelease_op()
  *	fork a victim sharing KSM pages, SIGKILL and process_mrelease it, reap it
  */
-static bool stress_ksm_unmerge_mrelease_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+static bool stress_ksm_unmerge_mrelease_op(
+	stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_mrelease_t *m = (stress_ksm_unmerge_mrelease_t *)run->priv;
 	const pid_t parent = getpid();
@@ -3273,7 +3495,8 @@ static bool stress_ksm_unmerge_mrelease_op(stress_ksm_unmerge_ctx_t *ctx, stress
 		return false;
 	pid = fork();
 	if (pid < 0)
-		return stress_ksm_unmerge_racer_reason(run, "fork failed, errno=%d (%s)", errno, strerror(errno)) < 0;
+		return stress_ksm_unmerge_racer_reason(
+			       run, "fork failed, errno=%d (%s)", errno, strerror(errno)) < 0;
 	if (pid == 0)
 		stress_ksm_unmerge_mrelease_victim(ctx, parent, (int)(m->victims % 3));
 	m->victims++;
@@ -3283,26 +3506,33 @@ static bool stress_ksm_unmerge_mrelease_op(stress_ksm_unmerge_ctx_t *ctx, stress
 	if (pidfd >= 0)
 		pm_fd = open(path, O_RDONLY | O_CLOEXEC);
 	(void)shim_nanosleep_uint64(stress_mwc32modn(2000001));
-	if (pm_fd >= 0 && stress_ksm_unmerge_pagemap_read(pm_fd, ctx->region + first * ctx->page_size, n, ctx->page_size, pm) == 0)
+	if (pm_fd >= 0 &&
+		stress_ksm_unmerge_pagemap_read(
+			pm_fd, ctx->region + first * ctx->page_size, n, ctx->page_size, pm) == 0)
 		for (j = 0; j < n; j++)
-			ksm += stress_ksm_unmerge_is_ksm(stress_ksm_unmerge_page_state(ctx, pm[j], 0,
-				stress_ksm_unmerge_page_kind(ctx->pattern, first + j)));
+			ksm += stress_ksm_unmerge_is_ksm(stress_ksm_unmerge_page_state(ctx, pm[j],
+				0, stress_ksm_unmerge_page_kind(ctx->pattern, first + j)));
 	t0 = stress_ksm_unmerge_now_ns();
 	ret = (pidfd >= 0 && pm_fd >= 0) ? shim_pidfd_send_signal(pidfd, SIGKILL, NULL, 0) : -1;
 	ret = (ret == 0) ? shim_process_mrelease(pidfd, 0) : (shim_kill(pid, SIGKILL), -2);
 	err = errno;
 	t1 = stress_ksm_unmerge_now_ns();
 	if (stress_ksm_unmerge_reap(pid, 0.0, &status) < 0 ||
-	    (!(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) && !(WIFEXITED(status) && !WEXITSTATUS(status))))
-		stress_ksm_unmerge_racer_fail(run, "victim ended with wait status %#x (exit status: the errno of its "
-			"madvise or mprotect)", status);
+		(!(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) &&
+			!(WIFEXITED(status) && !WEXITSTATUS(status))))
+		stress_ksm_unmerge_racer_fail(run,
+			"victim ended with wait status %#x (exit status: the errno of its "
+			"madvise or mprotect)",
+			status);
 	if (pm_fd >= 0)
 		(void)close(pm_fd);
 	if (pidfd >= 0)
 		(void)close(pidfd);
 	if (ret == -2) {
-		stress_ksm_unmerge_racer_fail(run, "pidfd_open, opening its pagemap or pidfd_send_signal of the victim "
-			"failed, errno=%d (%s)", err, strerror(err));
+		stress_ksm_unmerge_racer_fail(run,
+			"pidfd_open, opening its pagemap or pidfd_send_signal of the victim "
+			"failed, errno=%d (%s)",
+			err, strerror(err));
 		return true;
 	}
 	run->rs->ops++;
@@ -3311,10 +3541,13 @@ static bool stress_ksm_unmerge_mrelease_op(stress_ksm_unmerge_ctx_t *ctx, stress
 	if (ret == 0 || err == ESRCH) {
 		/* ESRCH: the victim was past exit_mm(), its reap is the latency */
 		run->rs->detail[ret == 0 ? KSM_D_MRELEASE_REAPS : KSM_D_MRELEASE_ESRCH]++;
-		stress_ksm_unmerge_lat_add(&ctx->st->mrelease_lat, (double)((ret == 0 ? t1 : stress_ksm_unmerge_now_ns()) - t0) / 1.0E6);
+		stress_ksm_unmerge_lat_add(&ctx->st->mrelease_lat,
+			(double)((ret == 0 ? t1 : stress_ksm_unmerge_now_ns()) - t0) / 1.0E6);
 	} else if (!(err == EINTR && !stress_continue(ctx->args))) {
-		stress_ksm_unmerge_racer_fail(run, "process_mrelease on a SIGKILLed victim failed (expected 0 or ESRCH), "
-			"errno=%d (%s)", err, strerror(err));
+		stress_ksm_unmerge_racer_fail(run,
+			"process_mrelease on a SIGKILLed victim failed (expected 0 or ESRCH), "
+			"errno=%d (%s)",
+			err, strerror(err));
 	}
 	return true;
 }
@@ -3328,8 +3561,9 @@ static int stress_ksm_unmerge_mrelease_supported(char *reason, const size_t len)
 		(void)close(fd);
 	if (fd >= 0 && (shim_process_mrelease(-1, 0) == 0 || errno != ENOSYS))
 		return 0;
-	(void)snprintf(reason, len, "pidfd_open or process_mrelease not implemented, errno=%d (%s) (needs 5.15)",
-		errno, strerror(errno));
+	(void)snprintf(reason, len,
+		"pidfd_open or process_mrelease not implemented, errno=%d (%s) (needs 5.15)", errno,
+		strerror(errno));
 	return -1;
 }
 
@@ -3340,12 +3574,15 @@ static int stress_ksm_unmerge_mrelease_supported(char *reason, const size_t len)
 /* shared between the worker and its fork child */
 typedef struct {
 	volatile uint32_t n;		/* KSM pages COWed and verified */
-	volatile int fail, err;		/* 0, or the first failure (stress_ksm_unmerge_fork_fails) */
+	/* 0, or the first failure (stress_ksm_unmerge_fork_fails) */
+	volatile int fail, err;
 	volatile uint64_t page, pfn[2];
 	volatile int64_t off;
 	volatile uint64_t pages[KSM_FORK_PAGES];
-	volatile int64_t parent[2];	/* the parent's ksm_merging_pages, ksm_rmap_items before fork() */
-	int64_t child[2];		/* the child's, first thing after fork() (read once it is reaped) */
+	/* the parent's ksm_merging_pages, ksm_rmap_items before fork() */
+	volatile int64_t parent[2];
+	/* the child's, first thing after fork() (read once it is reaped) */
+	int64_t child[2];
 	volatile int verdict[2];	/* KSM_COUNTER_* of the child's */
 	volatile int64_t scanned[2];	/* pages_scanned before fork(), after the child's read */
 	volatile uint64_t fork_ns, read_ns;
@@ -3370,15 +3607,15 @@ static int stress_ksm_unmerge_fork_counters_verdict(const stress_ksm_unmerge_for
 	    (sh->verdict[1] != KSM_COUNTER_OK || sh->child[1] <= 0)))
 		return 0;
 	/* ksmd makes at most one rmap item per page it scans */
-	if (sh->scanned[0] < 0 || sh->scanned[1] < sh->scanned[0] || sh->verdict[1] != KSM_COUNTER_OK ||
-	    sh->child[1] <= sh->scanned[1] - sh->scanned[0])
+	if (sh->scanned[0] < 0 || sh->scanned[1] < sh->scanned[0] ||
+		sh->verdict[1] != KSM_COUNTER_OK || sh->child[1] <= sh->scanned[1] - sh->scanned[0])
 		return 2;
 	return 1;
 }
 
 /* child: COW page i if it is a KSM page, check copy and neighbours; 0 or a failure */
-static int stress_ksm_unmerge_fork_cow(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_fork_sh_t *sh,
-	const int pm_fd, const size_t i)
+static int stress_ksm_unmerge_fork_cow(stress_ksm_unmerge_ctx_t *ctx,
+	stress_ksm_unmerge_fork_sh_t *sh, const int pm_fd, const size_t i)
 {
 	uint8_t *page = ctx->region + i * ctx->page_size;
 	uint64_t e0, e1, *w = (uint64_t *)(void *)page;
@@ -3389,11 +3626,15 @@ static int stress_ksm_unmerge_fork_cow(stress_ksm_unmerge_ctx_t *ctx, stress_ksm
 	sh->off = -1;
 	if (stress_ksm_unmerge_pagemap_read(pm_fd, page, 1, ctx->page_size, &e0) < 0)
 		return 2;
-	if (!stress_ksm_unmerge_is_ksm(stress_ksm_unmerge_page_state(ctx, e0, 0, stress_ksm_unmerge_page_kind(ctx->pattern, i))))
+	if (!stress_ksm_unmerge_is_ksm(stress_ksm_unmerge_page_state(
+		    ctx, e0, 0, stress_ksm_unmerge_page_kind(ctx->pattern, i))))
 		return 0;
 	sh->off = stress_ksm_unmerge_page_check(ctx, i, page, &want);
 	if (sh->off >= 0)
-		return (stress_ksm_unmerge_all_zero(page, ctx->page_size) && stress_ksm_unmerge_others_run(ctx, NULL, KSM_RF_LAYOUT)) ? 0 : 3;
+		return (stress_ksm_unmerge_all_zero(page, ctx->page_size) &&
+			       stress_ksm_unmerge_others_run(ctx, NULL, KSM_RF_LAYOUT)) ?
+			0 :
+			3;
 	for (k = 0; k < ctx->page_size / sizeof(*w); k++)
 		w[k] = 0xf04b636f77000000ULL ^ ((uint64_t)i << 20) ^ k;
 	if (stress_ksm_unmerge_pagemap_read(pm_fd, page, 1, ctx->page_size, &e1) < 0)
@@ -3409,11 +3650,14 @@ static int stress_ksm_unmerge_fork_cow(stress_ksm_unmerge_ctx_t *ctx, stress_ksm
 		}
 	}
 	for (k = i - 1; k <= i + 1; k += 2) {
-		if (k >= ctx->npages || stress_ksm_unmerge_pagemap_read(pm_fd, ctx->region + k * ctx->page_size, 1,
-				ctx->page_size, &e1) < 0 || !stress_ksm_unmerge_is_ksm(stress_ksm_unmerge_page_state(ctx, e1,
-				0, stress_ksm_unmerge_page_kind(ctx->pattern, k))))
+		if (k >= ctx->npages ||
+			stress_ksm_unmerge_pagemap_read(pm_fd, ctx->region + k * ctx->page_size, 1,
+				ctx->page_size, &e1) < 0 ||
+			!stress_ksm_unmerge_is_ksm(stress_ksm_unmerge_page_state(
+				ctx, e1, 0, stress_ksm_unmerge_page_kind(ctx->pattern, k))))
 			continue;
-		sh->off = stress_ksm_unmerge_page_check(ctx, k, ctx->region + k * ctx->page_size, &want);
+		sh->off = stress_ksm_unmerge_page_check(
+			ctx, k, ctx->region + k * ctx->page_size, &want);
 		sh->page = k;
 		if (sh->off >= 0 && !(stress_ksm_unmerge_others_run(ctx, NULL, KSM_RF_LAYOUT) &&
 		    stress_ksm_unmerge_all_zero(ctx->region + k * ctx->page_size, ctx->page_size)))
@@ -3424,8 +3668,8 @@ static int stress_ksm_unmerge_fork_cow(stress_ksm_unmerge_ctx_t *ctx, stress_ksm
 }
 
 /* child: read its KSM counters, then COW up to 64 KSM pages during the unmerge */
-static void NORETURN stress_ksm_unmerge_fork_child(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_fork_sh_t *sh,
-	const pid_t parent)
+static void NORETURN stress_ksm_unmerge_fork_child(
+	stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_fork_sh_t *sh, const pid_t parent)
 {
 	char buf[1024];
 	int pm_fd, tries;
@@ -3433,7 +3677,8 @@ static void NORETURN stress_ksm_unmerge_fork_child(stress_ksm_unmerge_ctx_t *ctx
 	if (stress_fs_file_read(KSM_STAT, buf, sizeof(buf)) > 0) {
 		sh->scanned[1] = stress_ksm_unmerge_field(KSM_SYSFS "/pages_scanned", NULL);
 		sh->read_ns = stress_ksm_unmerge_now_ns();
-		sh->verdict[0] = stress_ksm_unmerge_counter(buf, "ksm_merging_pages", &sh->child[0]);
+		sh->verdict[0] =
+			stress_ksm_unmerge_counter(buf, "ksm_merging_pages", &sh->child[0]);
 		sh->verdict[1] = stress_ksm_unmerge_counter(buf, "ksm_rmap_items", &sh->child[1]);
 	}
 	if (stress_ksm_unmerge_child_init(ctx, parent) < 0 ||
@@ -3447,11 +3692,15 @@ static void NORETURN stress_ksm_unmerge_fork_child(stress_ksm_unmerge_ctx_t *ctx
 	}
 	sh->ready = true;
 	stress_mwc_reseed();
-	for (tries = 0; tries < 1024 && sh->n < KSM_FORK_PAGES && stress_continue(ctx->args) && !sh->fail; tries++) {
-		if (sh->n >= 4 && (ctx->st->phase == KSM_PHASE_VERIFY || ctx->st->phase == KSM_PHASE_IDLE))
+	for (tries = 0;
+		tries < 1024 && sh->n < KSM_FORK_PAGES && stress_continue(ctx->args) && !sh->fail;
+		tries++) {
+		if (sh->n >= 4 &&
+			(ctx->st->phase == KSM_PHASE_VERIFY || ctx->st->phase == KSM_PHASE_IDLE))
 			break;
 		sh->err = 0;
-		sh->fail = stress_ksm_unmerge_fork_cow(ctx, sh, pm_fd, stress_mwc32modn((uint32_t)ctx->npages));
+		sh->fail = stress_ksm_unmerge_fork_cow(
+			ctx, sh, pm_fd, stress_mwc32modn((uint32_t)ctx->npages));
 		if (sh->fail == 2)
 			sh->err = errno;
 		(void)shim_nanosleep_uint64(stress_mwc32modn(100000));
@@ -3460,8 +3709,8 @@ static void NORETURN stress_ksm_unmerge_fork_child(stress_ksm_unmerge_ctx_t *ctx
 }
 
 /* reap the child (3 s at most), count its COWs, report what it recorded */
-static void stress_ksm_unmerge_fork_reap(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run,
-	stress_ksm_unmerge_fork_t *f)
+static void stress_ksm_unmerge_fork_reap(
+	stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, stress_ksm_unmerge_fork_t *f)
 {
 	const stress_ksm_unmerge_fork_sh_t *sh = f->sh;
 	int status;
@@ -3471,19 +3720,27 @@ static void stress_ksm_unmerge_fork_reap(stress_ksm_unmerge_ctx_t *ctx, stress_k
 	run->rs->ops++;
 	run->rs->evidence += sh->n;
 	if (stress_ksm_unmerge_fork_counters_verdict(sh) == 1)
-		stress_ksm_unmerge_racer_fail(run, "the parent's KSM counters were copied into the child (fixed by "
-			"4d6fc29f3634): its ksm_merging_pages %" PRId64 ", ksm_rmap_items %" PRId64 " %.3f ms after fork() "
-			"(parent %" PRId64 ", %" PRId64 "; %" PRId64 " pages scanned meanwhile)", sh->child[0], sh->child[1],
-			(double)(sh->read_ns - sh->fork_ns) / 1.0E6, sh->parent[0], sh->parent[1], sh->scanned[1] - sh->scanned[0]);
+		stress_ksm_unmerge_racer_fail(run,
+			"the parent's KSM counters were copied into the child (fixed by "
+			"4d6fc29f3634): its ksm_merging_pages %" PRId64 ", ksm_rmap_items %" PRId64
+			" %.3f ms after fork() "
+			"(parent %" PRId64 ", %" PRId64 "; %" PRId64 " pages scanned meanwhile)",
+			sh->child[0], sh->child[1], (double)(sh->read_ns - sh->fork_ns) / 1.0E6,
+			sh->parent[0], sh->parent[1], sh->scanned[1] - sh->scanned[0]);
 	if (sh->fail > 0 && (size_t)sh->fail < SIZEOF_ARRAY(stress_ksm_unmerge_fork_fails))
-		stress_ksm_unmerge_racer_fail(run, "%s: page %" PRIu64 ", byte %" PRId64 ", pfn %#" PRIx64 " -> %#" PRIx64
-			", errno=%d (%s)", stress_ksm_unmerge_fork_fails[sh->fail], sh->page, sh->off, sh->pfn[0],
+		stress_ksm_unmerge_racer_fail(run,
+			"%s: page %" PRIu64 ", byte %" PRId64 ", pfn %#" PRIx64 " -> %#" PRIx64
+			", errno=%d (%s)",
+			stress_ksm_unmerge_fork_fails[sh->fail], sh->page, sh->off, sh->pfn[0],
 			sh->pfn[1], sh->err, strerror(sh->err));
 	else if (ret > 0 && stress_continue(ctx->args))
 		stress_ksm_unmerge_racer_fail(run, "child did not exit within 3 s, killed");
-	else if (ret < 0 || (ret == 0 && !(WIFEXITED(status) && !WEXITSTATUS(status)) &&
-		 !(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && !stress_continue(ctx->args))))
-		stress_ksm_unmerge_racer_fail(run, "waitpid on the child failed or it ended with status %#x", status);
+	else if (ret < 0 ||
+		(ret == 0 && !(WIFEXITED(status) && !WEXITSTATUS(status)) &&
+			!(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL &&
+				!stress_continue(ctx->args))))
+		stress_ksm_unmerge_racer_fail(
+			run, "waitpid on the child failed or it ended with status %#x", status);
 }
 
 /* wait (1 s at most) until the child made its copy unmergeable where it shares plain pages */
@@ -3504,7 +3761,8 @@ static void stress_ksm_unmerge_fork_ready(const stress_ksm_unmerge_ctx_t *ctx,
  *  stress_ksm_unmerge_fork_phase()
  *	fork the child when merged, reap it to verify, check the parent's pages
  */
-static void stress_ksm_unmerge_fork_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
+static void stress_ksm_unmerge_fork_phase(
+	stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
 {
 	stress_ksm_unmerge_fork_t *f = (stress_ksm_unmerge_fork_t *)run->priv;
 	stress_ksm_unmerge_fork_sh_t *sh = f->sh;
@@ -3529,7 +3787,8 @@ static void stress_ksm_unmerge_fork_phase(stress_ksm_unmerge_ctx_t *ctx, stress_
 		if (f->pid == 0)
 			stress_ksm_unmerge_fork_child(ctx, sh, parent);
 		if (f->pid < 0) {
-			(void)stress_ksm_unmerge_racer_reason(run, "fork failed, errno=%d (%s)", errno, strerror(errno));
+			(void)stress_ksm_unmerge_racer_reason(
+				run, "fork failed, errno=%d (%s)", errno, strerror(errno));
 			f->pid = 0;
 		}
 		stress_ksm_unmerge_fork_ready(ctx, f);
@@ -3541,9 +3800,13 @@ static void stress_ksm_unmerge_fork_phase(stress_ksm_unmerge_ctx_t *ctx, stress_
 	for (k = 0; k < STRESS_MINIMUM(sh->n, (uint32_t)KSM_FORK_PAGES); k++) {
 		const size_t i = (size_t)sh->pages[k];
 
-		off = (i < ctx->npages) ? stress_ksm_unmerge_page_check(ctx, i, ctx->region + i * ctx->page_size, &want) : 0;
+		off = (i < ctx->npages) ? stress_ksm_unmerge_page_check(
+						  ctx, i, ctx->region + i * ctx->page_size, &want) :
+					  0;
 		if (off >= 0) {
-			stress_ksm_unmerge_racer_fail(run, "parent page %zu changed by the child's COW write: byte %zd", i, off);
+			stress_ksm_unmerge_racer_fail(run,
+				"parent page %zu changed by the child's COW write: byte %zd", i,
+				off);
 			break;
 		}
 	}
@@ -3551,14 +3814,18 @@ static void stress_ksm_unmerge_fork_phase(stress_ksm_unmerge_ctx_t *ctx, stress_
 }
 
 /* the state shared with the children */
-static int stress_ksm_unmerge_fork_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+static int stress_ksm_unmerge_fork_start(
+	stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_fork_t *f = (stress_ksm_unmerge_fork_t *)run->priv;
 
 	(void)ctx;
-	f->sh = stress_ksm_unmerge_keep(run, stress_ksm_unmerge_shared_map(sizeof(*f->sh)), sizeof(*f->sh));
-	return f->sh ? 0 : stress_ksm_unmerge_racer_reason(run, "mmap of the shared state failed, errno=%d (%s)",
-		errno, strerror(errno));
+	f->sh = stress_ksm_unmerge_keep(
+		run, stress_ksm_unmerge_shared_map(sizeof(*f->sh)), sizeof(*f->sh));
+	return f->sh ?
+		0 :
+		stress_ksm_unmerge_racer_reason(run,
+			"mmap of the shared state failed, errno=%d (%s)", errno, strerror(errno));
 }
 
 /* ---- mprotect: unmerge of PROT_NONE / read-only KSM pages ---- */
@@ -3568,20 +3835,24 @@ typedef struct {
 	bool lock_made, frozen;		/* frozen from verify to merging */
 	size_t first, n;		/* the window it protects: the region's last quarter */
 	uint8_t *prot;			/* per window page: 0 RW, 1 READ, 2 NONE */
-	uint64_t *snap;			/* per window page: KSM pfn protected at unmerge start, 0 none */
+	/* per window page: KSM pfn protected at unmerge start, 0 none */
+	uint64_t *snap;
 	uint64_t *pm;
 	size_t nprot;			/* pages not RW */
 	uint32_t toggles;		/* this cycle */
 } stress_ksm_unmerge_mprotect_t;
 
 /* (lock held) the window back to PROT_READ | PROT_WRITE; a fail line if refused */
-static void stress_ksm_unmerge_mprotect_rw(stress_ksm_unmerge_run_t *run, stress_ksm_unmerge_mprotect_t *mp)
+static void stress_ksm_unmerge_mprotect_rw(
+	stress_ksm_unmerge_run_t *run, stress_ksm_unmerge_mprotect_t *mp)
 {
 	if (!mp->nprot)
 		return;
-	if (mprotect(run->ctx->region + mp->first * run->ctx->page_size, mp->n * run->ctx->page_size,
-			PROT_READ | PROT_WRITE) < 0) {
-		stress_ksm_unmerge_racer_fail(run, "restoring PROT_READ|PROT_WRITE failed, errno=%d (%s)", errno, strerror(errno));
+	if (mprotect(run->ctx->region + mp->first * run->ctx->page_size,
+		    mp->n * run->ctx->page_size, PROT_READ | PROT_WRITE) < 0) {
+		stress_ksm_unmerge_racer_fail(run,
+			"restoring PROT_READ|PROT_WRITE failed, errno=%d (%s)", errno,
+			strerror(errno));
 		return;
 	}
 	(void)shim_memset(mp->prot, 0, mp->n);
@@ -3589,7 +3860,8 @@ static void stress_ksm_unmerge_mprotect_rw(stress_ksm_unmerge_run_t *run, stress
 }
 
 /* 1-32 random window pages to a random protection, 128 times a cycle at most */
-static bool stress_ksm_unmerge_mprotect_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+static bool stress_ksm_unmerge_mprotect_op(
+	stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	static const int prots[] = { PROT_READ | PROT_WRITE, PROT_READ, PROT_NONE };
 	stress_ksm_unmerge_mprotect_t *mp = (stress_ksm_unmerge_mprotect_t *)run->priv;
@@ -3598,24 +3870,28 @@ static bool stress_ksm_unmerge_mprotect_op(stress_ksm_unmerge_ctx_t *ctx, stress
 	const uint8_t p = (uint8_t)stress_mwc32modn(3);
 	size_t i;
 
-	if (mp->frozen || mp->toggles >= 128 || ctx->phase == KSM_PHASE_IDLE || ctx->phase == KSM_PHASE_VERIFY)
+	if (mp->frozen || mp->toggles >= 128 || ctx->phase == KSM_PHASE_IDLE ||
+		ctx->phase == KSM_PHASE_VERIFY)
 		return false;
 	(void)pthread_mutex_lock(&mp->lock);
 	for (i = first; i < first + n && !mp->snap[i]; i++)
 		;
 	if (!mp->frozen && i == first + n) {
-		if (mprotect(ctx->region + (mp->first + first) * ctx->page_size, n * ctx->page_size, prots[p]) == 0) {
+		if (mprotect(ctx->region + (mp->first + first) * ctx->page_size, n * ctx->page_size,
+			    prots[p]) == 0) {
 			for (i = first; i < first + n; i++) {
 				mp->nprot += (p != 0) - (mp->prot[i] != 0);
 				mp->prot[i] = p;
 			}
 			mp->toggles++;
 			run->rs->ops++;
-		} else if (errno == ENOMEM) {	/* too many VMAs: start over */
+		} else if (errno == ENOMEM) { /* too many VMAs: start over */
 			stress_ksm_unmerge_mprotect_rw(run, mp);
 		} else {
-			stress_ksm_unmerge_racer_fail(run, "mprotect of pages %zu..%zu failed, errno=%d (%s)",
-				mp->first + first, mp->first + first + n - 1, errno, strerror(errno));
+			stress_ksm_unmerge_racer_fail(run,
+				"mprotect of pages %zu..%zu failed, errno=%d (%s)",
+				mp->first + first, mp->first + first + n - 1, errno,
+				strerror(errno));
 		}
 	}
 	(void)pthread_mutex_unlock(&mp->lock);
@@ -3627,7 +3903,8 @@ static bool stress_ksm_unmerge_mprotect_op(stress_ksm_unmerge_ctx_t *ctx, stress
  *  stress_ksm_unmerge_mprotect_phase()
  *	what was KSM and protected at the unmerge must be unshared by it
  */
-static void stress_ksm_unmerge_mprotect_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
+static void stress_ksm_unmerge_mprotect_phase(
+	stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
 {
 	stress_ksm_unmerge_mprotect_t *mp = (stress_ksm_unmerge_mprotect_t *)run->priv;
 	uint8_t *window = ctx->region + mp->first * ctx->page_size;
@@ -3644,24 +3921,36 @@ static void stress_ksm_unmerge_mprotect_phase(stress_ksm_unmerge_ctx_t *ctx, str
 		mp->frozen = (phase != KSM_PHASE_MERGING);
 	if (phase == KSM_PHASE_MERGING)
 		mp->toggles = 0;
-	if (read && stress_ksm_unmerge_pagemap_read(ctx->pagemap_fd, window, mp->n, ctx->page_size, mp->pm) == 0) {
+	if (read &&
+		stress_ksm_unmerge_pagemap_read(
+			ctx->pagemap_fd, window, mp->n, ctx->page_size, mp->pm) == 0) {
 		for (i = 0; i < mp->n; i++) {
 			const int what = stress_ksm_unmerge_page_state(ctx, mp->pm[i], 0,
 				stress_ksm_unmerge_page_kind(ctx->pattern, mp->first + i));
 
 			if (phase == KSM_PHASE_UNMERGING) {
-				mp->snap[i] = (mp->prot[i] && stress_ksm_unmerge_is_ksm(what)) ? mp->pm[i] & PM_PFN_MASK : 0;
+				mp->snap[i] = (mp->prot[i] && stress_ksm_unmerge_is_ksm(what)) ?
+					mp->pm[i] & PM_PFN_MASK :
+					0;
 				continue;
 			}
 			if (!mp->snap[i])
 				continue;
 			run->rs->evidence += (what == KSM_PAGE_PRIVATE);
-			/* a discarded page read back: pagemap cannot tell it from a KSM zero page */
-			if (stress_ksm_unmerge_is_ksm(what) && !(what == KSM_PAGE_KZERO && stress_ksm_unmerge_others_run(ctx, run->r, KSM_RF_LAYOUT)))
-				stress_ksm_unmerge_racer_fail(run, "page %zu was a KSM page (pfn %#" PRIx64 ") under %s at the "
-					"start of the unmerge and still maps a KSM page after it (pfn %#" PRIx64 "); cycle %"
-					PRIu64, mp->first + i, mp->snap[i], mp->prot[i] == 2 ? "PROT_NONE" :
-					"PROT_READ", (uint64_t)(mp->pm[i] & PM_PFN_MASK), ctx->cycle);
+			/*
+			 * a discarded page read back: pagemap cannot tell it from a KSM zero page
+			 */
+			if (stress_ksm_unmerge_is_ksm(what) &&
+				!(what == KSM_PAGE_KZERO &&
+					stress_ksm_unmerge_others_run(ctx, run->r, KSM_RF_LAYOUT)))
+				stress_ksm_unmerge_racer_fail(run,
+					"page %zu was a KSM page (pfn %#" PRIx64
+					") under %s at the "
+					"start of the unmerge and still maps a KSM page after it (pfn %#" PRIx64
+					"); cycle %" PRIu64,
+					mp->first + i, mp->snap[i],
+					mp->prot[i] == 2 ? "PROT_NONE" : "PROT_READ",
+					(uint64_t)(mp->pm[i] & PM_PFN_MASK), ctx->cycle);
 		}
 	}
 	if (phase == KSM_PHASE_VERIFY || phase == KSM_PHASE_IDLE || phase == KSM_PHASE_PARK) {
@@ -3672,7 +3961,8 @@ static void stress_ksm_unmerge_mprotect_phase(stress_ksm_unmerge_ctx_t *ctx, str
 }
 
 /* the window (racers that touch pages stay below it) and its maps */
-static int stress_ksm_unmerge_mprotect_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+static int stress_ksm_unmerge_mprotect_start(
+	stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_mprotect_t *mp = (stress_ksm_unmerge_mprotect_t *)run->priv;
 
@@ -3698,7 +3988,8 @@ typedef struct {
 } stress_ksm_unmerge_dontneed_t;
 
 /* discard 1-16 random pages while merged or unmerging; count the KSM pages */
-static bool stress_ksm_unmerge_dontneed_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+static bool stress_ksm_unmerge_dontneed_op(
+	stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_dontneed_t *d = (stress_ksm_unmerge_dontneed_t *)run->priv;
 	uint8_t st[KSM_OP_PAGES];
@@ -3711,9 +4002,11 @@ static bool stress_ksm_unmerge_dontneed_op(stress_ksm_unmerge_ctx_t *ctx, stress
 	n = stress_ksm_unmerge_random_range(ctx, KSM_OP_PAGES, &first);
 	(void)stress_ksm_unmerge_pages_state(ctx, ctx->region + first * ctx->page_size, n,
 		stress_ksm_unmerge_page_kind(ctx->pattern, first), st);
-	if (shim_madvise(ctx->region + first * ctx->page_size, n * ctx->page_size, MADV_DONTNEED) < 0) {
-		stress_ksm_unmerge_racer_fail(run, "MADV_DONTNEED of pages %zu..%zu failed, errno=%d (%s)",
-			first, first + n - 1, errno, strerror(errno));
+	if (shim_madvise(ctx->region + first * ctx->page_size, n * ctx->page_size, MADV_DONTNEED) <
+		0) {
+		stress_ksm_unmerge_racer_fail(run,
+			"MADV_DONTNEED of pages %zu..%zu failed, errno=%d (%s)", first,
+			first + n - 1, errno, strerror(errno));
 		return true;
 	}
 	for (j = 0; j < n; j++) {
@@ -3726,7 +4019,8 @@ static bool stress_ksm_unmerge_dontneed_op(stress_ksm_unmerge_ctx_t *ctx, stress
 }
 
 /* every racer parked (the window is RW again): refill the holes */
-static void stress_ksm_unmerge_dontneed_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
+static void stress_ksm_unmerge_dontneed_phase(
+	stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
 {
 	stress_ksm_unmerge_dontneed_t *d = (stress_ksm_unmerge_dontneed_t *)run->priv;
 	size_t i;
@@ -3739,12 +4033,14 @@ static void stress_ksm_unmerge_dontneed_phase(stress_ksm_unmerge_ctx_t *ctx, str
 }
 
 /* the hole map */
-static int stress_ksm_unmerge_dontneed_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+static int stress_ksm_unmerge_dontneed_start(
+	stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_dontneed_t *d = (stress_ksm_unmerge_dontneed_t *)run->priv;
 
 	d->holes = stress_ksm_unmerge_keep(run, calloc(ctx->npages, 1), 0);
-	return d->holes ? 0 : stress_ksm_unmerge_racer_reason(run, "out of memory for the hole map");
+	return d->holes ? 0 :
+			  stress_ksm_unmerge_racer_reason(run, "out of memory for the hole map");
 }
 
 /* ---- sparse: the unmerge walk over a huge, mostly empty range ---- */
@@ -3770,7 +4066,8 @@ static size_t stress_ksm_unmerge_sparse_layout(const size_t size, const size_t p
 }
 
 /* pure: secs a walk of pages is excused from the hang bound */
-static double stress_ksm_unmerge_sparse_allow(const size_t pages, const double probe_ns, const double last_ns)
+static double stress_ksm_unmerge_sparse_allow(
+	const size_t pages, const double probe_ns, const double last_ns)
 {
 	const double ns = STRESS_MAXIMUM(probe_ns, last_ns);
 
@@ -3781,7 +4078,8 @@ static double stress_ksm_unmerge_sparse_allow(const size_t pages, const double p
  *  stress_ksm_unmerge_sparse_phase()
  *	the range mergeable when merging; its timed unmerge, then its pages checked
  */
-static void stress_ksm_unmerge_sparse_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
+static void stress_ksm_unmerge_sparse_phase(
+	stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
 {
 	stress_ksm_unmerge_sparse_t *s = (stress_ksm_unmerge_sparse_t *)run->priv;
 	const size_t pages = s->size / ctx->page_size;
@@ -3797,8 +4095,9 @@ static void stress_ksm_unmerge_sparse_phase(stress_ksm_unmerge_ctx_t *ctx, stres
 	if (phase == KSM_PHASE_MERGING) {
 		s->mergeable = true;
 		if (shim_madvise(s->base, s->size, MADV_MERGEABLE) < 0)
-			stress_ksm_unmerge_racer_fail(run, "MADV_MERGEABLE of %zu bytes failed, errno=%d (%s)", s->size,
-				errno, strerror(errno));
+			stress_ksm_unmerge_racer_fail(run,
+				"MADV_MERGEABLE of %zu bytes failed, errno=%d (%s)", s->size, errno,
+				strerror(errno));
 		return;
 	}
 	for (k = 0; k < s->populated; k++)
@@ -3813,14 +4112,16 @@ static void stress_ksm_unmerge_sparse_phase(stress_ksm_unmerge_ctx_t *ctx, stres
 	} while (ret < 0 && err == EINTR && stress_continue(ctx->args));
 	ctx->st->hang_allow = (double)spent / 1.0E9;
 	if (ret < 0 && err == EINTR) {
-		pr_dbg("%s: sparse racer: the end of the run interrupted its unmerge (EINTR): not counted\n", ctx->args->name);
+		pr_dbg("%s: sparse racer: the end of the run interrupted its unmerge (EINTR): not counted\n",
+			ctx->args->name);
 		(void)munmap(s->base, s->size);	/* a prctl unmerge must not walk it again */
 		s->base = NULL;
 		return;
 	}
 	if (ret < 0) {
-		stress_ksm_unmerge_racer_fail(run, "MADV_UNMERGEABLE of %zu bytes failed, errno=%d (%s)", s->size,
-			err, strerror(err));
+		stress_ksm_unmerge_racer_fail(run,
+			"MADV_UNMERGEABLE of %zu bytes failed, errno=%d (%s)", s->size, err,
+			strerror(err));
 		return;
 	}
 	s->mergeable = false;
@@ -3833,19 +4134,23 @@ static void stress_ksm_unmerge_sparse_phase(stress_ksm_unmerge_ctx_t *ctx, stres
 	for (k = 0; k < s->populated; k++) {
 		if (stress_ksm_unmerge_same_check(ctx, s->base + k * s->stride, 1) >= 0 ||
 		    stress_ksm_unmerge_ksm_count(ctx, s->base + k * s->stride, 1)) {
-			stress_ksm_unmerge_racer_fail(run, "populated page %zu (offset %zu) lost its data or is still a "
-				"KSM page after MADV_UNMERGEABLE", k, k * s->stride);
+			stress_ksm_unmerge_racer_fail(run,
+				"populated page %zu (offset %zu) lost its data or is still a "
+				"KSM page after MADV_UNMERGEABLE",
+				k, k * s->stride);
 			break;
 		}
 	}
 }
 
 /* probe the walk, reserve the range, populate one page per stride */
-static int stress_ksm_unmerge_sparse_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+static int stress_ksm_unmerge_sparse_start(
+	stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_sparse_t *s = (stress_ksm_unmerge_sparse_t *)run->priv;
 	const size_t ps = ctx->page_size;
-	const int64_t hung = stress_ksm_unmerge_field("/proc/sys/kernel/hung_task_timeout_secs", NULL);
+	const int64_t hung =
+		stress_ksm_unmerge_field("/proc/sys/kernel/hung_task_timeout_secs", NULL);
 	size_t want = DEFAULT_KSM_UNMERGE_SPARSE, k;
 	double walk;
 
@@ -3858,24 +4163,34 @@ static int stress_ksm_unmerge_sparse_start(stress_ksm_unmerge_ctx_t *ctx, stress
 		const int64_t room = stress_ksm_unmerge_field("/proc/meminfo", "CommitLimit") -
 			stress_ksm_unmerge_field("/proc/meminfo", "Committed_AS");
 
-		s->size = STRESS_MINIMUM(s->size, (size_t)((uint64_t)STRESS_MAXIMUM(room, (int64_t)0) * KB / 4 /
-			ctx->args->instances) & ~(ps - 1));
+		s->size = STRESS_MINIMUM(s->size,
+			(size_t)((uint64_t)STRESS_MAXIMUM(room, (int64_t)0) * KB / 4 /
+				ctx->args->instances) &
+				~(ps - 1));
 	}
 	for (s->size = STRESS_MAXIMUM(s->size, 2 * ps), k = 0;
-	     !(s->base = stress_ksm_unmerge_map(s->size, MAP_NORESERVE, "ksm-unmerge-sparse", true)) && errno == ENOMEM &&
-	     k < 12 && s->size / 2 >= 2 * ps; k++)
+		!(s->base = stress_ksm_unmerge_map(
+			  s->size, MAP_NORESERVE, "ksm-unmerge-sparse", true)) &&
+		errno == ENOMEM && k < 12 && s->size / 2 >= 2 * ps;
+		k++)
 		s->size = (s->size / 2) & ~(ps - 1);
 	if (!s->base)
-		return stress_ksm_unmerge_racer_reason(run, "cannot reserve %zu bytes of address space (mmap, "
-			"MADV_DONTFORK), errno=%d (%s)", s->size, errno, strerror(errno));
+		return stress_ksm_unmerge_racer_reason(run,
+			"cannot reserve %zu bytes of address space (mmap, "
+			"MADV_DONTFORK), errno=%d (%s)",
+			s->size, errno, strerror(errno));
 	s->stride = stress_ksm_unmerge_sparse_layout(s->size, ps, &s->populated);
 	for (k = 0; k < s->populated; k++)
 		stress_ksm_unmerge_same_fill(ctx, s->base + k * s->stride, 1);
-	walk = stress_ksm_unmerge_sparse_allow(s->size / ps, 0.0, 0.0) / 4.0;	/* at a slow kernel's pace */
+	/* at a slow kernel's pace */
+	walk = stress_ksm_unmerge_sparse_allow(s->size / ps, 0.0, 0.0) / 4.0;
 	if (stress_instance_zero(ctx->args) && !ctx->restarts && (s->size < want || walk >= 1.0))
 		pr_inf("%s: sparse racer: %zu bytes (%zu asked), %zu populated pages; one unmerge may take up to "
-			"%.1f s%s\n", ctx->args->name, s->size, want, s->populated, walk, (hung > 0 && walk > (double)hung) ?
-			", past kernel.hung_task_timeout_secs: ksmd, blocked on the mmap lock, may be reported hung" : "");
+		       "%.1f s%s\n",
+			ctx->args->name, s->size, want, s->populated, walk,
+			(hung > 0 && walk > (double)hung) ?
+				", past kernel.hung_task_timeout_secs: ksmd, blocked on the mmap lock, may be reported hung" :
+				"");
 	return 0;
 }
 
@@ -3904,45 +4219,56 @@ static int stress_ksm_unmerge_thp_kind(const uint64_t *pm, const uint64_t *flags
 	if (!(pm[0] & PM_PRESENT) || !(flags[0] & KPF_THP))
 		return 0;
 	for (i = 1; (flags[0] & KPF_HEAD) && i < per; i++)
-		if (!(pm[i] & PM_PRESENT) || (pm[i] & PM_PFN_MASK) != (pm[0] & PM_PFN_MASK) + i || !(flags[i] & KPF_TAIL))
+		if (!(pm[i] & PM_PRESENT) || (pm[i] & PM_PFN_MASK) != (pm[0] & PM_PFN_MASK) + i ||
+			!(flags[i] & KPF_TAIL))
 			break;
 	return (flags[0] & KPF_HEAD) && i == per ? 1 : 2;
 }
 
 /* KSM pages (what, per page) in chunk c of the THP region, -1 unread */
-static int64_t stress_ksm_unmerge_thp_ksm(const stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_thp_t *t, const size_t c)
+static int64_t stress_ksm_unmerge_thp_ksm(
+	const stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_thp_t *t, const size_t c)
 {
 	const size_t per = t->pmd / ctx->page_size;
 	int64_t ksm = 0;
 	size_t i;
 
-	if (!ctx->have_pfns || stress_ksm_unmerge_pagemap_read(ctx->pagemap_fd, t->thp + c * t->pmd, per,
-			ctx->page_size, t->pm) < 0)
+	if (!ctx->have_pfns ||
+		stress_ksm_unmerge_pagemap_read(
+			ctx->pagemap_fd, t->thp + c * t->pmd, per, ctx->page_size, t->pm) < 0)
 		return -1;
 	for (i = 0; i < per; i++) {
-		t->flags[i] = stress_ksm_unmerge_kpf(ctx->kpageflags_fd, stress_ksm_unmerge_pm_pfn(t->pm[i]));
-		ksm += stress_ksm_unmerge_is_ksm(stress_ksm_unmerge_page_what(ctx->iface, t->pm[i], t->flags[i], 0, 0, -1));
+		t->flags[i] = stress_ksm_unmerge_kpf(
+			ctx->kpageflags_fd, stress_ksm_unmerge_pm_pfn(t->pm[i]));
+		ksm += stress_ksm_unmerge_is_ksm(
+			stress_ksm_unmerge_page_what(ctx->iface, t->pm[i], t->flags[i], 0, 0, -1));
 	}
 	return ksm;
 }
 
 /* before parking: the THP region unmerged, intact and free of KSM pages */
-static void stress_ksm_unmerge_thp_park(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run,
-	stress_ksm_unmerge_thp_t *t)
+static void stress_ksm_unmerge_thp_park(
+	stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, stress_ksm_unmerge_thp_t *t)
 {
 	const ssize_t bad = stress_ksm_unmerge_same_check(ctx, t->thp, t->npages);
 	size_t c;
 
-	if (t->unmerged != ctx->cycle && shim_madvise(t->thp, t->size, MADV_UNMERGEABLE) < 0 && stress_continue(ctx->args))
-		stress_ksm_unmerge_racer_fail(run, "MADV_UNMERGEABLE on the THP region failed, errno=%d (%s)", errno, strerror(errno));
+	if (t->unmerged != ctx->cycle && shim_madvise(t->thp, t->size, MADV_UNMERGEABLE) < 0 &&
+		stress_continue(ctx->args))
+		stress_ksm_unmerge_racer_fail(run,
+			"MADV_UNMERGEABLE on the THP region failed, errno=%d (%s)", errno,
+			strerror(errno));
 	t->unmerged = ctx->cycle;
 	if (!stress_continue(ctx->args))
-		return;		/* an interrupted prctl unmerge made every VMA mergeable again: no verdict */
+		/* an interrupted prctl unmerge made every VMA mergeable again: no verdict */
+		return;
 	if (bad >= 0)
-		stress_ksm_unmerge_racer_fail(run, "THP region page %zd lost its data after unmerge", bad);
+		stress_ksm_unmerge_racer_fail(
+			run, "THP region page %zd lost its data after unmerge", bad);
 	for (c = 0; c < t->chunks && bad < 0; c++)
 		if (stress_ksm_unmerge_thp_ksm(ctx, t, c) > 0) {
-			stress_ksm_unmerge_racer_fail(run, "THP region chunk %zu still has KSM pages after unmerge", c);
+			stress_ksm_unmerge_racer_fail(
+				run, "THP region chunk %zu still has KSM pages after unmerge", c);
 			break;
 		}
 }
@@ -3951,24 +4277,34 @@ static void stress_ksm_unmerge_thp_park(stress_ksm_unmerge_ctx_t *ctx, stress_ks
  *  stress_ksm_unmerge_thp_phase()
  *	fresh THPs each cycle, merged (KSM splits them), no compaction while verifying
  */
-static void stress_ksm_unmerge_thp_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
+static void stress_ksm_unmerge_thp_phase(
+	stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
 {
 	stress_ksm_unmerge_thp_t *t = (stress_ksm_unmerge_thp_t *)run->priv;
 	const size_t per = t->pmd / ctx->page_size;
 	const double deadline = stress_time_now() + 5.0;
-	const int64_t scans = (phase == KSM_PHASE_MERGED) ? stress_ksm_unmerge_field(KSM_SYSFS "/full_scans", NULL) : 0;
+	const int64_t scans = (phase == KSM_PHASE_MERGED) ?
+		stress_ksm_unmerge_field(KSM_SYSFS "/full_scans", NULL) :
+		0;
 	size_t c;
 
 	if (phase == KSM_PHASE_PARK)
 		stress_ksm_unmerge_thp_park(ctx, run, t);
 	if (phase == KSM_PHASE_STOP && !t->thps && !run->rs->reason[0])
-		(void)stress_ksm_unmerge_racer_reason(run, "no THP could be faulted (KPF_THP never set)");
-	/* a fresh mapping: MADV_DONTNEED keeps the PTE table a KSM split left (no PMD THP again on 6.12) */
-	if (phase == KSM_PHASE_MERGING && (mmap(t->thp, t->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS |
-	    MAP_FIXED, -1, 0) == MAP_FAILED || shim_madvise(t->thp, t->size, MADV_HUGEPAGE) < 0 ||
-	    shim_madvise(t->thp, t->size, MADV_DONTFORK) < 0))
-		stress_ksm_unmerge_racer_fail(run, "mmap(MAP_FIXED) or madvise of the THP region failed, errno=%d (%s)",
-			errno, strerror(errno));
+		(void)stress_ksm_unmerge_racer_reason(
+			run, "no THP could be faulted (KPF_THP never set)");
+	/*
+	 * a fresh mapping: MADV_DONTNEED keeps the PTE table a KSM split left (no PMD THP again on
+	 * 6.12)
+	 */
+	if (phase == KSM_PHASE_MERGING &&
+		(mmap(t->thp, t->size, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED ||
+			shim_madvise(t->thp, t->size, MADV_HUGEPAGE) < 0 ||
+			shim_madvise(t->thp, t->size, MADV_DONTFORK) < 0))
+		stress_ksm_unmerge_racer_fail(run,
+			"mmap(MAP_FIXED) or madvise of the THP region failed, errno=%d (%s)", errno,
+			strerror(errno));
 	for (c = 0; c < t->chunks && phase == KSM_PHASE_MERGING; c++) {
 		int kind = 0;
 
@@ -3981,13 +4317,21 @@ static void stress_ksm_unmerge_thp_phase(stress_ksm_unmerge_ctx_t *ctx, stress_k
 		run->rs->detail[KSM_D_THP_MTHP] += (kind == 2);
 	}
 	if (phase == KSM_PHASE_MERGING && shim_madvise(t->thp, t->size, MADV_MERGEABLE) < 0)
-		stress_ksm_unmerge_racer_fail(run, "MADV_MERGEABLE on the THP region failed, errno=%d (%s)", errno, strerror(errno));
-	for (c = 0; phase == KSM_PHASE_MERGED && !run->rs->evidence && c < t->chunks && !t->was_thp[c]; c++)
+		stress_ksm_unmerge_racer_fail(run,
+			"MADV_MERGEABLE on the THP region failed, errno=%d (%s)", errno,
+			strerror(errno));
+	for (c = 0;
+		phase == KSM_PHASE_MERGED && !run->rs->evidence && c < t->chunks && !t->was_thp[c];
+		c++)
 		;
-	/* until its first evidence: ksmd may reach the region up to two full scans after the main merge */
-	while (phase == KSM_PHASE_MERGED && !run->rs->evidence && c < t->chunks && stress_ksm_unmerge_thp_ksm(ctx, t, c) == 0 &&
-	       stress_ksm_unmerge_field(KSM_SYSFS "/full_scans", NULL) < scans + 2 && stress_time_now() < deadline &&
-	       stress_continue(ctx->args))
+	/*
+	 * until its first evidence: ksmd may reach the region up to two full scans after the main
+	 * merge
+	 */
+	while (phase == KSM_PHASE_MERGED && !run->rs->evidence && c < t->chunks &&
+		stress_ksm_unmerge_thp_ksm(ctx, t, c) == 0 &&
+		stress_ksm_unmerge_field(KSM_SYSFS "/full_scans", NULL) < scans + 2 &&
+		stress_time_now() < deadline && stress_continue(ctx->args))
 		(void)shim_nanosleep_uint64(20000000);
 	for (c = 0; c < t->chunks && phase == KSM_PHASE_MERGED; c++)
 		run->rs->evidence += (t->was_thp[c] && stress_ksm_unmerge_thp_ksm(ctx, t, c) > 0);
@@ -4059,18 +4403,24 @@ static bool stress_ksm_unmerge_thp_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_
 }
 
 /* up to 4 PMD-aligned THP chunks; THP must not be [never] */
-static int stress_ksm_unmerge_thp_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+static int stress_ksm_unmerge_thp_start(
+	stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_thp_t *t = (stress_ksm_unmerge_thp_t *)run->priv;
-	const int64_t pmd = stress_ksm_unmerge_field("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", NULL);
+	const int64_t pmd = stress_ksm_unmerge_field(
+		"/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", NULL);
 	char buf[128];
 	size_t budget;
 
 	t->compact_fd = -1;
-	if (stress_fs_file_read("/sys/kernel/mm/transparent_hugepage/enabled", buf, sizeof(buf)) <= 0 ||
-	    strstr(buf, "[never]") || pmd < 2 * (int64_t)ctx->page_size || (pmd & (pmd - 1)) || pmd > 32 * (int64_t)MB) {
-		(void)stress_ksm_unmerge_racer_reason(run, "transparent huge pages not built in, [never], or an "
-			"unusable hpage_pmd_size (%" PRId64 ")", pmd);
+	if (stress_fs_file_read("/sys/kernel/mm/transparent_hugepage/enabled", buf, sizeof(buf)) <=
+			0 ||
+		strstr(buf, "[never]") || pmd < 2 * (int64_t)ctx->page_size || (pmd & (pmd - 1)) ||
+		pmd > 32 * (int64_t)MB) {
+		(void)stress_ksm_unmerge_racer_reason(run,
+			"transparent huge pages not built in, [never], or an "
+			"unusable hpage_pmd_size (%" PRId64 ")",
+			pmd);
 		return -2;
 	}
 	t->pmd = (size_t)pmd;
@@ -4088,19 +4438,27 @@ static int stress_ksm_unmerge_thp_start(stress_ksm_unmerge_ctx_t *ctx, stress_ks
 	t->size = t->chunks * t->pmd;
 	t->npages = t->size / ctx->page_size;
 	t->map_size = t->size + t->pmd;
-	t->map = stress_ksm_unmerge_keep(run, mmap(NULL, t->map_size, PROT_READ | PROT_WRITE, MAP_PRIVATE |
-		MAP_ANONYMOUS, -1, 0), t->map_size);
-	t->thp = t->map ? (uint8_t *)(((uintptr_t)t->map + t->pmd - 1) & ~((uintptr_t)t->pmd - 1)) : NULL;
+	t->map = stress_ksm_unmerge_keep(run,
+		mmap(NULL, t->map_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
+		t->map_size);
+	t->thp = t->map ? (uint8_t *)(((uintptr_t)t->map + t->pmd - 1) & ~((uintptr_t)t->pmd - 1)) :
+			  NULL;
 	t->pm = stress_ksm_unmerge_keep(run, calloc(t->pmd / ctx->page_size, sizeof(uint64_t)), 0);
-	t->flags = stress_ksm_unmerge_keep(run, calloc(t->pmd / ctx->page_size, sizeof(uint64_t)), 0);
+	t->flags =
+		stress_ksm_unmerge_keep(run, calloc(t->pmd / ctx->page_size, sizeof(uint64_t)), 0);
 	if (!t->map || !t->pm || !t->flags || shim_madvise(t->thp, t->size, MADV_HUGEPAGE) < 0 ||
-	    shim_madvise(t->map, t->map_size, MADV_DONTFORK) < 0)	/* see stress_ksm_unmerge_map() */
-		return stress_ksm_unmerge_racer_reason(run, "mmap, MADV_HUGEPAGE or memory for %zu bytes failed, "
-			"errno=%d (%s)", t->map_size, errno, strerror(errno));
+	    /* see stress_ksm_unmerge_map() */
+	    shim_madvise(t->map, t->map_size, MADV_DONTFORK) < 0)
+		return stress_ksm_unmerge_racer_reason(run,
+			"mmap, MADV_HUGEPAGE or memory for %zu bytes failed, "
+			"errno=%d (%s)",
+			t->map_size, errno, strerror(errno));
 	stress_memory_anon_name_set(t->thp, t->size, "ksm-unmerge-thp");
-	stress_ksm_unmerge_same_fill(ctx, t->thp, t->npages);	/* what a park before its first merge checks */
+	/* what a park before its first merge checks */
+	stress_ksm_unmerge_same_fill(ctx, t->thp, t->npages);
 	if (geteuid() == 0)
-		t->compact_fd = stress_ksm_unmerge_keep_fd(run, open("/proc/sys/vm/compact_memory", O_WRONLY | O_CLOEXEC));
+		t->compact_fd = stress_ksm_unmerge_keep_fd(
+			run, open("/proc/sys/vm/compact_memory", O_WRONLY | O_CLOEXEC));
 	return 0;
 }
 #define KSM_THP_NOT_BUILT	NULL
@@ -4129,7 +4487,8 @@ static void stress_ksm_unmerge_signal_handler(int sig)
 }
 
 /* signal the main thread every 10-110 us while it is in the unmerge */
-static bool stress_ksm_unmerge_signal_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+static bool stress_ksm_unmerge_signal_op(
+	stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_signal_t *s = (stress_ksm_unmerge_signal_t *)run->priv;
 
@@ -4146,39 +4505,45 @@ static bool stress_ksm_unmerge_signal_op(stress_ksm_unmerge_ctx_t *ctx, stress_k
 }
 
 /* one timed unmerge call under signals, retried on EINTR (the evidence) */
-static int stress_ksm_unmerge_signal_call(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run,
-	const uint64_t sw, const size_t off, const size_t len)
+static int stress_ksm_unmerge_signal_call(stress_ksm_unmerge_ctx_t *ctx,
+	stress_ksm_unmerge_run_t *run, const uint64_t sw, const size_t off, const size_t len)
 {
 	stress_ksm_unmerge_signal_t *s = (stress_ksm_unmerge_signal_t *)run->priv;
 	int ret, err, tries = 0;
 
 	s->sent = 0;
 	s->window = true;
-	while ((ret = stress_ksm_unmerge_switch(ctx, sw, off, len, false)) < 0 && (err = errno) == EINTR && stress_continue(ctx->args) && tries++ < 256)
+	while ((ret = stress_ksm_unmerge_switch(ctx, sw, off, len, false)) < 0 &&
+		(err = errno) == EINTR && stress_continue(ctx->args) && tries++ < 256)
 		run->rs->evidence++;
 	err = errno;
 	(void)pthread_mutex_lock(&s->lock);
 	s->window = false;
 	(void)pthread_mutex_unlock(&s->lock);
 	if (ret < 0 && err == EINTR && stress_continue(ctx->args))
-		stress_ksm_unmerge_racer_fail(run, "the unmerge still returned EINTR after %d retries", tries);
+		stress_ksm_unmerge_racer_fail(
+			run, "the unmerge still returned EINTR after %d retries", tries);
 	errno = err;
 	return ret;
 }
 
 /* a handler without SA_RESTART (stress-ng's) */
-static int stress_ksm_unmerge_signal_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+static int stress_ksm_unmerge_signal_start(
+	stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_signal_t *s = (stress_ksm_unmerge_signal_t *)run->priv;
 
-	if (stress_signal_handler(ctx->args->name, SIGRTMIN + 3, stress_ksm_unmerge_signal_handler, &s->old) < 0)
-		return stress_ksm_unmerge_racer_reason(run, "sigaction of signal %d failed", SIGRTMIN + 3);
+	if (stress_signal_handler(
+		    ctx->args->name, SIGRTMIN + 3, stress_ksm_unmerge_signal_handler, &s->old) < 0)
+		return stress_ksm_unmerge_racer_reason(
+			run, "sigaction of signal %d failed", SIGRTMIN + 3);
 	s->lock_made = pthread_mutex_init(&s->lock, NULL) == 0;
 	return 0;
 }
 
 /* at the racer's end: the old handler back */
-static void stress_ksm_unmerge_signal_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
+static void stress_ksm_unmerge_signal_phase(
+	stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
 {
 	stress_ksm_unmerge_signal_t *s = (stress_ksm_unmerge_signal_t *)run->priv;
 
@@ -4221,7 +4586,8 @@ static int stress_ksm_unmerge_mremap_move(uint8_t *src, uint8_t *dst, const size
  *  stress_ksm_unmerge_mremap_op()
  *	move 1-16 random pages of the range out and back, data checked each way
  */
-static bool stress_ksm_unmerge_mremap_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+static bool stress_ksm_unmerge_mremap_op(
+	stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_mremap_t *m = (stress_ksm_unmerge_mremap_t *)run->priv;
 	size_t n = 1 + stress_mwc32modn(16), first, off;
@@ -4235,28 +4601,38 @@ static bool stress_ksm_unmerge_mremap_op(stress_ksm_unmerge_ctx_t *ctx, stress_k
 	off = first * ctx->page_size;
 	stress_ksm_unmerge_met(run);
 	ksm = stress_ksm_unmerge_ksm_count(ctx, m->range + off, n);
-	if (stress_ksm_unmerge_mremap_move(m->range + off, m->scratch + off, n * ctx->page_size) < 0) {
-		if (errno == EFAULT && stress_ksm_unmerge_vmflags(m->range + off, vma, sizeof(vma), false) == 0 &&
-		    sscanf(vma, "%lx-%lx", &lo, &hi) == 2 && hi < (uintptr_t)(m->range + off + n * ctx->page_size)) {
+	if (stress_ksm_unmerge_mremap_move(m->range + off, m->scratch + off, n * ctx->page_size) <
+		0) {
+		if (errno == EFAULT &&
+			stress_ksm_unmerge_vmflags(m->range + off, vma, sizeof(vma), false) == 0 &&
+			sscanf(vma, "%lx-%lx", &lo, &hi) == 2 &&
+			hi < (uintptr_t)(m->range + off + n * ctx->page_size)) {
 			n = (hi - (uintptr_t)(m->range + off)) / ctx->page_size;
 			run->rs->detail[KSM_D_MREMAP_CUT]++;
 		}
-		if (!hi || stress_ksm_unmerge_mremap_move(m->range + off, m->scratch + off, n * ctx->page_size) < 0) {
-			stress_ksm_unmerge_racer_fail(run, "moving %zu pages (%" PRIu64 " KSM) out failed, errno=%d (%s)",
-				n, ksm, errno, strerror(errno));
+		if (!hi ||
+			stress_ksm_unmerge_mremap_move(
+				m->range + off, m->scratch + off, n * ctx->page_size) < 0) {
+			stress_ksm_unmerge_racer_fail(run,
+				"moving %zu pages (%" PRIu64 " KSM) out failed, errno=%d (%s)", n,
+				ksm, errno, strerror(errno));
 			return true;
 		}
 	}
 	if (stress_ksm_unmerge_same_check(ctx, m->scratch + off, n) >= 0)
-		stress_ksm_unmerge_racer_fail(run, "pages %zu..%zu lost their data when moved (%" PRIu64 " KSM)",
-			first, first + n - 1, ksm);
+		stress_ksm_unmerge_racer_fail(run,
+			"pages %zu..%zu lost their data when moved (%" PRIu64 " KSM)", first,
+			first + n - 1, ksm);
 	else
 		run->rs->evidence += ksm;
-	if (stress_ksm_unmerge_mremap_move(m->scratch + off, m->range + off, n * ctx->page_size) < 0) {
+	if (stress_ksm_unmerge_mremap_move(m->scratch + off, m->range + off, n * ctx->page_size) <
+		0) {
 		m->broken = true;
-		stress_ksm_unmerge_racer_fail(run, "moving %zu pages back failed, errno=%d (%s)", n, errno, strerror(errno));
+		stress_ksm_unmerge_racer_fail(run, "moving %zu pages back failed, errno=%d (%s)", n,
+			errno, strerror(errno));
 	} else if (stress_ksm_unmerge_same_check(ctx, m->range + off, n) >= 0) {
-		stress_ksm_unmerge_racer_fail(run, "pages %zu..%zu lost their data when moved back", first, first + n - 1);
+		stress_ksm_unmerge_racer_fail(run, "pages %zu..%zu lost their data when moved back",
+			first, first + n - 1);
 	}
 	run->rs->ops++;
 	(void)shim_nanosleep_uint64(stress_mwc32modn(50000));
@@ -4264,7 +4640,8 @@ static bool stress_ksm_unmerge_mremap_op(stress_ksm_unmerge_ctx_t *ctx, stress_k
 }
 
 /* the range merged, unmerged under moves, then no KSM page and data intact */
-static void stress_ksm_unmerge_mremap_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
+static void stress_ksm_unmerge_mremap_phase(
+	stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
 {
 	stress_ksm_unmerge_mremap_t *m = (stress_ksm_unmerge_mremap_t *)run->priv;
 	const bool final = (phase == KSM_PHASE_IDLE && ctx->quiesce == ctx->cycle);
@@ -4272,37 +4649,49 @@ static void stress_ksm_unmerge_mremap_phase(stress_ksm_unmerge_ctx_t *ctx, stres
 
 	if (m->broken || (phase != KSM_PHASE_MERGING && phase != KSM_PHASE_UNMERGING && !final))
 		return;
-	if (shim_madvise(m->range, m->size, phase == KSM_PHASE_MERGING ? MADV_MERGEABLE : MADV_UNMERGEABLE) < 0) {
+	if (shim_madvise(m->range, m->size,
+		    phase == KSM_PHASE_MERGING ? MADV_MERGEABLE : MADV_UNMERGEABLE) < 0) {
 		if (errno != EINTR || stress_continue(ctx->args))
-			stress_ksm_unmerge_racer_fail(run, "madvise of the range failed, errno=%d (%s)", errno, strerror(errno));
+			stress_ksm_unmerge_racer_fail(run,
+				"madvise of the range failed, errno=%d (%s)", errno,
+				strerror(errno));
 		return;
 	}
 	ksm = final ? stress_ksm_unmerge_ksm_count(ctx, m->range, m->npages) : 0;
 	if (ksm)
-		stress_ksm_unmerge_racer_fail(run, "%" PRIu64 " pages of the range are still KSM pages after "
-			"MADV_UNMERGEABLE with no move running", ksm);
+		stress_ksm_unmerge_racer_fail(run,
+			"%" PRIu64 " pages of the range are still KSM pages after "
+			"MADV_UNMERGEABLE with no move running",
+			ksm);
 	if (final && stress_ksm_unmerge_same_check(ctx, m->range, m->npages) >= 0)
-		stress_ksm_unmerge_racer_fail(run, "the range lost data after the moves and the unmerge");
+		stress_ksm_unmerge_racer_fail(
+			run, "the range lost data after the moves and the unmerge");
 }
 
 /* the range (merges with the region) and its target; MREMAP_DONTUNMAP proved */
-static int stress_ksm_unmerge_mremap_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+static int stress_ksm_unmerge_mremap_start(
+	stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_mremap_t *m = (stress_ksm_unmerge_mremap_t *)run->priv;
 
 	m->npages = STRESS_MINIMUM(STRESS_MAXIMUM(ctx->npages / 4, (size_t)16), (size_t)1024);
 	m->size = m->npages * ctx->page_size;
-	m->range = stress_ksm_unmerge_keep(run, stress_ksm_unmerge_map(m->size, 0, "ksm-unmerge-mremap", true), m->size);
-	m->scratch = stress_ksm_unmerge_keep(run, stress_ksm_unmerge_map(m->size, MAP_NORESERVE, "ksm-unmerge-mremap-to",
-		true), m->size);
+	m->range = stress_ksm_unmerge_keep(
+		run, stress_ksm_unmerge_map(m->size, 0, "ksm-unmerge-mremap", true), m->size);
+	m->scratch = stress_ksm_unmerge_keep(run,
+		stress_ksm_unmerge_map(m->size, MAP_NORESERVE, "ksm-unmerge-mremap-to", true),
+		m->size);
 	if (!m->range || !m->scratch)
-		return stress_ksm_unmerge_racer_reason(run, "mmap of 2 x %zu bytes failed, errno=%d (%s)", m->size,
-			errno, strerror(errno));
+		return stress_ksm_unmerge_racer_reason(run,
+			"mmap of 2 x %zu bytes failed, errno=%d (%s)", m->size, errno,
+			strerror(errno));
 	stress_ksm_unmerge_same_fill(ctx, m->range, m->npages);
-	if (mprotect(m->scratch, m->size, PROT_NONE) < 0 || stress_ksm_unmerge_mremap_move(m->range, m->scratch, ctx->page_size) < 0 ||
-	    stress_ksm_unmerge_mremap_move(m->scratch, m->range, ctx->page_size) < 0) {
-		(void)stress_ksm_unmerge_racer_reason(run, "mremap(MREMAP_DONTUNMAP) failed, errno=%d (%s) (needs 5.7)",
-			errno, strerror(errno));
+	if (mprotect(m->scratch, m->size, PROT_NONE) < 0 ||
+		stress_ksm_unmerge_mremap_move(m->range, m->scratch, ctx->page_size) < 0 ||
+		stress_ksm_unmerge_mremap_move(m->scratch, m->range, ctx->page_size) < 0) {
+		(void)stress_ksm_unmerge_racer_reason(run,
+			"mremap(MREMAP_DONTUNMAP) failed, errno=%d (%s) (needs 5.7)", errno,
+			strerror(errno));
 		return -2;
 	}
 	return 0;
@@ -4316,18 +4705,21 @@ static int stress_ksm_unmerge_mremap_start(stress_ksm_unmerge_ctx_t *ctx, stress
 
 typedef struct {
 	int uffd, memfd;
-	uint8_t *range;			/* MAP_PRIVATE of a memfd: shmem allows minor mode, KSM merges its copies */
+	/* MAP_PRIVATE of a memfd: shmem allows minor mode, KSM merges its copies */
+	uint8_t *range;
 	size_t size, npages;
 	bool registered;
 } stress_ksm_unmerge_uffd_minor_t;
 
 /* drop the minor registration (where the broken kernel warned) */
-static void stress_ksm_unmerge_uffd_minor_unregister(stress_ksm_unmerge_run_t *run, stress_ksm_unmerge_uffd_minor_t *m)
+static void stress_ksm_unmerge_uffd_minor_unregister(
+	stress_ksm_unmerge_run_t *run, stress_ksm_unmerge_uffd_minor_t *m)
 {
 	struct uffdio_range r = { (uintptr_t)m->range, m->size };
 
 	if (m->registered && ioctl(m->uffd, UFFDIO_UNREGISTER, &r) < 0)
-		stress_ksm_unmerge_racer_fail(run, "UFFDIO_UNREGISTER failed, errno=%d (%s)", errno, strerror(errno));
+		stress_ksm_unmerge_racer_fail(
+			run, "UFFDIO_UNREGISTER failed, errno=%d (%s)", errno, strerror(errno));
 	m->registered = false;
 }
 
@@ -4335,16 +4727,20 @@ static void stress_ksm_unmerge_uffd_minor_unregister(stress_ksm_unmerge_run_t *r
  *  stress_ksm_unmerge_uffd_minor_phase()
  *	unmerge of a uffd-minor VMA keeps its VmFlags but "mg" (f04aad36a07c)
  */
-static void stress_ksm_unmerge_uffd_minor_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
+static void stress_ksm_unmerge_uffd_minor_phase(
+	stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
 {
 	stress_ksm_unmerge_uffd_minor_t *m = (stress_ksm_unmerge_uffd_minor_t *)run->priv;
-	struct uffdio_register reg = { .range = { (uintptr_t)m->range, m->size }, .mode = UFFDIO_REGISTER_MODE_MINOR };
+	struct uffdio_register reg = { .range = { (uintptr_t)m->range, m->size },
+		.mode = UFFDIO_REGISTER_MODE_MINOR };
 	char before[256] = "", after[256] = "";
 	uint64_t ksm0, ksm1;
 
 	if (phase == KSM_PHASE_MERGING) {
-		if (shim_madvise(m->range, m->size, MADV_MERGEABLE) < 0 || ioctl(m->uffd, UFFDIO_REGISTER, &reg) < 0)
-			stress_ksm_unmerge_racer_fail(run, "MADV_MERGEABLE or UFFDIO_REGISTER (minor) failed, errno=%d (%s)",
+		if (shim_madvise(m->range, m->size, MADV_MERGEABLE) < 0 ||
+			ioctl(m->uffd, UFFDIO_REGISTER, &reg) < 0)
+			stress_ksm_unmerge_racer_fail(run,
+				"MADV_MERGEABLE or UFFDIO_REGISTER (minor) failed, errno=%d (%s)",
 				errno, strerror(errno));
 		else
 			m->registered = true;
@@ -4354,16 +4750,26 @@ static void stress_ksm_unmerge_uffd_minor_phase(stress_ksm_unmerge_ctx_t *ctx, s
 		ksm0 = stress_ksm_unmerge_ksm_count(ctx, m->range, m->npages);
 		if (stress_ksm_unmerge_vmflags(m->range, before, sizeof(before), true) < 0 ||
 		    !stress_ksm_unmerge_has_flag(before, "ui"))
-			stress_ksm_unmerge_racer_fail(run, "the registered range has no \"ui\" in its VmFlags ('%s')", before);
+			stress_ksm_unmerge_racer_fail(run,
+				"the registered range has no \"ui\" in its VmFlags ('%s')", before);
 		else if (shim_madvise(m->range, m->size, MADV_UNMERGEABLE) < 0)
-			stress_ksm_unmerge_racer_fail(run, "MADV_UNMERGEABLE of the minor-registered range failed, "
-				"errno=%d (%s)", errno, strerror(errno));
-		else if (stress_ksm_unmerge_vmflags(m->range, after, sizeof(after), true) == 0 && strcmp(before, after))
-			stress_ksm_unmerge_racer_fail(run, "MADV_UNMERGEABLE changed the VMA's flags beyond \"mg\": before "
-				"'%s', after '%s'%s", before, after, stress_ksm_unmerge_has_flag(after, "ui") ? "" :
-				" (VM_UFFD_MINOR, bit 41, lost: VM_MERGEABLE cleared with a 32-bit mask, fixed by f04aad36a07c)");
+			stress_ksm_unmerge_racer_fail(run,
+				"MADV_UNMERGEABLE of the minor-registered range failed, "
+				"errno=%d (%s)",
+				errno, strerror(errno));
+		else if (stress_ksm_unmerge_vmflags(m->range, after, sizeof(after), true) == 0 &&
+			strcmp(before, after))
+			stress_ksm_unmerge_racer_fail(run,
+				"MADV_UNMERGEABLE changed the VMA's flags beyond \"mg\": before "
+				"'%s', after '%s'%s",
+				before, after,
+				stress_ksm_unmerge_has_flag(after, "ui") ?
+					"" :
+					" (VM_UFFD_MINOR, bit 41, lost: VM_MERGEABLE cleared with a 32-bit mask, fixed by f04aad36a07c)");
 		else if ((ksm1 = stress_ksm_unmerge_ksm_count(ctx, m->range, m->npages)) > 0)
-			stress_ksm_unmerge_racer_fail(run, "%" PRIu64 " pages are still KSM pages after MADV_UNMERGEABLE", ksm1);
+			stress_ksm_unmerge_racer_fail(run,
+				"%" PRIu64 " pages are still KSM pages after MADV_UNMERGEABLE",
+				ksm1);
 		else if (stress_ksm_unmerge_same_check(ctx, m->range, m->npages) >= 0)
 			stress_ksm_unmerge_racer_fail(run, "the range lost data in the unmerge");
 		else
@@ -4375,7 +4781,8 @@ static void stress_ksm_unmerge_uffd_minor_phase(stress_ksm_unmerge_ctx_t *ctx, s
 }
 
 /* a uffd with minor faults on shmem and a private mapping of a memfd */
-static int stress_ksm_unmerge_uffd_minor_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+static int stress_ksm_unmerge_uffd_minor_start(
+	stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_uffd_minor_t *m = (stress_ksm_unmerge_uffd_minor_t *)run->priv;
 	bool tid;
@@ -4383,22 +4790,29 @@ static int stress_ksm_unmerge_uffd_minor_start(stress_ksm_unmerge_ctx_t *ctx, st
 	m->npages = STRESS_MINIMUM(STRESS_MAXIMUM(ctx->npages / 16, (size_t)16),
 		(size_t)KSM_UFFD_MINOR_PAGES);
 	m->size = m->npages * ctx->page_size;
-	m->memfd = stress_ksm_unmerge_keep_fd(run, shim_memfd_create("ksm-unmerge-minor", MFD_CLOEXEC));
-	m->uffd = stress_ksm_unmerge_keep_fd(run, stress_ksm_unmerge_uffd_open(UFFD_FEATURE_MINOR_SHMEM, run->rs->reason,
-		sizeof(run->rs->reason), &tid));
+	m->memfd = stress_ksm_unmerge_keep_fd(
+		run, shim_memfd_create("ksm-unmerge-minor", MFD_CLOEXEC));
+	m->uffd = stress_ksm_unmerge_keep_fd(run,
+		stress_ksm_unmerge_uffd_open(
+			UFFD_FEATURE_MINOR_SHMEM, run->rs->reason, sizeof(run->rs->reason), &tid));
 	if (m->uffd < 0)
 		return -2;
-	if (m->memfd < 0 || ftruncate(m->memfd, (off_t)m->size) < 0 || !(m->range = stress_ksm_unmerge_keep(run,
-			mmap(NULL, m->size, PROT_READ | PROT_WRITE, MAP_PRIVATE, m->memfd, 0), m->size)) ||
-	    shim_madvise(m->range, m->size, MADV_DONTFORK) < 0)	/* see stress_ksm_unmerge_map() */
-		return stress_ksm_unmerge_racer_reason(run, "memfd of %zu bytes or its private mmap failed, errno=%d (%s)",
-			m->size, errno, strerror(errno));
+	if (m->memfd < 0 || ftruncate(m->memfd, (off_t)m->size) < 0 ||
+		!(m->range = stress_ksm_unmerge_keep(run,
+			  mmap(NULL, m->size, PROT_READ | PROT_WRITE, MAP_PRIVATE, m->memfd, 0),
+			  m->size)) ||
+		shim_madvise(m->range, m->size, MADV_DONTFORK) <
+			0) /* see stress_ksm_unmerge_map() */
+		return stress_ksm_unmerge_racer_reason(run,
+			"memfd of %zu bytes or its private mmap failed, errno=%d (%s)", m->size,
+			errno, strerror(errno));
 	stress_ksm_unmerge_same_fill(ctx, m->range, m->npages);
 	return 0;
 }
 #define KSM_UFFD_MINOR_NOT_BUILT	NULL
 #else
-#define KSM_UFFD_MINOR_NOT_BUILT	"uffd minor mode, poll() or memfd_create() missing (HAVE_LINUX_USERFAULTFD_H, HAVE_POLL_H, HAVE_MEMFD_CREATE)"
+#define KSM_UFFD_MINOR_NOT_BUILT                                                                   \
+	"uffd minor mode, poll() or memfd_create() missing (HAVE_LINUX_USERFAULTFD_H, HAVE_POLL_H, HAVE_MEMFD_CREATE)"
 typedef int stress_ksm_unmerge_uffd_minor_t;	/* the racer table's priv_size */
 #define stress_ksm_unmerge_uffd_minor_start		NULL
 #define stress_ksm_unmerge_uffd_minor_phase		NULL
@@ -4408,7 +4822,8 @@ typedef int stress_ksm_unmerge_uffd_minor_t;	/* the racer table's priv_size */
 #if defined(HAVE_PTRACE)
 
 /* an exec'd child's private writable VMAs and how many are "mg"; -1 if unreadable */
-static int stress_ksm_unmerge_prctl_exec_vmas(const pid_t pid, size_t *vmas, size_t *mg, char *first, const size_t len)
+static int stress_ksm_unmerge_prctl_exec_vmas(
+	const pid_t pid, size_t *vmas, size_t *mg, char *first, const size_t len)
 {
 	char path[64], line[512], range[64] = "", word[64], perms[8];
 	bool wanted = false;
@@ -4421,7 +4836,8 @@ static int stress_ksm_unmerge_prctl_exec_vmas(const pid_t pid, size_t *vmas, siz
 	if (!fp)
 		return -1;
 	while (fgets(line, sizeof(line), fp)) {
-		if (sscanf(line, "%63s %7s", word, perms) == 2 && strchr(word, '-') && strlen(perms) == 4) {
+		if (sscanf(line, "%63s %7s", word, perms) == 2 && strchr(word, '-') &&
+			strlen(perms) == 4) {
 			wanted = perms[1] == 'w' && perms[3] == 'p' && !strstr(line, "[stack]");
 			(void)shim_strscpy(range, word, sizeof(range));
 		} else if (wanted && !strncmp(line, "VmFlags:", 8)) {
@@ -4439,7 +4855,8 @@ static int stress_ksm_unmerge_prctl_exec_vmas(const pid_t pid, size_t *vmas, siz
  *  stress_ksm_unmerge_prctl_exec_op()
  *	a merge-any child execs under ptrace: its new mm must be merge-any at the exec stop
  */
-static bool stress_ksm_unmerge_prctl_exec_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+static bool stress_ksm_unmerge_prctl_exec_op(
+	stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	static char *const argv[] = { "stress-ng", "--exec-exit", NULL };
 	static char *const envp[] = { NULL };
@@ -4453,17 +4870,24 @@ static bool stress_ksm_unmerge_prctl_exec_op(stress_ksm_unmerge_ctx_t *ctx, stre
 		return false;
 	pid = fork();
 	if (pid == 0) {
-		/* unmapped first: merge-any would let ksmd merge, in place, pages this copy shares with the region */
-		if (stress_ksm_unmerge_child_init(ctx, parent) < 0 || munmap((void *)ctx->region, ctx->region_size) < 0 ||
-		    ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0 || prctl(PR_SET_MEMORY_MERGE, 1UL, 0UL, 0UL, 0UL) < 0)
+		/*
+		 * unmapped first: merge-any would let ksmd merge, in place, pages this copy shares
+		 * with the region
+		 */
+		if (stress_ksm_unmerge_child_init(ctx, parent) < 0 ||
+			munmap((void *)ctx->region, ctx->region_size) < 0 ||
+			ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0 ||
+			prctl(PR_SET_MEMORY_MERGE, 1UL, 0UL, 0UL, 0UL) < 0)
 			_exit(4);
 		(void)execve(exe, argv, envp);
 		_exit(5);
 	}
 	if (pid < 0 || shim_waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status)) {
 		if (stress_continue(ctx->args))
-			stress_ksm_unmerge_racer_fail(run, "fork, ptrace, prctl or exec of %s failed (wait status %#x: "
-				"exit 4 munmap/ptrace/prctl, 5 execve), errno=%d (%s)", exe, status, errno, strerror(errno));
+			stress_ksm_unmerge_racer_fail(run,
+				"fork, ptrace, prctl or exec of %s failed (wait status %#x: "
+				"exit 4 munmap/ptrace/prctl, 5 execve), errno=%d (%s)",
+				exe, status, errno, strerror(errno));
 		if (pid > 0)
 			(void)stress_ksm_unmerge_reap(pid, 0.01, &status);
 		return true;
@@ -4474,7 +4898,8 @@ static bool stress_ksm_unmerge_prctl_exec_op(stress_ksm_unmerge_ctx_t *ctx, stre
 	if (stress_ksm_unmerge_prctl_exec_vmas(pid, &vmas, &mg, first, sizeof(first)) == 0) {
 		run->rs->ops++;
 		if (any == 0 || mg < vmas)
-			stress_ksm_unmerge_racer_fail(run, "after exec with merge-any set, ksm_stat says ksm_merge_any %s and "
+			stress_ksm_unmerge_racer_fail(run,
+				"after exec with merge-any set, ksm_stat says ksm_merge_any %s and "
 				"%zu of the %zu private writable VMAs exec mapped are not mergeable (first %s): merge-any "
 				"lost across exec (xu xin's \"mm/ksm: fix exec/fork inheritance support for prctl\")",
 				any ? "yes" : "no", vmas - mg, vmas, first);
@@ -4491,7 +4916,8 @@ static int stress_ksm_unmerge_prctl_exec_supported(char *reason, const size_t le
 {
 	if (prctl(PR_GET_MEMORY_MERGE, 0UL, 0UL, 0UL, 0UL) >= 0)
 		return 0;
-	(void)snprintf(reason, len, "PR_GET_MEMORY_MERGE failed, errno=%d (%s) (needs Linux 6.4)", errno, strerror(errno));
+	(void)snprintf(reason, len, "PR_GET_MEMORY_MERGE failed, errno=%d (%s) (needs Linux 6.4)",
+		errno, strerror(errno));
 	return -1;
 }
 #define KSM_PRCTL_EXEC_NOT_BUILT	NULL
@@ -4505,36 +4931,45 @@ static int stress_ksm_unmerge_prctl_exec_supported(char *reason, const size_t le
 
 /* what a fork-zero child saw, shared with the worker */
 typedef struct {
-	volatile int64_t uncopied;	/* the parent's KSM zero pages in DONTFORK/WIPEONFORK VMAs at fork() */
+	/* the parent's KSM zero pages in DONTFORK/WIPEONFORK VMAs at fork() */
+	volatile int64_t uncopied;
 	volatile int64_t charged;	/* the child's ksm_stat ksm_zero_pages, first thing */
-	volatile int64_t mapped;	/* KSM zero PTEs in all its VMAs (pagemap): at least what it holds */
-	volatile int64_t mapped_zero;	/* those in the zero range (all written): at most what it holds */
-	volatile int64_t charged2;	/* ksm_stat again after the count: ksmd moved it, no verdict */
+	/* KSM zero PTEs in all its VMAs (pagemap): at least what it holds */
+	volatile int64_t mapped;
+	/* those in the zero range (all written): at most what it holds */
+	volatile int64_t mapped_zero;
+	/* ksm_stat again after the count: ksmd moved it, no verdict */
+	volatile int64_t charged2;
 	volatile int err;
 } stress_ksm_unmerge_fork_zero_sh_t;
 
 typedef struct {
-	uint8_t *zero, *dontfork, *wipe;	/* zero-filled: unmerged during the fork, not copied, copied empty */
+	/* zero-filled: unmerged during the fork, not copied, copied empty */
+	uint8_t *zero, *dontfork, *wipe;
 	size_t nzero, nother;
 	stress_ksm_unmerge_fork_zero_sh_t *sh;
-	volatile uint64_t go[2], done[2];	/* fork while merging (0) or unmerging (1): cycle to, cycle did */
+	/* fork while merging (0) or unmerging (1): cycle to, cycle did */
+	volatile uint64_t go[2], done[2];
 	volatile uint64_t unmerge_ns[2];	/* the zero range's unmerge: start, end */
 } stress_ksm_unmerge_fork_zero_t;
 
 /* pure: KSM zero pages charged beyond those mapped, split by cause */
-static int64_t stress_ksm_unmerge_fork_zero_judge(const int64_t charged, const int64_t mapped, const int64_t uncopied,
-	int64_t *uncopied_part, int64_t *unmerging_part)
+static int64_t stress_ksm_unmerge_fork_zero_judge(const int64_t charged, const int64_t mapped,
+	const int64_t uncopied, int64_t *uncopied_part, int64_t *unmerging_part)
 {
-	const int64_t excess = (charged >= 0 && mapped >= 0 && charged > mapped) ? charged - mapped : 0;
+	const int64_t excess =
+		(charged >= 0 && mapped >= 0 && charged > mapped) ? charged - mapped : 0;
 
 	*uncopied_part = STRESS_MINIMUM(excess, STRESS_MAXIMUM(uncopied, (int64_t)0));
 	*unmerging_part = excess - *uncopied_part;
 	return excess;
 }
 
-/* KSM zero pages in n pages at addr, read through pm_fd (kpageflags through kpf_fd); -1 unreadable */
-static int64_t stress_ksm_unmerge_kzero_count(const stress_ksm_unmerge_iface_t *ifc, const int pm_fd,
-	const int kpf_fd, const size_t ps, uintptr_t a, size_t n)
+/*
+ * KSM zero pages in n pages at addr, read through pm_fd (kpageflags through kpf_fd); -1 unreadable
+ */
+static int64_t stress_ksm_unmerge_kzero_count(const stress_ksm_unmerge_iface_t *ifc,
+	const int pm_fd, const int kpf_fd, const size_t ps, uintptr_t a, size_t n)
 {
 	uint64_t pm[256];
 	int64_t count = 0;
@@ -4556,8 +4991,8 @@ static int64_t stress_ksm_unmerge_kzero_count(const stress_ksm_unmerge_iface_t *
 }
 
 /* KSM zero pages this process maps in all its VMAs (at least what it holds); -1 unreadable */
-static int64_t stress_ksm_unmerge_kzero_mapped(const stress_ksm_unmerge_iface_t *ifc, const int pm_fd,
-	const int kpf_fd, const size_t ps)
+static int64_t stress_ksm_unmerge_kzero_mapped(
+	const stress_ksm_unmerge_iface_t *ifc, const int pm_fd, const int kpf_fd, const size_t ps)
 {
 	FILE *fp = fopen("/proc/self/maps", "re");
 	char line[512];
@@ -4581,15 +5016,17 @@ static int64_t stress_ksm_unmerge_kzero_mapped(const stress_ksm_unmerge_iface_t 
 }
 
 /* KSM zero pages in n pages at a of the worker's memory; -1 unreadable */
-static int64_t stress_ksm_unmerge_fork_zero_count(const stress_ksm_unmerge_ctx_t *ctx, const int pm_fd,
-	const uintptr_t a, const size_t n)
+static int64_t stress_ksm_unmerge_fork_zero_count(
+	const stress_ksm_unmerge_ctx_t *ctx, const int pm_fd, const uintptr_t a, const size_t n)
 {
-	return stress_ksm_unmerge_kzero_count(ctx->iface, pm_fd, ctx->kpageflags_fd, ctx->page_size, a, n);
+	return stress_ksm_unmerge_kzero_count(
+		ctx->iface, pm_fd, ctx->kpageflags_fd, ctx->page_size, a, n);
 }
 
 /* child: the KSM zero pages charged to it, then those it maps */
-static void NORETURN stress_ksm_unmerge_fork_zero_child(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_fork_zero_t *z,
-	stress_ksm_unmerge_fork_zero_sh_t *sh, const pid_t parent)
+static void NORETURN stress_ksm_unmerge_fork_zero_child(stress_ksm_unmerge_ctx_t *ctx,
+	stress_ksm_unmerge_fork_zero_t *z, stress_ksm_unmerge_fork_zero_sh_t *sh,
+	const pid_t parent)
 {
 	const int pm_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 
@@ -4597,15 +5034,18 @@ static void NORETURN stress_ksm_unmerge_fork_zero_child(stress_ksm_unmerge_ctx_t
 	sh->err = (sh->charged < 0 || pm_fd < 0) ? errno : 0;
 	if (stress_ksm_unmerge_child_init(ctx, parent) < 0)
 		_exit(1);
-	sh->mapped = stress_ksm_unmerge_kzero_mapped(ctx->iface, pm_fd, ctx->kpageflags_fd, ctx->page_size);
+	sh->mapped = stress_ksm_unmerge_kzero_mapped(
+		ctx->iface, pm_fd, ctx->kpageflags_fd, ctx->page_size);
 	sh->err = (sh->mapped < 0 && !sh->err) ? errno : sh->err;
-	sh->mapped_zero = stress_ksm_unmerge_fork_zero_count(ctx, pm_fd, (uintptr_t)z->zero, z->nzero);
+	sh->mapped_zero =
+		stress_ksm_unmerge_fork_zero_count(ctx, pm_fd, (uintptr_t)z->zero, z->nzero);
 	sh->charged2 = stress_ksm_unmerge_field(KSM_STAT, "ksm_zero_pages");
 	_exit(0);
 }
 
 /* a charge verdict: the known kernel bug (named, then the racer steps aside) or a racer failure */
-static void FORMAT(printf, 2, 3) stress_ksm_unmerge_fork_zero_verdict(stress_ksm_unmerge_run_t *run, const char *fmt, ...)
+static void FORMAT(printf, 2, 3)
+	stress_ksm_unmerge_fork_zero_verdict(stress_ksm_unmerge_run_t *run, const char *fmt, ...)
 {
 	char buf[512];
 	va_list ap;
@@ -4619,9 +5059,11 @@ static void FORMAT(printf, 2, 3) stress_ksm_unmerge_fork_zero_verdict(stress_ksm
 
 /*
  *  stress_ksm_unmerge_fork_zero_op()
- *	fork while ksmd merges the zero range, or while it is unmerged or written; charge against mapping
+ *	fork while ksmd merges the zero range, or while it is unmerged or written; charge against
+ *	mapping
  */
-static bool stress_ksm_unmerge_fork_zero_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+static bool stress_ksm_unmerge_fork_zero_op(
+	stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_fork_zero_t *z = (stress_ksm_unmerge_fork_zero_t *)run->priv;
 	stress_ksm_unmerge_fork_zero_sh_t *sh = z->sh;
@@ -4638,11 +5080,15 @@ static bool stress_ksm_unmerge_fork_zero_op(stress_ksm_unmerge_ctx_t *ctx, stres
 		return false;
 	z->done[w] = ctx->cycle;
 	stress_ksm_unmerge_broadcast(ctx, &ctx->acked);	/* the verify hook waits for it */
-	(void)shim_nanosleep_uint64(stress_mwc32modn(w ? 100000 : 20000000));	/* into the unmerge, or ksmd's pass */
+	/* into the unmerge, or ksmd's pass */
+	(void)shim_nanosleep_uint64(stress_mwc32modn(w ? 100000 : 20000000));
 	(void)shim_memset((void *)sh, 0, sizeof(*sh));
 	sh->charged = sh->mapped = -1;
-	sh->uncopied = stress_ksm_unmerge_fork_zero_count(ctx, ctx->pagemap_fd, (uintptr_t)z->dontfork, z->nother) +
-		(z->wipe ? stress_ksm_unmerge_fork_zero_count(ctx, ctx->pagemap_fd, (uintptr_t)z->wipe, z->nother) : 0);
+	sh->uncopied = stress_ksm_unmerge_fork_zero_count(
+			       ctx, ctx->pagemap_fd, (uintptr_t)z->dontfork, z->nother) +
+		(z->wipe ? stress_ksm_unmerge_fork_zero_count(
+				   ctx, ctx->pagemap_fd, (uintptr_t)z->wipe, z->nother) :
+			   0);
 	before = stress_ksm_unmerge_field(KSM_STAT, "ksm_zero_pages");
 	t0 = stress_ksm_unmerge_now_ns();
 	pid = fork();
@@ -4651,19 +5097,27 @@ static bool stress_ksm_unmerge_fork_zero_op(stress_ksm_unmerge_ctx_t *ctx, stres
 	t1 = stress_ksm_unmerge_now_ns();
 	if (pid < 0 || stress_ksm_unmerge_reap(pid, 3.0, &status) != 0 || !WIFEXITED(status)) {
 		if (stress_continue(ctx->args))
-			stress_ksm_unmerge_racer_fail(run, "fork failed, or the child did not end within 3 s (wait status "
-				"%#x), errno=%d (%s)", status, errno, strerror(errno));
+			stress_ksm_unmerge_racer_fail(run,
+				"fork failed, or the child did not end within 3 s (wait status "
+				"%#x), errno=%d (%s)",
+				status, errno, strerror(errno));
 		return true;
 	}
 	overlap = w && (t0 < z->unmerge_ns[1] || !z->unmerge_ns[1]) && t1 > z->unmerge_ns[0];
-	excess = stress_ksm_unmerge_fork_zero_judge(sh->charged, sh->mapped, sh->uncopied, &uncopied, &unmerging);
-	deficit = (sh->charged >= 0 && sh->mapped_zero > sh->charged) ? sh->mapped_zero - sh->charged : 0;
+	excess = stress_ksm_unmerge_fork_zero_judge(
+		sh->charged, sh->mapped, sh->uncopied, &uncopied, &unmerging);
+	deficit = (sh->charged >= 0 && sh->mapped_zero > sh->charged) ?
+		sh->mapped_zero - sh->charged :
+		0;
 	run->rs->ops++;
 	run->rs->evidence += (before > 0);
 	run->rs->detail[KSM_D_FORK_ZERO_DURING] += overlap;
-	if (sh->charged < 0 || sh->mapped < 0 || sh->mapped_zero < 0 || sh->charged2 != sh->charged) {
-		if (sh->charged2 == sh->charged)	/* else ksmd merged in the child meanwhile: no verdict */
-			stress_ksm_unmerge_racer_fail(run, "the child could not read its ksm_stat or pagemap, errno=%d (%s)",
+	if (sh->charged < 0 || sh->mapped < 0 || sh->mapped_zero < 0 ||
+		sh->charged2 != sh->charged) {
+		/* else ksmd merged in the child meanwhile: no verdict */
+		if (sh->charged2 == sh->charged)
+			stress_ksm_unmerge_racer_fail(run,
+				"the child could not read its ksm_stat or pagemap, errno=%d (%s)",
 				sh->err, strerror(sh->err));
 		return true;
 	}
@@ -4671,33 +5125,43 @@ static bool stress_ksm_unmerge_fork_zero_op(stress_ksm_unmerge_ctx_t *ctx, stres
 	run->rs->detail[KSM_D_FORK_ZERO_UNMERGING] += (unmerging > 0);
 	run->rs->detail[KSM_D_FORK_ZERO_UNDER] += (deficit > 0);
 	if (deficit)
-		stress_ksm_unmerge_fork_zero_verdict(run, "%s: a child maps %" PRId64 " KSM zero pages but was charged %"
-			PRId64 " (parent %" PRId64 "): ksmd merged them after dup_mm() copied the count, and its exit "
-			"uncharges them", stress_ksm_unmerge_bugs[KSM_BUG_FORK_ZERO].verdict, sh->mapped_zero,
+		stress_ksm_unmerge_fork_zero_verdict(run,
+			"%s: a child maps %" PRId64 " KSM zero pages but was charged %" PRId64
+			" (parent %" PRId64
+			"): ksmd merged them after dup_mm() copied the count, and its exit "
+			"uncharges them",
+			stress_ksm_unmerge_bugs[KSM_BUG_FORK_ZERO].verdict, sh->mapped_zero,
 			sh->charged, before);
 	else if (excess)
-		stress_ksm_unmerge_fork_zero_verdict(run, "%s: a child was charged %" PRId64 " but maps %" PRId64
-			" (parent %" PRId64 "; excess %" PRId64 " in DONTFORK/WIPEONFORK VMAs, %" PRId64 " unmerged "
+		stress_ksm_unmerge_fork_zero_verdict(run,
+			"%s: a child was charged %" PRId64 " but maps %" PRId64 " (parent %" PRId64
+			"; excess %" PRId64 " in DONTFORK/WIPEONFORK VMAs, %" PRId64 " unmerged "
 			"or written during fork()%s): dup_mm() copies a stale count, and it outlives the child",
-			stress_ksm_unmerge_bugs[KSM_BUG_FORK_ZERO].verdict, sh->charged, sh->mapped, before,
-			uncopied, unmerging, overlap ? ", which overlapped our unmerge" : "");
+			stress_ksm_unmerge_bugs[KSM_BUG_FORK_ZERO].verdict, sh->charged, sh->mapped,
+			before, uncopied, unmerging,
+			overlap ? ", which overlapped our unmerge" : "");
 	return true;
 }
 
 /* madvise the zero ranges (the main one too if asked) */
-static void stress_ksm_unmerge_fork_zero_ranges(stress_ksm_unmerge_run_t *run, const int advice, const bool main_range)
+static void stress_ksm_unmerge_fork_zero_ranges(
+	stress_ksm_unmerge_run_t *run, const int advice, const bool main_range)
 {
 	const stress_ksm_unmerge_fork_zero_t *z = (const stress_ksm_unmerge_fork_zero_t *)run->priv;
 	const size_t ps = run->ctx->page_size;
 
-	if (((main_range && shim_madvise(z->zero, z->nzero * ps, advice) < 0) || shim_madvise(z->dontfork, z->nother * ps, advice) < 0 ||
-	     (z->wipe && shim_madvise(z->wipe, z->nother * ps, advice) < 0)) && stress_continue(run->ctx->args))
-		stress_ksm_unmerge_racer_fail(run, "madvise %d of a zero range failed, errno=%d (%s)", advice, errno,
+	if (((main_range && shim_madvise(z->zero, z->nzero * ps, advice) < 0) ||
+		    shim_madvise(z->dontfork, z->nother * ps, advice) < 0 ||
+		    (z->wipe && shim_madvise(z->wipe, z->nother * ps, advice) < 0)) &&
+		stress_continue(run->ctx->args))
+		stress_ksm_unmerge_racer_fail(run,
+			"madvise %d of a zero range failed, errno=%d (%s)", advice, errno,
 			strerror(errno));
 }
 
 /* zero ranges merged, the main one unmerged while the thread forks */
-static void stress_ksm_unmerge_fork_zero_phase(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
+static void stress_ksm_unmerge_fork_zero_phase(
+	stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
 {
 	stress_ksm_unmerge_fork_zero_t *z = (stress_ksm_unmerge_fork_zero_t *)run->priv;
 	const double deadline = stress_time_now() + 3.0;
@@ -4713,11 +5177,16 @@ static void stress_ksm_unmerge_fork_zero_phase(stress_ksm_unmerge_ctx_t *ctx, st
 		z->unmerge_ns[0] = stress_ksm_unmerge_now_ns();
 		z->unmerge_ns[1] = 0;
 		z->go[1] = ctx->cycle;
-		/* odd cycles unmerge the zero range, even ones write-fault its KSM zero pages (zeros: no data change) */
-		if ((ctx->cycle & 1) && shim_madvise(z->zero, z->nzero * ctx->page_size, MADV_UNMERGEABLE) < 0 &&
-		    stress_continue(ctx->args))
-			stress_ksm_unmerge_racer_fail(run, "MADV_UNMERGEABLE of the zero range failed, errno=%d (%s)",
-				errno, strerror(errno));
+		/*
+		 * odd cycles unmerge the zero range, even ones write-fault its KSM zero pages
+		 * (zeros: no data change)
+		 */
+		if ((ctx->cycle & 1) &&
+			shim_madvise(z->zero, z->nzero * ctx->page_size, MADV_UNMERGEABLE) < 0 &&
+			stress_continue(ctx->args))
+			stress_ksm_unmerge_racer_fail(run,
+				"MADV_UNMERGEABLE of the zero range failed, errno=%d (%s)", errno,
+				strerror(errno));
 		for (i = 0; !(ctx->cycle & 1) && i < z->nzero; i++)
 			((volatile uint8_t *)z->zero)[i * ctx->page_size] = 0;
 		z->unmerge_ns[1] = stress_ksm_unmerge_now_ns();
@@ -4733,18 +5202,21 @@ static void stress_ksm_unmerge_fork_zero_phase(stress_ksm_unmerge_ctx_t *ctx, st
 }
 
 /* three zero-filled ranges: plain, MADV_DONTFORK and MADV_WIPEONFORK */
-static int stress_ksm_unmerge_fork_zero_start(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+static int stress_ksm_unmerge_fork_zero_start(
+	stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_fork_zero_t *z = (stress_ksm_unmerge_fork_zero_t *)run->priv;
 	const size_t ps = ctx->page_size;
 
 	if (!ctx->iface->stat_zero || (!ctx->iface->kpf_zero && !ctx->iface->zero_pfn)) {
-		(void)stress_ksm_unmerge_racer_reason(run, "no ksm_zero_pages in ksm_stat (counted since 6.10) that the "
+		(void)stress_ksm_unmerge_racer_reason(run,
+			"no ksm_zero_pages in ksm_stat (counted since 6.10) that the "
 			"self-test confirmed, or KSM zero pages cannot be told apart: nothing to check");
 		return -2;
 	}
 	if (stress_ksm_unmerge_bug_aside(KSM_BUG_FORK_ZERO)) {
-		(void)stress_ksm_unmerge_racer_reason(run, "steps aside: this run confirmed the known kernel bug %s, "
+		(void)stress_ksm_unmerge_racer_reason(run,
+			"steps aside: this run confirmed the known kernel bug %s, "
 			"which each of its forks would trigger again (--ksm-unmerge-method fork-zero runs it)",
 			stress_ksm_unmerge_bugs[KSM_BUG_FORK_ZERO].name);
 		return -2;
@@ -4752,19 +5224,25 @@ static int stress_ksm_unmerge_fork_zero_start(stress_ksm_unmerge_ctx_t *ctx, str
 	/* in proportion to the region: what ksmd scans for it stays bounded at any width */
 	z->nzero = STRESS_MINIMUM(STRESS_MAXIMUM(ctx->npages / 8, (size_t)16), (size_t)4096);
 	z->nother = STRESS_MINIMUM(STRESS_MAXIMUM(ctx->npages / 32, (size_t)8), (size_t)64);
-	z->zero = stress_ksm_unmerge_keep(run, stress_ksm_unmerge_map(z->nzero * ps, 0, "ksm-unmerge-zero", false), z->nzero * ps);
-	z->dontfork = stress_ksm_unmerge_keep(run, stress_ksm_unmerge_map(z->nother * ps, 0, "ksm-unmerge-zero-dontfork", true),
+	z->zero = stress_ksm_unmerge_keep(run,
+		stress_ksm_unmerge_map(z->nzero * ps, 0, "ksm-unmerge-zero", false), z->nzero * ps);
+	z->dontfork = stress_ksm_unmerge_keep(run,
+		stress_ksm_unmerge_map(z->nother * ps, 0, "ksm-unmerge-zero-dontfork", true),
 		z->nother * ps);
-	z->sh = stress_ksm_unmerge_keep(run, stress_ksm_unmerge_shared_map(sizeof(*z->sh)), sizeof(*z->sh));
+	z->sh = stress_ksm_unmerge_keep(
+		run, stress_ksm_unmerge_shared_map(sizeof(*z->sh)), sizeof(*z->sh));
 #if defined(MADV_WIPEONFORK)
-	z->wipe = stress_ksm_unmerge_keep(run, stress_ksm_unmerge_map(z->nother * ps, 0, "ksm-unmerge-zero-wipeonfork", false),
+	z->wipe = stress_ksm_unmerge_keep(run,
+		stress_ksm_unmerge_map(z->nother * ps, 0, "ksm-unmerge-zero-wipeonfork", false),
 		z->nother * ps);
 	if (z->wipe && shim_madvise(z->wipe, z->nother * ps, MADV_WIPEONFORK) < 0)
 		z->wipe = NULL;		/* unmapped with the others */
 #endif
 	if (!z->zero || !z->dontfork || !z->sh)
-		return stress_ksm_unmerge_racer_reason(run, "mmap or MADV_DONTFORK of the zero ranges failed, "
-			"errno=%d (%s)", errno, strerror(errno));
+		return stress_ksm_unmerge_racer_reason(run,
+			"mmap or MADV_DONTFORK of the zero ranges failed, "
+			"errno=%d (%s)",
+			errno, strerror(errno));
 	(void)shim_memset(z->zero, 0, z->nzero * ps);
 	(void)shim_memset(z->dontfork, 0, z->nother * ps);
 	if (z->wipe)
@@ -4777,13 +5255,14 @@ static int stress_ksm_unmerge_fork_zero_probe_judge(const int64_t parent, const 
 	const int64_t mapped, const int64_t mapped2)
 {
 	if (parent < 2 || charged < 0 || mapped < 0 || mapped != mapped2)
-		return -1;	/* not both merged before fork(), unreadable, or ksmd moved meanwhile */
+		/* not both merged before fork(), unreadable, or ksmd moved meanwhile */
+		return -1;
 	return charged > mapped;
 }
 
 /* probe child: what it is charged and what it maps, then gone */
-static void NORETURN stress_ksm_unmerge_fork_zero_probe_child(const stress_ksm_unmerge_iface_t *ifc, const int pm_fd,
-	const int kpf_fd, const size_t ps, volatile int64_t *out)
+static void NORETURN stress_ksm_unmerge_fork_zero_probe_child(const stress_ksm_unmerge_iface_t *ifc,
+	const int pm_fd, const int kpf_fd, const size_t ps, volatile int64_t *out)
 {
 	out[0] = stress_ksm_unmerge_field(KSM_STAT, "ksm_zero_pages");
 	out[1] = stress_ksm_unmerge_kzero_mapped(ifc, pm_fd, kpf_fd, ps);
@@ -4792,12 +5271,13 @@ static void NORETURN stress_ksm_unmerge_fork_zero_probe_child(const stress_ksm_u
 }
 
 /* merge both zero-filled probe pages into KSM zero pages (3 s at most); this process's count, -1 */
-static int64_t stress_ksm_unmerge_fork_zero_probe_merge(const stress_ksm_unmerge_iface_t *ifc, const int pm_fd,
-	const int kpf_fd, const size_t ps, uint8_t *p)
+static int64_t stress_ksm_unmerge_fork_zero_probe_merge(const stress_ksm_unmerge_iface_t *ifc,
+	const int pm_fd, const int kpf_fd, const size_t ps, uint8_t *p)
 {
 	const double t0 = stress_time_now();
 
-	if (shim_madvise(p + ps, ps, MADV_DONTFORK) < 0 || shim_madvise(p, 2 * ps, MADV_MERGEABLE) < 0)
+	if (shim_madvise(p + ps, ps, MADV_DONTFORK) < 0 ||
+		shim_madvise(p, 2 * ps, MADV_MERGEABLE) < 0)
 		return -1;
 	while (stress_time_now() - t0 < 3.0) {
 		if (stress_ksm_unmerge_kzero_count(ifc, pm_fd, kpf_fd, ps, (uintptr_t)p, 2) == 2)
@@ -4813,7 +5293,8 @@ static int64_t stress_ksm_unmerge_fork_zero_probe_merge(const stress_ksm_unmerge
  *	MADV_DONTFORK VMA must not be charged for it; 1 it is, 0 not, -1 no verdict.
  *	On a kernel with the bug it leaves one KSM zero page charged to nobody.
  */
-static int stress_ksm_unmerge_fork_zero_probe(const stress_ksm_unmerge_iface_t *ifc, char *detail, const size_t len)
+static int stress_ksm_unmerge_fork_zero_probe(
+	const stress_ksm_unmerge_iface_t *ifc, char *detail, const size_t len)
 {
 	const size_t ps = stress_memory_page_size_get();
 	const int pm_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
@@ -4825,18 +5306,22 @@ static int stress_ksm_unmerge_fork_zero_probe(const stress_ksm_unmerge_iface_t *
 	int status, verdict = -1;
 	pid_t pid;
 
-	if (ifc->stat_zero && ifc->pfns && (ifc->kpf_zero || ifc->zero_pfn) && pm_fd >= 0 && p != MAP_FAILED &&
-	    out) {
-		(void)shim_memset(p, 0, 2 * ps);	/* written: a zero page there later is one KSM put */
+	if (ifc->stat_zero && ifc->pfns && (ifc->kpf_zero || ifc->zero_pfn) && pm_fd >= 0 &&
+		p != MAP_FAILED && out) {
+		/* written: a zero page there later is one KSM put */
+		(void)shim_memset(p, 0, 2 * ps);
 		out[0] = out[1] = out[2] = -1;
 		parent = stress_ksm_unmerge_fork_zero_probe_merge(ifc, pm_fd, kpf_fd, ps, p);
 		pid = (parent >= 2) ? fork() : -1;
 		if (pid == 0)
 			stress_ksm_unmerge_fork_zero_probe_child(ifc, pm_fd, kpf_fd, ps, out);
 		if (pid > 0 && stress_ksm_unmerge_reap(pid, 3.0, &status) == 0 && WIFEXITED(status))
-			verdict = stress_ksm_unmerge_fork_zero_probe_judge(parent, out[0], out[1], out[2]);
-		(void)snprintf(detail, len, "start probe: a child forked over 2 KSM zero pages, one of them in a "
-			"MADV_DONTFORK VMA, was charged %" PRId64 " and maps %" PRId64 " (parent charged %" PRId64 ")",
+			verdict = stress_ksm_unmerge_fork_zero_probe_judge(
+				parent, out[0], out[1], out[2]);
+		(void)snprintf(detail, len,
+			"start probe: a child forked over 2 KSM zero pages, one of them in a "
+			"MADV_DONTFORK VMA, was charged %" PRId64 " and maps %" PRId64
+			" (parent charged %" PRId64 ")",
 			out[0], out[1], parent);
 		(void)shim_madvise(p, 2 * ps, MADV_UNMERGEABLE);
 	}
@@ -4861,95 +5346,96 @@ static int stress_ksm_unmerge_fork_zero_probe(const stress_ksm_unmerge_iface_t *
 static const stress_ksm_unmerge_racer_t stress_ksm_unmerge_racers[KSM_RACERS] = {
 	{ .name = "vmsplice", .evidence = "ksm-pages-spliced", .not_built = KSM_VMSPLICE_NOT_BUILT,
 	  .desc = "GUP references from vmsplice on KSM pages, held in a pipe across the unmerge",
-	  .details = {
-		[KSM_D_VMSPLICE_HELD] = "splices-held-over-unmerge",
+	  .details = { [KSM_D_VMSPLICE_HELD] = "splices-held-over-unmerge",
 		[KSM_D_VMSPLICE_HELD_KSM] = "ksm-pages-held-over-unmerge",
 		[KSM_D_VMSPLICE_COPIED] = "held-pages-copied" },
-	  .flags = KSM_RF_WAIT | KSM_RF_PARTIAL,
-	  KSM_PRIV(stress_ksm_unmerge_vmsplice_t), .start = stress_ksm_unmerge_vmsplice_start,
-	  .op = stress_ksm_unmerge_vmsplice_op },
+	  .flags = KSM_RF_WAIT | KSM_RF_PARTIAL, KSM_PRIV(stress_ksm_unmerge_vmsplice_t),
+	  .start = stress_ksm_unmerge_vmsplice_start, .op = stress_ksm_unmerge_vmsplice_op },
 	{ .name = "gup", .evidence = "ksm-pages-pinned", .not_built = KSM_GUP_NOT_BUILT,
 	  .desc = "O_DIRECT, io_uring long-term and process_vm_readv pins of KSM pages (unshare)",
-	  .details = {
-		[KSM_D_GUP_ODIRECT] = "odirect-pins",
+	  .details = { [KSM_D_GUP_ODIRECT] = "odirect-pins",
 		[KSM_D_GUP_ODIRECT_KSM] = "odirect-ksm-pages",
 		[KSM_D_GUP_LONGTERM] = "longterm-pins",
-		[KSM_D_GUP_LONGTERM_KSM] = "longterm-ksm-pages",
-		[KSM_D_GUP_READV] = "readv-pins",
+		[KSM_D_GUP_LONGTERM_KSM] = "longterm-ksm-pages", [KSM_D_GUP_READV] = "readv-pins",
 		[KSM_D_GUP_READV_KSM] = "readv-ksm-pages" },
-	  .flags = KSM_RF_WAIT | KSM_RF_PARTIAL, KSM_PRIV(stress_ksm_unmerge_gup_t), .start = stress_ksm_unmerge_gup_start,
-	  .op = stress_ksm_unmerge_gup_op },
+	  .flags = KSM_RF_WAIT | KSM_RF_PARTIAL, KSM_PRIV(stress_ksm_unmerge_gup_t),
+	  .start = stress_ksm_unmerge_gup_start, .op = stress_ksm_unmerge_gup_op },
 	{ .name = "uffd-wp", .evidence = "wp-pages-unshared", .not_built = KSM_UFFD_WP_NOT_BUILT,
 	  .desc = "FAULT_FLAG_UNSHARE of userfaultfd-wp protected KSM pages",
-	  .details = {
-		[KSM_D_UFFD_WP_AT_UNMERGE] = "wp-ksm-pages-at-unmerge",
+	  .details = { [KSM_D_UFFD_WP_AT_UNMERGE] = "wp-ksm-pages-at-unmerge",
 		[KSM_D_UFFD_WP_KEPT] = "wp-bits-kept",
 		[KSM_D_UFFD_WP_KEPT_KSM] = "wp-kept-still-ksm" },
-	  .flags = KSM_RF_WP, .page_bytes = 1 + sizeof(uint32_t) + sizeof(uint64_t), KSM_PRIV(stress_ksm_unmerge_uffd_wp_t),
-	  .start = stress_ksm_unmerge_uffd_wp_start, .op = stress_ksm_unmerge_uffd_wp_op, .phase = stress_ksm_unmerge_uffd_wp_phase },
+	  .flags = KSM_RF_WP, .page_bytes = 1 + sizeof(uint32_t) + sizeof(uint64_t),
+	  KSM_PRIV(stress_ksm_unmerge_uffd_wp_t), .start = stress_ksm_unmerge_uffd_wp_start,
+	  .op = stress_ksm_unmerge_uffd_wp_op, .phase = stress_ksm_unmerge_uffd_wp_phase },
 	{ .name = "mrelease", .evidence = "ksm-victims-killed",
 	  .desc = "process_mrelease against exit_mmap of SIGKILLed children sharing KSM pages",
-	  .details = {
-		[KSM_D_MRELEASE_REAPS] = "mrelease-reaps",
+	  .details = { [KSM_D_MRELEASE_REAPS] = "mrelease-reaps",
 		[KSM_D_MRELEASE_ESRCH] = "mrelease-esrch",
 		[KSM_D_MRELEASE_VICTIM_KSM] = "victim-ksm-pages" },
-	  .flags = KSM_RF_WAIT | KSM_RF_PFNS | KSM_RF_COPY | KSM_RF_FORKS, KSM_PRIV(stress_ksm_unmerge_mrelease_t),
-	  .supported = stress_ksm_unmerge_mrelease_supported, .op = stress_ksm_unmerge_mrelease_op },
+	  .flags = KSM_RF_WAIT | KSM_RF_PFNS | KSM_RF_COPY | KSM_RF_FORKS,
+	  KSM_PRIV(stress_ksm_unmerge_mrelease_t),
+	  .supported = stress_ksm_unmerge_mrelease_supported,
+	  .op = stress_ksm_unmerge_mrelease_op },
 	{ .name = "fork", .evidence = "ksm-cow-writes",
 	  .desc = "COW of KSM pages in forked children, and their KSM counters at fork",
-	  .flags = KSM_RF_PFNS | KSM_RF_FORKS, KSM_PRIV(stress_ksm_unmerge_fork_t), .start = stress_ksm_unmerge_fork_start,
-	  .phase = stress_ksm_unmerge_fork_phase },
+	  .flags = KSM_RF_PFNS | KSM_RF_FORKS, KSM_PRIV(stress_ksm_unmerge_fork_t),
+	  .start = stress_ksm_unmerge_fork_start, .phase = stress_ksm_unmerge_fork_phase },
 	{ .name = "mprotect", .evidence = "ksm-pages-protected",
 	  .desc = "unmerge of PROT_NONE and read-only KSM pages (VMAs split and merge)",
-	  .flags = KSM_RF_PFNS | KSM_RF_LAYOUT | KSM_RF_PARTIAL, .page_bytes = 5, KSM_PRIV(stress_ksm_unmerge_mprotect_t),
-	  .start = stress_ksm_unmerge_mprotect_start, .op = stress_ksm_unmerge_mprotect_op,
-	  .phase = stress_ksm_unmerge_mprotect_phase },
-	{ .name = "dontneed", .evidence = "ksm-pages-discarded", .desc = "unmerge over MADV_DONTNEED holes made before and during it",
-	  .flags = KSM_RF_LAYOUT | KSM_RF_PARTIAL, .page_bytes = 1, KSM_PRIV(stress_ksm_unmerge_dontneed_t),
-	  .start = stress_ksm_unmerge_dontneed_start,
+	  .flags = KSM_RF_PFNS | KSM_RF_LAYOUT | KSM_RF_PARTIAL, .page_bytes = 5,
+	  KSM_PRIV(stress_ksm_unmerge_mprotect_t), .start = stress_ksm_unmerge_mprotect_start,
+	  .op = stress_ksm_unmerge_mprotect_op, .phase = stress_ksm_unmerge_mprotect_phase },
+	{ .name = "dontneed", .evidence = "ksm-pages-discarded",
+	  .desc = "unmerge over MADV_DONTNEED holes made before and during it",
+	  .flags = KSM_RF_LAYOUT | KSM_RF_PARTIAL, .page_bytes = 1,
+	  KSM_PRIV(stress_ksm_unmerge_dontneed_t), .start = stress_ksm_unmerge_dontneed_start,
 	  .op = stress_ksm_unmerge_dontneed_op, .phase = stress_ksm_unmerge_dontneed_phase },
-	{ .name = "sparse", .evidence = "sparse-ksm-pages", .desc = "the per-page unmerge walk over a huge, mostly unpopulated range",
-	  .details = {
-		[KSM_D_SPARSE_WALKED] = "sparse-pages-walked",
+	{ .name = "sparse", .evidence = "sparse-ksm-pages",
+	  .desc = "the per-page unmerge walk over a huge, mostly unpopulated range",
+	  .details = { [KSM_D_SPARSE_WALKED] = "sparse-pages-walked",
 		[KSM_D_SPARSE_CHECKED] = "populated-pages-checked" },
-	  .flags = KSM_RF_PFNS | KSM_RF_PARTIAL,
-	  KSM_PRIV(stress_ksm_unmerge_sparse_t), .start = stress_ksm_unmerge_sparse_start,
-	  .phase = stress_ksm_unmerge_sparse_phase },
+	  .flags = KSM_RF_PFNS | KSM_RF_PARTIAL, KSM_PRIV(stress_ksm_unmerge_sparse_t),
+	  .start = stress_ksm_unmerge_sparse_start, .phase = stress_ksm_unmerge_sparse_phase },
 	{ .name = "thp", .evidence = "thps-split", .not_built = KSM_THP_NOT_BUILT,
 	  .desc = "KSM split of THPs, and unmerge racing memory compaction (migration entries)",
-	  .details = {
-		[KSM_D_THP_PMD] = "pmd-thps",
-		[KSM_D_THP_MTHP] = "mthps",
+	  .details = { [KSM_D_THP_PMD] = "pmd-thps", [KSM_D_THP_MTHP] = "mthps",
 		[KSM_D_THP_COMPACTIONS] = "compactions",
 		[KSM_D_THP_IN_COMPACTION] = "unmerges-in-compaction" },
 	  .flags = KSM_RF_PARTIAL, KSM_PRIV(stress_ksm_unmerge_thp_t),
-	  .start = stress_ksm_unmerge_thp_start, .op = stress_ksm_unmerge_thp_op, .phase = stress_ksm_unmerge_thp_phase },
-	{ .name = "signal", .evidence = "unmerges-interrupted", .desc = "signals interrupting the unmerge walk (EINTR, retried)",
+	  .start = stress_ksm_unmerge_thp_start, .op = stress_ksm_unmerge_thp_op,
+	  .phase = stress_ksm_unmerge_thp_phase },
+	{ .name = "signal", .evidence = "unmerges-interrupted",
+	  .desc = "signals interrupting the unmerge walk (EINTR, retried)",
 	  KSM_PRIV(stress_ksm_unmerge_signal_t), .start = stress_ksm_unmerge_signal_start,
 	  .op = stress_ksm_unmerge_signal_op, .phase = stress_ksm_unmerge_signal_phase,
 	  .unmerge = stress_ksm_unmerge_signal_call },
-	{ .name = "mremap", .evidence = "ksm-pages-moved", .desc = "mremap moves of merged ranges while merged and unmerging",
-	  .details = {
-		[KSM_D_MREMAP_CUT] = "moves-cut-at-vma-end" },
+	{ .name = "mremap", .evidence = "ksm-pages-moved",
+	  .desc = "mremap moves of merged ranges while merged and unmerging",
+	  .details = { [KSM_D_MREMAP_CUT] = "moves-cut-at-vma-end" },
 	  .flags = KSM_RF_WAIT | KSM_RF_PARTIAL, KSM_PRIV(stress_ksm_unmerge_mremap_t),
-	  .start = stress_ksm_unmerge_mremap_start,
-	  .op = stress_ksm_unmerge_mremap_op, .phase = stress_ksm_unmerge_mremap_phase },
-	{ .name = "uffd-minor", .evidence = "ksm-pages-unmerged", .not_built = KSM_UFFD_MINOR_NOT_BUILT,
+	  .start = stress_ksm_unmerge_mremap_start, .op = stress_ksm_unmerge_mremap_op,
+	  .phase = stress_ksm_unmerge_mremap_phase },
+	{ .name = "uffd-minor", .evidence = "ksm-pages-unmerged",
+	  .not_built = KSM_UFFD_MINOR_NOT_BUILT,
 	  .desc = "MADV_UNMERGEABLE of a userfaultfd-minor VMA (vm_flags above bit 31 kept)",
-	  .flags = KSM_RF_PFNS | KSM_RF_PARTIAL, KSM_PRIV(stress_ksm_unmerge_uffd_minor_t), .start = stress_ksm_unmerge_uffd_minor_start,
+	  .flags = KSM_RF_PFNS | KSM_RF_PARTIAL, KSM_PRIV(stress_ksm_unmerge_uffd_minor_t),
+	  .start = stress_ksm_unmerge_uffd_minor_start,
 	  .phase = stress_ksm_unmerge_uffd_minor_phase },
-	{ .name = "prctl-exec", .evidence = "execs-mergeable", .not_built = KSM_PRCTL_EXEC_NOT_BUILT,
-	  .desc = "PR_SET_MEMORY_MERGE kept across fork and exec, the exec's VMAs mergeable", .flags = KSM_RF_FORKS,
-	  .supported = stress_ksm_unmerge_prctl_exec_supported, .op = stress_ksm_unmerge_prctl_exec_op },
+	{ .name = "prctl-exec", .evidence = "execs-mergeable",
+	  .not_built = KSM_PRCTL_EXEC_NOT_BUILT,
+	  .desc = "PR_SET_MEMORY_MERGE kept across fork and exec, the exec's VMAs mergeable",
+	  .flags = KSM_RF_FORKS, .supported = stress_ksm_unmerge_prctl_exec_supported,
+	  .op = stress_ksm_unmerge_prctl_exec_op },
 	{ .name = "fork-zero", .evidence = "zero-page-forks",
 	  .desc = "ksm_zero_pages of children forked while KSM zero pages merge, unmerge, take write faults or sit in "
 		  "DONTFORK/WIPEONFORK VMAs",
-	  .details = {
-		[KSM_D_FORK_ZERO_DURING] = "forks-during-unmerge",
+	  .details = { [KSM_D_FORK_ZERO_DURING] = "forks-during-unmerge",
 		[KSM_D_FORK_ZERO_UNCOPIED] = "overcharged-uncopied",
 		[KSM_D_FORK_ZERO_UNMERGING] = "overcharged-unmerging",
 		[KSM_D_FORK_ZERO_UNDER] = "undercharged" },
-	  .flags = KSM_RF_PFNS | KSM_RF_PARTIAL | KSM_RF_FORKS, KSM_PRIV(stress_ksm_unmerge_fork_zero_t), .start = stress_ksm_unmerge_fork_zero_start,
+	  .flags = KSM_RF_PFNS | KSM_RF_PARTIAL | KSM_RF_FORKS,
+	  KSM_PRIV(stress_ksm_unmerge_fork_zero_t), .start = stress_ksm_unmerge_fork_zero_start,
 	  .op = stress_ksm_unmerge_fork_zero_op, .phase = stress_ksm_unmerge_fork_zero_phase },
 };
 
@@ -4971,7 +5457,9 @@ static const char *stress_ksm_unmerge_method(const size_t i)
 
 	if (i < SIZEOF_ARRAY(fixed))
 		return fixed[i];
-	return (i - SIZEOF_ARRAY(fixed) < KSM_RACERS) ? stress_ksm_unmerge_racers[i - SIZEOF_ARRAY(fixed)].name : NULL;
+	return (i - SIZEOF_ARRAY(fixed) < KSM_RACERS) ?
+		stress_ksm_unmerge_racers[i - SIZEOF_ARRAY(fixed)].name :
+		NULL;
 }
 
 /* pure: the switches and racers method m runs */
@@ -5004,8 +5492,8 @@ static size_t stress_ksm_unmerge_region_size(stress_args_t *args, const uint64_t
 			bytes = MIN_KSM_UNMERGE_BYTES * args->instances;
 	}
 	/* the tightest memory.max of this cgroup v2 and its ancestors */
-	if (stress_fs_file_read("/proc/self/cgroup", buf, sizeof(buf)) > 0 && (p = strstr(buf, "0::")) &&
-	    (p == buf || p[-1] == '\n')) {
+	if (stress_fs_file_read("/proc/self/cgroup", buf, sizeof(buf)) > 0 &&
+		(p = strstr(buf, "0::")) && (p == buf || p[-1] == '\n')) {
 		(void)shim_strscpy(dir, p + 3, sizeof(dir));
 		dir[strcspn(dir, "\n")] = '\0';
 		for (;;) {
@@ -5015,8 +5503,12 @@ static size_t stress_ksm_unmerge_region_size(stress_args_t *args, const uint64_t
 			max = stress_ksm_unmerge_field(path, NULL);
 			(void)snprintf(path, sizeof(path), "/sys/fs/cgroup%s/memory.current", dir);
 			cur = stress_ksm_unmerge_field(path, NULL);
-			if (max >= 0 && (uint64_t)(max > cur ? max - STRESS_MAXIMUM(cur, (int64_t)0) : 0) < avail) {
-				avail = (uint64_t)(max > cur ? max - STRESS_MAXIMUM(cur, (int64_t)0) : 0);
+			if (max >= 0 &&
+				(uint64_t)(max > cur ? max - STRESS_MAXIMUM(cur, (int64_t)0) : 0) <
+					avail) {
+				avail = (uint64_t)(max > cur ?
+						max - STRESS_MAXIMUM(cur, (int64_t)0) :
+						0);
 				what = "the cgroup's memory.max room";
 			}
 			slash = strrchr(dir, '/');
@@ -5033,15 +5525,20 @@ static size_t stress_ksm_unmerge_region_size(stress_args_t *args, const uint64_t
 		copies += !!(stress_ksm_unmerge_racers[i].flags & KSM_RF_COPY) && copies == 1;
 	}
 	fixed *= args->instances;
-	cap = (avail / 2 > fixed) ? (avail / 2 - fixed) / (copies * args->page_size + extra) * args->page_size : 0;
+	cap = (avail / 2 > fixed) ?
+		(avail / 2 - fixed) / (copies * args->page_size + extra) * args->page_size :
+		0;
 	if (avail && bytes > cap) {
 		if (stress_instance_zero(args))
-			pr_inf("%s: capping %zu bytes to %" PRIu64 " bytes: half of %s (%" PRIu64 " bytes) less the "
-				"racers' and verification memory%s\n", args->name, bytes, cap, what, avail,
+			pr_inf("%s: capping %zu bytes to %" PRIu64 " bytes: half of %s (%" PRIu64
+			       " bytes) less the "
+			       "racers' and verification memory%s\n",
+				args->name, bytes, cap, what, avail,
 				copies > 1 ? ", halved for the mrelease victims' copies" : "");
 		bytes = (size_t)cap;
 	}
-	per = STRESS_MAXIMUM((bytes / args->instances) & ~(args->page_size - 1), (size_t)MIN_KSM_UNMERGE_BYTES);
+	per = STRESS_MAXIMUM(
+		(bytes / args->instances) & ~(args->page_size - 1), (size_t)MIN_KSM_UNMERGE_BYTES);
 	*total = per * args->instances;
 	return per;
 }
@@ -5049,7 +5546,8 @@ static size_t stress_ksm_unmerge_region_size(stress_args_t *args, const uint64_t
 /* release everything the context holds */
 static void stress_ksm_unmerge_ctx_free(stress_ksm_unmerge_ctx_t *ctx)
 {
-	int *fds[] = { &ctx->pagemap_fd, &ctx->kpageflags_fd, &ctx->kpagecount_fd, &ctx->compact_fd };
+	int *fds[] = { &ctx->pagemap_fd, &ctx->kpageflags_fd, &ctx->kpagecount_fd,
+		&ctx->compact_fd };
 	size_t i;
 
 	for (i = 0; i < SIZEOF_ARRAY(fds); i++) {
@@ -5100,7 +5598,8 @@ static int stress_ksm_unmerge_ctx_init(stress_ksm_unmerge_ctx_t *ctx, stress_arg
 	ctx->wake_made = true;
 	ctx->region_size = stress_ksm_unmerge_region_size(args, ctx->use, &total);
 	ctx->npages = ctx->touch_npages = ctx->region_size / ctx->page_size;
-	ctx->teardown_secs = (ctx->region_size > GB) ? (double)ctx->region_size / KSM_TEARDOWN_RATE : 0.0;
+	ctx->teardown_secs =
+		(ctx->region_size > GB) ? (double)ctx->region_size / KSM_TEARDOWN_RATE : 0.0;
 	for (i = 0; i < KSM_RACERS; i++) {
 		ctx->run[i].r = &stress_ksm_unmerge_racers[i];
 		ctx->run[i].rs = &ctx->st->racer[i];
@@ -5111,21 +5610,24 @@ static int stress_ksm_unmerge_ctx_init(stress_ksm_unmerge_ctx_t *ctx, stress_arg
 	ctx->kpagecount_fd = open("/proc/kpagecount", O_RDONLY | O_CLOEXEC);
 	ctx->compact_fd = open("/proc/sys/vm/compact_memory", O_WRONLY | O_CLOEXEC);	/* root */
 	if (access(KSM_SYSFS "/full_scans", R_OK) < 0) {
-		pr_inf_skip("%s: cannot read %s/full_scans, errno=%d (%s), skipping stressor\n", args->name,
-			KSM_SYSFS, errno, strerror(errno));
+		pr_inf_skip("%s: cannot read %s/full_scans, errno=%d (%s), skipping stressor\n",
+			args->name, KSM_SYSFS, errno, strerror(errno));
 		return EXIT_NO_RESOURCE;
 	}
 	ctx->region = stress_ksm_unmerge_map(ctx->region_size, 0, "ksm-unmerge-region", false);
 	/* shared memory: under prctl's merge-any the templates never merge with the region */
-	ctx->templates = mmap(NULL, (KSM_FEW_TEMPLATES + 1) * ctx->page_size, PROT_READ | PROT_WRITE,
-		MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ctx->templates = mmap(NULL, (KSM_FEW_TEMPLATES + 1) * ctx->page_size,
+		PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ctx->pm = calloc(KSM_CHUNK, sizeof(*ctx->pm));
 	ctx->keys = calloc(KSM_CHUNK, sizeof(*ctx->keys));
 	if (ctx->templates == MAP_FAILED)
 		ctx->templates = NULL;
 	if (!ctx->region || !ctx->templates || !ctx->pm || !ctx->keys) {
-		pr_inf_skip("%s: cannot map a region of %zu bytes and its scratch%s, errno=%d (%s), skipping "
-			"stressor\n", args->name, ctx->region_size, stress_memory_free_get(), errno, strerror(errno));
+		pr_inf_skip(
+			"%s: cannot map a region of %zu bytes and its scratch%s, errno=%d (%s), skipping "
+			"stressor\n",
+			args->name, ctx->region_size, stress_memory_free_get(), errno,
+			strerror(errno));
 		return EXIT_NO_RESOURCE;
 	}
 	stress_ksm_unmerge_templates_fill(ctx);
@@ -5136,19 +5638,26 @@ static int stress_ksm_unmerge_ctx_init(stress_ksm_unmerge_ctx_t *ctx, stress_arg
 	}
 	ctx->filled = i;
 	stress_ksm_unmerge_expect(ctx);
-	ctx->have_pfns = sh->iface.pfns && stress_ksm_unmerge_pagemap_read(ctx->pagemap_fd, ctx->region, 1,
-		ctx->page_size, ctx->pm) == 0 && stress_ksm_unmerge_pm_pfn(ctx->pm[0]);
+	ctx->have_pfns = sh->iface.pfns &&
+		stress_ksm_unmerge_pagemap_read(
+			ctx->pagemap_fd, ctx->region, 1, ctx->page_size, ctx->pm) == 0 &&
+		stress_ksm_unmerge_pm_pfn(ctx->pm[0]);
 	ctx->by_pages = ctx->have_pfns && (!(sh->iface.stat_merging || sh->iface.merging_pages) ||
 		(ctx->expect_zero && !sh->iface.stat_zero));
 	if (ctx->verify && !ctx->have_pfns) {
 		if (stress_instance_zero(args))
-			pr_inf_skip("%s: --verify cannot keep its promise: the page checks need pagemap PFNs "
-				"(CAP_SYS_ADMIN); skipping stressor\n", args->name);
+			pr_inf_skip(
+				"%s: --verify cannot keep its promise: the page checks need pagemap PFNs "
+				"(CAP_SYS_ADMIN); skipping stressor\n",
+				args->name);
 		return EXIT_NOT_IMPLEMENTED;
 	}
-	if (!ctx->have_pfns && access(KSM_STAT, R_OK) < 0 && access("/proc/self/ksm_merging_pages", R_OK) < 0) {
-		pr_inf_skip("%s: no way to observe merging (no ksm_stat, ksm_merging_pages or pagemap PFNs), "
-			"skipping stressor\n", args->name);
+	if (!ctx->have_pfns && access(KSM_STAT, R_OK) < 0 &&
+		access("/proc/self/ksm_merging_pages", R_OK) < 0) {
+		pr_inf_skip(
+			"%s: no way to observe merging (no ksm_stat, ksm_merging_pages or pagemap PFNs), "
+			"skipping stressor\n",
+			args->name);
 		return EXIT_NOT_IMPLEMENTED;
 	}
 	if (stress_ksm_unmerge_vmflags(ctx->region, ctx->vmflags, sizeof(ctx->vmflags), true) < 0)
@@ -5159,9 +5668,13 @@ static int stress_ksm_unmerge_ctx_init(stress_ksm_unmerge_ctx_t *ctx, stress_arg
 }
 
 /* the timed unmerge (wall and CPU time): one call, or 128 MiB madvise calls while racers run */
-static int stress_ksm_unmerge_timed_off(stress_ksm_unmerge_ctx_t *ctx, const uint64_t sw, double *dt, double *cpu)
+static int stress_ksm_unmerge_timed_off(
+	stress_ksm_unmerge_ctx_t *ctx, const uint64_t sw, double *dt, double *cpu)
 {
-	/* one call: between calls ksmd frees stale rmap_items under the mmap lock the next one needs */
+	/*
+	 * one call: between calls ksmd frees stale rmap_items under the mmap lock the next one
+	 * needs
+	 */
 	const size_t call = ctx->racers ? KSM_CALL_BYTES : ctx->region_size;
 	stress_ksm_unmerge_run_t *own = NULL;	/* a racer that makes the calls itself */
 	struct timespec c0, c1;
@@ -5173,7 +5686,9 @@ static int stress_ksm_unmerge_timed_off(stress_ksm_unmerge_ctx_t *ctx, const uin
 			own = &ctx->run[i];
 	*dt = *cpu = 0.0;
 	for (off = 0; off < ctx->region_size && ret == 0; off += call) {
-		const size_t len = (sw == KSM_SW_PRCTL) ? ctx->region_size : STRESS_MINIMUM(call, ctx->region_size - off);
+		const size_t len = (sw == KSM_SW_PRCTL) ?
+			ctx->region_size :
+			STRESS_MINIMUM(call, ctx->region_size - off);
 		uint64_t t0, t1;
 
 		if (off && stress_ksm_unmerge_stop_seen(ctx, "unmerge")) {
@@ -5222,8 +5737,8 @@ static void stress_ksm_unmerge_wait_said(stress_ksm_unmerge_ctx_t *ctx, const in
  *  stress_ksm_unmerge_merge()
  *	merge and verify it: 0 ok, 1 stopped, -1 failed
  */
-static int stress_ksm_unmerge_merge(stress_ksm_unmerge_ctx_t *ctx, const uint64_t sw, const double bound,
-	const bool quiet, uint64_t *ksm, uint64_t *kzero, bool *empty)
+static int stress_ksm_unmerge_merge(stress_ksm_unmerge_ctx_t *ctx, const uint64_t sw,
+	const double bound, const bool quiet, uint64_t *ksm, uint64_t *kzero, bool *empty)
 {
 	const char *name = ctx->args->name;
 	stress_ksm_unmerge_instance_t *st = ctx->st;
@@ -5235,11 +5750,12 @@ static int stress_ksm_unmerge_merge(stress_ksm_unmerge_ctx_t *ctx, const uint64_
 	if (stress_ksm_unmerge_switch(ctx, sw, 0, ctx->region_size, true) < 0) {
 		if (errno == EINTR && !stress_continue(ctx->args))
 			return 1;
-		pr_fail("%s: %s merge on failed, errno=%d (%s)\n", name, sw == KSM_SW_PRCTL ? "prctl" : "madvise",
-			errno, strerror(errno));
+		pr_fail("%s: %s merge on failed, errno=%d (%s)\n", name,
+			sw == KSM_SW_PRCTL ? "prctl" : "madvise", errno, strerror(errno));
 		return -1;
 	}
-	if (sw == KSM_SW_PRCTL && !st->method_cycles[1] && prctl(PR_GET_MEMORY_MERGE, 0UL, 0UL, 0UL, 0UL) != 1) {
+	if (sw == KSM_SW_PRCTL && !st->method_cycles[1] &&
+		prctl(PR_GET_MEMORY_MERGE, 0UL, 0UL, 0UL, 0UL) != 1) {
 		pr_fail("%s: PR_GET_MEMORY_MERGE does not read 1 after PR_SET_MEMORY_MERGE 1, errno=%d (%s)\n",
 			name, errno, strerror(errno));
 		rc = -1;
@@ -5278,8 +5794,10 @@ static int stress_ksm_unmerge_merge(stress_ksm_unmerge_ctx_t *ctx, const uint64_
 	if (*empty || *ksm + *kzero < ctx->expect_merged + ctx->expect_zero) {
 		st->merge_timeouts += *empty;
 		st->partial_merges += !*empty;
-		pr_dbg("%s: cycle %" PRIu64 ": merge incomplete after %.2f s: %" PRIu64 " KSM + %" PRIu64 " zero "
-			"pages of %" PRIu64 "\n", name, ctx->cycle, stress_time_now() - t0, *ksm, *kzero,
+		pr_dbg("%s: cycle %" PRIu64 ": merge incomplete after %.2f s: %" PRIu64
+		       " KSM + %" PRIu64 " zero "
+		       "pages of %" PRIu64 "\n",
+			name, ctx->cycle, stress_time_now() - t0, *ksm, *kzero,
 			ctx->expect_merged + ctx->expect_zero);
 		/*
 		 * On a quiet kernel ksmd ending its passes short of the prediction is a failure.
@@ -5289,10 +5807,11 @@ static int stress_ksm_unmerge_merge(stress_ksm_unmerge_ctx_t *ctx, const uint64_
 		if (ctx->verify && quiet && (stress_ksm_unmerge_shared->quiet_all > 0.0 ||
 		    ctx->use < KSM_RACER_BIT(0)) && wait == KSM_WAIT_PARTIAL && ctx->wait.stable &&
 		    !*empty) {
-			pr_fail("%s: partial merge on a quiet kernel: ksmd finished its passes with %" PRIu64 " KSM + %"
-				PRIu64 " zero pages of %" PRIu64 " + %" PRIu64 " predicted (counters: merging %" PRId64
-				", zero %" PRId64 ")\n", name, *ksm, *kzero, ctx->expect_merged, ctx->expect_zero,
-				merging, zero);
+			pr_fail("%s: partial merge on a quiet kernel: ksmd finished its passes with %" PRIu64
+				" KSM + %" PRIu64 " zero pages of %" PRIu64 " + %" PRIu64
+				" predicted (counters: merging %" PRId64 ", zero %" PRId64 ")\n",
+				name, *ksm, *kzero, ctx->expect_merged, ctx->expect_zero, merging,
+				zero);
 			rc = -1;
 		}
 	}
@@ -5307,9 +5826,13 @@ static int stress_ksm_unmerge_cycle(stress_ksm_unmerge_ctx_t *ctx, uint64_t sw, 
 {
 	const stress_ksm_unmerge_shared_t *sh = stress_ksm_unmerge_shared;
 	stress_ksm_unmerge_instance_t *st = ctx->st;
-	/* a quiet figure from a window every instance is in, settled; without racers every cycle is quiet */
+	/*
+	 * a quiet figure from a window every instance is in, settled; without racers every cycle is
+	 * quiet
+	 */
 	const bool quiet = ctx->use < KSM_RACER_BIT(0) ||
-		(ctx->quiet && sh->quiet_all > 0.0 && stress_time_now() - sh->quiet_all >= KSM_QUIET_SETTLE);
+		(ctx->quiet && sh->quiet_all > 0.0 &&
+			stress_time_now() - sh->quiet_all >= KSM_QUIET_SETTLE);
 	uint64_t ksm = 0, kzero = 0;
 	int64_t cow0, cow1;
 	double dt = 0.0, cpu = 0.0;
@@ -5336,29 +5859,36 @@ static int stress_ksm_unmerge_cycle(stress_ksm_unmerge_ctx_t *ctx, uint64_t sw, 
 			sw == KSM_SW_PRCTL ? "prctl" : "madvise", err, strerror(err));
 		return -1;
 	}
-	if (sw == KSM_SW_PRCTL && !st->method_cycles[1] && prctl(PR_GET_MEMORY_MERGE, 0UL, 0UL, 0UL, 0UL) != 0) {
-		pr_fail("%s: PR_GET_MEMORY_MERGE does not read 0 after PR_SET_MEMORY_MERGE 0\n", ctx->args->name);
+	if (sw == KSM_SW_PRCTL && !st->method_cycles[1] &&
+		prctl(PR_GET_MEMORY_MERGE, 0UL, 0UL, 0UL, 0UL) != 0) {
+		pr_fail("%s: PR_GET_MEMORY_MERGE does not read 0 after PR_SET_MEMORY_MERGE 0\n",
+			ctx->args->name);
 		rc = -1;
 	}
 	stress_ksm_unmerge_phase_set(ctx, KSM_PHASE_VERIFY);
 	if (!stress_ksm_unmerge_racers_quiesce(ctx))
 		rc = -1;
-	if (!ctx->stopped && stress_ksm_unmerge_verify_unmerge(ctx, ksm, (cow0 >= 0 && cow1 >= 0) ? cow1 - cow0 : -1) < 0)
+	if (!ctx->stopped &&
+		stress_ksm_unmerge_verify_unmerge(
+			ctx, ksm, (cow0 >= 0 && cow1 >= 0) ? cow1 - cow0 : -1) < 0)
 		rc = -1;
-	if (stress_ksm_unmerge_zero_check(ctx, "after the unmerge") < 0 || stress_ksm_unmerge_taint_check(ctx) < 0)
+	if (stress_ksm_unmerge_zero_check(ctx, "after the unmerge") < 0 ||
+		stress_ksm_unmerge_taint_check(ctx) < 0)
 		rc = -1;
 	stress_ksm_unmerge_phase_set(ctx, KSM_PHASE_IDLE);
 	if (rc < 0)
 		return -1;
 	if (ctx->stopped || empty)
-		return ctx->stopped ? 1 : 0;	/* cut short, or nothing unmerged: not a bogo op, not in the metrics */
+		/* cut short, or nothing unmerged: not a bogo op, not in the metrics */
+		return ctx->stopped ? 1 : 0;
 	st->pages_merged += ksm + kzero;
 	st->pages_zero += kzero;
 	st->cow_ksm += (cow0 >= 0 && cow1 > cow0) ? (uint64_t)(cow1 - cow0) : 0;
 	st->unmerge_secs += (ksm + kzero) ? dt : 0.0;
 	if (ksm + kzero)
 		stress_ksm_unmerge_lat_add(&st->unmerge_lat, dt * 1000.0);
-	if (quiet && (sh->quiet_all > 0.0 || ctx->use < KSM_RACER_BIT(0)) && ksm + kzero >= ctx->expect_merged + ctx->expect_zero) {
+	if (quiet && (sh->quiet_all > 0.0 || ctx->use < KSM_RACER_BIT(0)) &&
+		ksm + kzero >= ctx->expect_merged + ctx->expect_zero) {
 		st->quiet_cycles++;
 		st->quiet_pages += ksm + kzero;
 		st->quiet_secs += dt;
@@ -5381,25 +5911,33 @@ static void stress_ksm_unmerge_metrics(stress_ksm_unmerge_ctx_t *ctx)
 	size_t i;
 
 	if (st->pages_merged && st->unmerge_secs > 0.0)
-		stress_metrics_set(args, "unmerge MB per sec", (double)st->pages_merged * mib / st->unmerge_secs,
+		stress_metrics_set(args, "unmerge MB per sec",
+			(double)st->pages_merged * mib / st->unmerge_secs,
 			STRESS_METRIC_HARMONIC_MEAN);
 	if (st->quiet_pages && st->quiet_secs > 0.0)
-		stress_metrics_set(args, "quiet unmerge MB per sec", (double)st->quiet_pages * mib / st->quiet_secs,
+		stress_metrics_set(args, "quiet unmerge MB per sec",
+			(double)st->quiet_pages * mib / st->quiet_secs,
 			STRESS_METRIC_HARMONIC_MEAN);
 	if (st->quiet_pages && st->quiet_cpu_secs > 0.0)
-		stress_metrics_set(args, "quiet CPU-time unmerge MB per sec", (double)st->quiet_pages * mib /
-			st->quiet_cpu_secs, STRESS_METRIC_HARMONIC_MEAN);
+		stress_metrics_set(args, "quiet CPU-time unmerge MB per sec",
+			(double)st->quiet_pages * mib / st->quiet_cpu_secs,
+			STRESS_METRIC_HARMONIC_MEAN);
 	if (st->cycles) {
-		stress_metrics_set(args, "merge wait millisecs per cycle", st->merge_wait_secs * 1000.0 / (double)st->cycles,
+		stress_metrics_set(args, "merge wait millisecs per cycle",
+			st->merge_wait_secs * 1000.0 / (double)st->cycles,
 			STRESS_METRIC_GEOMETRIC_MEAN);
 		if (st->pages_merged)
-			stress_metrics_set(args, "pages merged per cycle", (double)st->pages_merged / (double)st->cycles,
+			stress_metrics_set(args, "pages merged per cycle",
+				(double)st->pages_merged / (double)st->cycles,
 				STRESS_METRIC_GEOMETRIC_MEAN);
 	}
-	for (i = 0; i < KSM_RACERS; i++)	/* racers' counts are in the report, not rates to compare */
+	/* racers' counts are in the report, not rates to compare */
+	for (i = 0; i < KSM_RACERS; i++)
 		if (st->racer[i].op_ns && st->racer[i].detail[KSM_D_SPARSE_WALKED])
-			stress_metrics_set(args, "nanosecs per sparse page", (double)st->racer[i].op_ns /
-				(double)st->racer[i].detail[KSM_D_SPARSE_WALKED], STRESS_METRIC_HARMONIC_MEAN);
+			stress_metrics_set(args, "nanosecs per sparse page",
+				(double)st->racer[i].op_ns /
+					(double)st->racer[i].detail[KSM_D_SPARSE_WALKED],
+				STRESS_METRIC_HARMONIC_MEAN);
 }
 
 /*
@@ -5420,17 +5958,21 @@ static int stress_ksm_unmerge_outcome(stress_ksm_unmerge_ctx_t *ctx, int rc)
 			continue;
 		if (rs->failures) {
 			rc = EXIT_FAILURE;
-		} else if (!rs->evidence && ctx->verify && st->cycles && st->cycles < KSM_JUDGE_CYCLES) {
-			pr_inf("%s: racer %s not reached in %" PRIu64 " verified cycle(s): too short a run to judge\n",
+		} else if (!rs->evidence && ctx->verify && st->cycles &&
+			st->cycles < KSM_JUDGE_CYCLES) {
+			pr_inf("%s: racer %s not reached in %" PRIu64
+			       " verified cycle(s): too short a run to judge\n",
 				name, stress_ksm_unmerge_racers[i].name, st->cycles);
 		} else if (!rs->evidence && ctx->verify && st->cycles &&
-			   stress_ksm_unmerge_oversubscribed(ctx->args)) {
+			stress_ksm_unmerge_oversubscribed(ctx->args)) {
 			pr_dbg("%s: racer %s not reached in this instance's %" PRIu64 " cycles "
 				"(%" PRIu64 " ops): instances over CPUs, judged over all of them\n",
 				name, stress_ksm_unmerge_racers[i].name, st->cycles, rs->ops);
 		} else if (!rs->evidence && ctx->verify && st->cycles) {
-			pr_fail("%s: racer %s ran %" PRIu64 " ops but never reached its path (%s): degenerate run\n",
-				name, stress_ksm_unmerge_racers[i].name, rs->ops, rs->reason[0] ? rs->reason : "no evidence");
+			pr_fail("%s: racer %s ran %" PRIu64
+				" ops but never reached its path (%s): degenerate run\n",
+				name, stress_ksm_unmerge_racers[i].name, rs->ops,
+				rs->reason[0] ? rs->reason : "no evidence");
 			rc = EXIT_FAILURE;
 		}
 	}
@@ -5438,8 +5980,10 @@ static int stress_ksm_unmerge_outcome(stress_ksm_unmerge_ctx_t *ctx, int rc)
 		return rc;
 	/* ksmd ended its passes and nothing merged: a failure; it never got so far: a named skip */
 	if (want && !st->pages_merged && st->waits[KSM_WAIT_PARTIAL]) {
-		pr_fail("%s: nothing merged in %" PRIu64 " merge waits (ksmd run=%" PRId64 ", %zu pages per instance): "
-			"no throughput reported\n", name, st->merge_timeouts + st->partial_merges,
+		pr_fail("%s: nothing merged in %" PRIu64 " merge waits (ksmd run=%" PRId64
+			", %zu pages per instance): "
+			"no throughput reported\n",
+			name, st->merge_timeouts + st->partial_merges,
 			stress_ksm_unmerge_field(KSM_SYSFS "/run", NULL), ctx->npages);
 		return EXIT_FAILURE;
 	}
@@ -5451,14 +5995,18 @@ static int stress_ksm_unmerge_outcome(stress_ksm_unmerge_ctx_t *ctx, int rc)
 		return EXIT_NO_RESOURCE;
 	}
 	if (!st->cycles && want) {
-		pr_inf_skip("%s: no merge/unmerge cycle verified: the run ended during the %s, %.1f s after the start "
+		pr_inf_skip(
+			"%s: no merge/unmerge cycle verified: the run ended during the %s, %.1f s after the start "
 			"(%zu of %zu pages filled; a %zu MB region needs longer: raise --timeout or lower "
-			"--ksm-unmerge-bytes)\n", name, st->stop_step[0] ? st->stop_step : "first cycle",
-			stress_time_now() - ctx->t_start, ctx->filled, ctx->npages, (size_t)(ctx->region_size / MB));
+			"--ksm-unmerge-bytes)\n",
+			name, st->stop_step[0] ? st->stop_step : "first cycle",
+			stress_time_now() - ctx->t_start, ctx->filled, ctx->npages,
+			(size_t)(ctx->region_size / MB));
 		return EXIT_NO_RESOURCE;
 	}
 	if (!want && st->pages_merged) {
-		pr_fail("%s: control pattern unique merged %" PRIu64 " pages, expected none\n", name, st->pages_merged);
+		pr_fail("%s: control pattern unique merged %" PRIu64 " pages, expected none\n",
+			name, st->pages_merged);
 		return EXIT_FAILURE;
 	}
 	return EXIT_SUCCESS;
@@ -5479,10 +6027,13 @@ static int stress_ksm_unmerge_worker(stress_args_t *args)
 	(void)shim_memset(&ctx, 0, sizeof(ctx));
 	rc = stress_ksm_unmerge_ctx_init(&ctx, args);
 	sw = ctx.use & KSM_SW_BOTH;
-	if (rc == EXIT_SUCCESS && (sw & KSM_SW_PRCTL) && prctl(PR_GET_MEMORY_MERGE, 0UL, 0UL, 0UL, 0UL) < 0) {
+	if (rc == EXIT_SUCCESS && (sw & KSM_SW_PRCTL) &&
+		prctl(PR_GET_MEMORY_MERGE, 0UL, 0UL, 0UL, 0UL) < 0) {
 		if (stress_instance_zero(args))
-			pr_inf_skip("%s: method prctl skipped: PR_GET_MEMORY_MERGE failed, errno=%d (%s) (needs Linux "
-				"6.4)\n", args->name, errno, strerror(errno));
+			pr_inf_skip(
+				"%s: method prctl skipped: PR_GET_MEMORY_MERGE failed, errno=%d (%s) (needs Linux "
+				"6.4)\n",
+				args->name, errno, strerror(errno));
 		sw &= ~KSM_SW_PRCTL;
 		rc = sw ? EXIT_SUCCESS : EXIT_NOT_IMPLEMENTED;
 	}
@@ -5501,8 +6052,8 @@ static int stress_ksm_unmerge_worker(stress_args_t *args)
 		stress_ksm_unmerge_window(&ctx, false);
 		n += !ctx.quiet;	/* the switches alternate outside the windows */
 		t_cycle = stress_time_now();
-		ret = stress_ksm_unmerge_cycle(&ctx, sw == KSM_SW_BOTH ? ((n & 1) ? KSM_SW_PRCTL : KSM_SW_MADVISE) : sw,
-			bound);
+		ret = stress_ksm_unmerge_cycle(&ctx,
+			sw == KSM_SW_BOTH ? ((n & 1) ? KSM_SW_PRCTL : KSM_SW_MADVISE) : sw, bound);
 		last = ctx.quiet ? last : stress_time_now() - t_cycle;
 
 		if (ret > 0)
@@ -5510,7 +6061,8 @@ static int stress_ksm_unmerge_worker(stress_args_t *args)
 		if (ret < 0) {
 			rc = EXIT_FAILURE;
 			if (++ctx.st->failures >= KSM_MAX_FAILURES) {
-				pr_inf("%s: %d failures reached, aborting stress process\n", args->name, KSM_MAX_FAILURES);
+				pr_inf("%s: %d failures reached, aborting stress process\n",
+					args->name, KSM_MAX_FAILURES);
 				break;
 			}
 		}
@@ -5526,7 +6078,8 @@ static int stress_ksm_unmerge_worker(stress_args_t *args)
 	rc = stress_ksm_unmerge_outcome(&ctx, rc);
 	stress_ksm_unmerge_ctx_free(&ctx);
 	/* a big region was freed ahead of the timeout: end with the run, not before */
-	while (ctx.teardown_secs > 0.0 && stress_continue(args) && stress_time_now() < args->time_end - 0.2)
+	while (ctx.teardown_secs > 0.0 && stress_continue(args) &&
+		stress_time_now() < args->time_end - 0.2)
 		(void)shim_nanosleep_uint64(50000000);
 	return rc;
 }
@@ -5547,7 +6100,8 @@ static void stress_ksm_unmerge_stacks(const char *name, const pid_t pid, const c
 	while (dir && (d = readdir(dir)) != NULL) {
 		if (d->d_name[0] < '1' || d->d_name[0] > '9')
 			continue;
-		(void)snprintf(path, sizeof(path), "/proc/%d/task/%.16s/stack", (int)pid, d->d_name);
+		(void)snprintf(
+			path, sizeof(path), "/proc/%d/task/%.16s/stack", (int)pid, d->d_name);
 		if (stress_fs_file_read(path, stack, sizeof(stack)) <= 0)
 			continue;
 		for (p = stack; (p = strchr(p, '\n')) != NULL; )
@@ -5576,7 +6130,8 @@ static int stress_ksm_unmerge_supervise(stress_args_t *args, const pid_t pid)
 		if (ret == pid)
 			break;
 		if (ret < 0 && errno != EINTR) {
-			pr_fail("%s: waitpid on worker %d failed, errno=%d (%s)\n", args->name, (int)pid, errno, strerror(errno));
+			pr_fail("%s: waitpid on worker %d failed, errno=%d (%s)\n", args->name,
+				(int)pid, errno, strerror(errno));
 			(void)stress_kill_pid(pid);
 			return EXIT_FAILURE;
 		}
@@ -5588,26 +6143,30 @@ static int stress_ksm_unmerge_supervise(stress_args_t *args, const pid_t pid)
 		if (!hung && (st->phase == KSM_PHASE_UNMERGING || st->phase == KSM_PHASE_VERIFY) &&
 		    now - st->phase_since - st->hang_allow > KSM_HANG_SECS) {
 			hung = true;
-			stress_ksm_unmerge_stacks(args->name, pid, st->phase == KSM_PHASE_UNMERGING ?
-				"stuck in the unmerge for longer than the hang bound" :
-				"stuck in the verification (racers parking) for longer than the hang bound");
+			stress_ksm_unmerge_stacks(args->name, pid,
+				st->phase == KSM_PHASE_UNMERGING ?
+					"stuck in the unmerge for longer than the hang bound" :
+					"stuck in the verification (racers parking) for longer than the hang bound");
 		}
 		if (stopping && !killed && now - stop_at > KSM_STOP_SECS + st->hang_allow) {
-			stress_ksm_unmerge_stacks(args->name, pid, "did not stop within 10 secs of the stop request "
+			stress_ksm_unmerge_stacks(args->name, pid,
+				"did not stop within 10 secs of the stop request "
 				"and is killed");
 			(void)stress_kill_pid(pid);
 			killed = true;
 		}
 		(void)shim_nanosleep_uint64(20000000);
 	}
-	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && !killed && stress_process_oomed(pid)) {
-		pr_inf_skip("%s: worker %d killed by the OOM killer after %" PRIu64 " bogo ops, skipping stressor\n",
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && !killed &&
+		stress_process_oomed(pid)) {
+		pr_inf_skip("%s: worker %d killed by the OOM killer after %" PRIu64
+			    " bogo ops, skipping stressor\n",
 			args->name, (int)pid, stress_bogo_get(args));
 		return EXIT_NO_RESOURCE;
 	}
 	if (WIFSIGNALED(status) && !killed)
-		pr_fail("%s: worker %d killed by signal %d from outside the run\n", args->name, (int)pid,
-			WTERMSIG(status));
+		pr_fail("%s: worker %d killed by signal %d from outside the run\n", args->name,
+			(int)pid, WTERMSIG(status));
 	if (WIFSIGNALED(status) || hung)
 		return EXIT_FAILURE;
 	return WEXITSTATUS(status);
@@ -5635,7 +6194,8 @@ static int64_t stress_ksm_unmerge_zero_leak(void)
 			if (d->d_name[0] < '1' || d->d_name[0] > '9')
 				continue;
 			(void)snprintf(path, sizeof(path), "/proc/%.16s/ksm_stat", d->d_name);
-			held += STRESS_MAXIMUM(stress_ksm_unmerge_field(path, "ksm_zero_pages"), (int64_t)0);
+			held += STRESS_MAXIMUM(
+				stress_ksm_unmerge_field(path, "ksm_zero_pages"), (int64_t)0);
 		}
 		(void)closedir(dir);
 		g1 = stress_ksm_unmerge_field(KSM_SYSFS "/ksm_zero_pages", NULL);
@@ -5678,16 +6238,25 @@ static int stress_ksm_unmerge_zero_leak_check(stress_args_t *args)
 		leak = stress_ksm_unmerge_leak_judge(sh->zero_leak0, now, n);
 		if (!leak)
 			break;
-		(void)shim_nanosleep_uint64(100000000);	/* exits in flight settle; a leak stays put */
-	} while (stress_time_now() < deadline && n < SIZEOF_ARRAY(now) && (n < 3 || now[n - 1] != now[n - 3]));
+		/* exits in flight settle; a leak stays put */
+		(void)shim_nanosleep_uint64(100000000);
+	} while (stress_time_now() < deadline && n < SIZEOF_ARRAY(now) &&
+		(n < 3 || now[n - 1] != now[n - 3]));
 	b->left = leak;
-	if (!leak || (b->confirmed && stress_ksm_unmerge_bug_hit(KSM_BUG_FORK_ZERO, "%s: the global "
-	    "ksm_zero_pages holds %" PRId64 " more pages that no live process has than at the start",
-	    stress_ksm_unmerge_bugs[KSM_BUG_FORK_ZERO].verdict, leak)))
+	if (!leak ||
+		(b->confirmed &&
+			stress_ksm_unmerge_bug_hit(KSM_BUG_FORK_ZERO,
+				"%s: the global "
+				"ksm_zero_pages holds %" PRId64
+				" more pages that no live process has than at the start",
+				stress_ksm_unmerge_bugs[KSM_BUG_FORK_ZERO].verdict, leak)))
 		return EXIT_SUCCESS;
-	pr_fail("%s: %s: the global ksm_zero_pages holds %" PRId64 " more pages that no live process has than at "
-		"the start (%" PRId64 " then): forked children were charged KSM zero pages they never mapped, and "
-		"the charge outlived them\n", args->name, stress_ksm_unmerge_bugs[KSM_BUG_FORK_ZERO].verdict, leak,
+	pr_fail("%s: %s: the global ksm_zero_pages holds %" PRId64
+		" more pages that no live process has than at "
+		"the start (%" PRId64
+		" then): forked children were charged KSM zero pages they never mapped, and "
+		"the charge outlived them\n",
+		args->name, stress_ksm_unmerge_bugs[KSM_BUG_FORK_ZERO].verdict, leak,
 		sh->zero_leak0);
 	return EXIT_FAILURE;
 }
@@ -5702,7 +6271,8 @@ static void stress_ksm_unmerge_bugs_metric(stress_args_t *args)
 		n += !!sh->bug[k].confirmed;
 	/* a fixed kernel sets none: LKP would read a 0 as a failure */
 	if (n)
-		stress_metrics_set(args, "known kernel bugs confirmed", (double)n, STRESS_METRIC_TOTAL);
+		stress_metrics_set(
+			args, "known kernel bugs confirmed", (double)n, STRESS_METRIC_TOTAL);
 }
 
 /* racer k over the instances: figures; instances that ran it, reached, left it out, their cycles */
@@ -5769,8 +6339,9 @@ static int stress_ksm_unmerge(stress_args_t *args)
 	int rc, leak;
 
 	if (!sh || !sh->knobs_ok) {
-		pr_inf_skip("%s: %s, skipping stressor\n", args->name, sh && sh->knob_error[0] ? sh->knob_error :
-			"the KSM knobs could not be set up");
+		pr_inf_skip("%s: %s, skipping stressor\n", args->name,
+			sh && sh->knob_error[0] ? sh->knob_error :
+						  "the KSM knobs could not be set up");
 		return EXIT_NO_RESOURCE;
 	}
 	/* the self-test's probe unmerge failed the very thing under test: a kernel failure */
@@ -5780,7 +6351,8 @@ static int stress_ksm_unmerge(stress_args_t *args)
 	stress_sync_start_wait(args);
 	stress_proc_state_set(args->name, STRESS_STATE_RUN);
 	if (!(sh->t0 > 0.0))
-		sh->t0 = stress_time_now();	/* the instances start together: one clock for the windows */
+		/* the instances start together: one clock for the windows */
+		sh->t0 = stress_time_now();
 	pid = fork();
 	if (pid == 0) {
 		stress_parent_died_alarm();
@@ -5788,8 +6360,8 @@ static int stress_ksm_unmerge(stress_args_t *args)
 		_exit(stress_ksm_unmerge_worker(args));
 	}
 	if (pid < 0) {
-		pr_inf_skip("%s: fork of the worker failed, errno=%d (%s), skipping stressor\n", args->name,
-			errno, strerror(errno));
+		pr_inf_skip("%s: fork of the worker failed, errno=%d (%s), skipping stressor\n",
+			args->name, errno, strerror(errno));
 		rc = EXIT_NO_RESOURCE;
 	} else {
 		rc = stress_ksm_unmerge_supervise(args, pid);
@@ -5832,17 +6404,21 @@ static int stress_ksm_unmerge_double_cmp(const void *a, const void *b)
 }
 
 /* p50/p95/p99, mean and stdev of one latency over every instance */
-static void stress_ksm_unmerge_spread(const stress_ksm_unmerge_shared_t *sh, const size_t off, const char *what)
+static void stress_ksm_unmerge_spread(
+	const stress_ksm_unmerge_shared_t *sh, const size_t off, const char *what)
 {
 	double *v, sum = 0.0, sq = 0.0, mean;
 	size_t n = 0, i;
 
 	for (i = 0; i < sh->instances; i++)
-		n += ((const stress_ksm_unmerge_lat_t *)(const void *)((const char *)&sh->inst[i] + off))->count;
+		n += ((const stress_ksm_unmerge_lat_t *)(const void *)((const char *)&sh->inst[i] +
+			      off))
+			     ->count;
 	if (!n || !(v = calloc(n, sizeof(*v))))
 		return;
 	for (n = 0, i = 0; i < sh->instances; i++) {
-		const stress_ksm_unmerge_lat_t *lat = (const stress_ksm_unmerge_lat_t *)(const void *)((const char *)&sh->inst[i] + off);
+		const stress_ksm_unmerge_lat_t *lat = (const stress_ksm_unmerge_lat_t *)(const void
+				*)((const char *)&sh->inst[i] + off);
 
 		(void)shim_memcpy(v + n, lat->ms, lat->count * sizeof(*v));
 		n += lat->count;
@@ -5853,13 +6429,17 @@ static void stress_ksm_unmerge_spread(const stress_ksm_unmerge_shared_t *sh, con
 	mean = sum / (double)n;
 	for (i = 0; i < n; i++)
 		sq += (v[i] - mean) * (v[i] - mean);
-	stress_ksm_unmerge_report_line("%s: p50=%.3f p95=%.3f p99=%.3f mean=%.3f stdev=%.3f samples=%zu", what,
+	stress_ksm_unmerge_report_line(
+		"%s: p50=%.3f p95=%.3f p99=%.3f mean=%.3f stdev=%.3f samples=%zu", what,
 		v[(size_t)ceil(0.50 * (double)n) - 1], v[(size_t)ceil(0.95 * (double)n) - 1],
 		v[(size_t)ceil(0.99 * (double)n) - 1], mean, sqrt(sq / (double)n), n);
 	free(v);
 }
 
-/* a line per known kernel bug the run probed or met: what matched, what it left, where it is written up */
+/*
+ * a line per known kernel bug the run probed or met: what matched, what it left, where it is
+ * written up
+ */
 static void stress_ksm_unmerge_bugs_report(const stress_ksm_unmerge_shared_t *sh)
 {
 	size_t k;
@@ -5870,22 +6450,28 @@ static void stress_ksm_unmerge_bugs_report(const stress_ksm_unmerge_shared_t *sh
 		char left[96] = "";
 
 		if (b->left >= 0)
-			(void)snprintf(left, sizeof(left), "; KSM zero pages the run left charged to no process: "
-				"%" PRId64, b->left);
+			(void)snprintf(left, sizeof(left),
+				"; KSM zero pages the run left charged to no process: "
+				"%" PRId64,
+				b->left);
 		if (b->confirmed && stress_ksm_unmerge_bug_fails(sh->method, (int)k))
-			stress_ksm_unmerge_report_line("known kernel bug %s: seen (%s)%s; written up in %s (kernels: "
-				"%s); racer %s alone fails on it", bug->name, b->first, left, bug->writeup,
-				bug->kernels, bug->racer);
+			stress_ksm_unmerge_report_line(
+				"known kernel bug %s: seen (%s)%s; written up in %s (kernels: "
+				"%s); racer %s alone fails on it",
+				bug->name, b->first, left, bug->writeup, bug->kernels, bug->racer);
 		else if (b->confirmed)
-			stress_ksm_unmerge_report_line("known kernel bug %s: %" PRIu64 " matching verdict(s), first: "
+			stress_ksm_unmerge_report_line(
+				"known kernel bug %s: %" PRIu64 " matching verdict(s), first: "
 				"%s%s; written up in %s (kernels: %s); not a failure of this run (racer %s alone, "
-				"--ksm-unmerge-method %s, fails on it)%s", bug->name, b->hits, b->first, left,
-				bug->writeup, bug->kernels, bug->racer, bug->racer,
+				"--ksm-unmerge-method %s, fails on it)%s",
+				bug->name, b->hits, b->first, left, bug->writeup, bug->kernels,
+				bug->racer, bug->racer,
 				(k == KSM_BUG_FORK_ZERO && sh->zero_pages_off) ?
-				"; ksmd placed no KSM zero pages in this run (use_zero_pages=0)" : "");
+					"; ksmd placed no KSM zero pages in this run (use_zero_pages=0)" :
+					"");
 		else if (b->probe == KSM_PROBE_CLEAR)
-			stress_ksm_unmerge_report_line("known kernel bug %s: not seen (%s)%s", bug->name,
-				b->first, left);
+			stress_ksm_unmerge_report_line(
+				"known kernel bug %s: not seen (%s)%s", bug->name, b->first, left);
 	}
 }
 
@@ -5963,11 +6549,14 @@ static void stress_ksm_unmerge_report(const stress_ksm_unmerge_shared_t *sh)
 		t.method_cycles[1] += st->method_cycles[1];
 		t.quiet_cycles += st->quiet_cycles;
 	}
-	stress_ksm_unmerge_report_line("totals: cycles=%" PRIu64 ",madvise-cycles=%" PRIu64 ",prctl-cycles=%" PRIu64
-		",quiet-cycles=%" PRIu64 ",pages-merged=%" PRIu64 ",zero-pages=%" PRIu64 ",pages-unmerged=%" PRIu64
-		",cow-ksm-delta=%" PRIu64 ",merge-timeouts=%" PRIu64 ",partial-merges=%" PRIu64 ",failures=%" PRIu64
-		",racer-failures=%" PRIu64, t.cycles, t.method_cycles[0], t.method_cycles[1], t.quiet_cycles, t.pages_merged,
-		t.pages_zero, t.pages_merged, t.cow_ksm, t.merge_timeouts, t.partial_merges, t.failures, racer_failures);
+	stress_ksm_unmerge_report_line(
+		"totals: cycles=%" PRIu64 ",madvise-cycles=%" PRIu64 ",prctl-cycles=%" PRIu64
+		",quiet-cycles=%" PRIu64 ",pages-merged=%" PRIu64 ",zero-pages=%" PRIu64
+		",pages-unmerged=%" PRIu64 ",cow-ksm-delta=%" PRIu64 ",merge-timeouts=%" PRIu64
+		",partial-merges=%" PRIu64 ",failures=%" PRIu64 ",racer-failures=%" PRIu64,
+		t.cycles, t.method_cycles[0], t.method_cycles[1], t.quiet_cycles, t.pages_merged,
+		t.pages_zero, t.pages_merged, t.cow_ksm, t.merge_timeouts, t.partial_merges,
+		t.failures, racer_failures);
 	stress_ksm_unmerge_bugs_report(sh);
 	for (k = 0; k < KSM_RACERS; k++) {
 		const stress_ksm_unmerge_racer_t *r = &stress_ksm_unmerge_racers[k];
@@ -5979,12 +6568,14 @@ static void stress_ksm_unmerge_report(const stress_ksm_unmerge_shared_t *sh)
 			continue;
 		stress_ksm_unmerge_racer_sum(sh, k, &rt, count);
 		if (rt.failures)
-			off += (size_t)snprintf(details, sizeof(details), ",failures=%" PRIu64, rt.failures);
+			off += (size_t)snprintf(
+				details, sizeof(details), ",failures=%" PRIu64, rt.failures);
 		if (rt.meet_timeouts)
-			off += (size_t)snprintf(details + off, sizeof(details) - off, ",merged-phase-timeouts=%" PRIu64,
-				rt.meet_timeouts);
+			off += (size_t)snprintf(details + off, sizeof(details) - off,
+				",merged-phase-timeouts=%" PRIu64, rt.meet_timeouts);
 		for (j = 0; j < KSM_DETAILS && r->details[j] && off < sizeof(details); j++)
-			off += (size_t)snprintf(details + off, sizeof(details) - off, ",%s=%" PRIu64, r->details[j], rt.detail[j]);
+			off += (size_t)snprintf(details + off, sizeof(details) - off,
+				",%s=%" PRIu64, r->details[j], rt.detail[j]);
 		/* how many instances ran it and reached its path, how many the budget left out */
 		if (sh->instances > 1 && off < sizeof(details))
 			off += (size_t)snprintf(details + off, sizeof(details) - off,
@@ -5994,15 +6585,20 @@ static void stress_ksm_unmerge_report(const stress_ksm_unmerge_shared_t *sh)
 			off += (size_t)snprintf(details + off, sizeof(details) - off,
 				",instances-left-out=%" PRIu64, count[2]);
 		if (rt.active && rt.evidence)
-			stress_ksm_unmerge_report_line("racer %s reached: ops=%" PRIu64 " %s=%" PRIu64 "%s", r->name,
-				rt.ops, r->evidence, rt.evidence, details);
+			stress_ksm_unmerge_report_line("racer %s reached: ops=%" PRIu64
+						       " %s=%" PRIu64 "%s",
+				r->name, rt.ops, r->evidence, rt.evidence, details);
 		else if (rt.active)
-			stress_ksm_unmerge_report_line("racer %s NOT reached: ops=%" PRIu64 " %s=0%s (%s)", r->name,
-				rt.ops, r->evidence, details, rt.reason[0] ? rt.reason : "its path never met a KSM page");
+			stress_ksm_unmerge_report_line("racer %s NOT reached: ops=%" PRIu64
+						       " %s=0%s (%s)",
+				r->name, rt.ops, r->evidence, details,
+				rt.reason[0] ? rt.reason : "its path never met a KSM page");
 		else
-			stress_ksm_unmerge_report_line("racer %s skipped: %s", r->name, rt.reason[0] ? rt.reason : "not started");
+			stress_ksm_unmerge_report_line("racer %s skipped: %s", r->name,
+				rt.reason[0] ? rt.reason : "not started");
 	}
-	stress_ksm_unmerge_spread(sh, offsetof(stress_ksm_unmerge_instance_t, unmerge_lat), "unmerge millisecs per cycle");
+	stress_ksm_unmerge_spread(sh, offsetof(stress_ksm_unmerge_instance_t, unmerge_lat),
+		"unmerge millisecs per cycle");
 	stress_ksm_unmerge_spread(sh, offsetof(stress_ksm_unmerge_instance_t, mrelease_lat),
 		"mrelease kill-to-reaped millisecs");
 	stress_ksm_unmerge_report_width(sh);
@@ -6031,7 +6627,8 @@ static void stress_ksm_unmerge_bugs_probe(stress_ksm_unmerge_shared_t *sh)
 
 		b->probe = KSM_PROBE_NONE;
 		b->left = -1;
-		if (!stress_ksm_unmerge_forks(stress_ksm_unmerge_use(sh->method)) || !stress_ksm_unmerge_bugs[k].probe)
+		if (!stress_ksm_unmerge_forks(stress_ksm_unmerge_use(sh->method)) ||
+			!stress_ksm_unmerge_bugs[k].probe)
 			continue;
 		switch (stress_ksm_unmerge_bugs[k].probe(&sh->iface, b->first, sizeof(b->first))) {
 		case 1:
@@ -6062,13 +6659,15 @@ static void stress_ksm_unmerge_zero_pages_off(stress_ksm_unmerge_shared_t *sh)
 {
 	int ret;
 
-	if (!sh->bug[KSM_BUG_FORK_ZERO].confirmed || stress_ksm_unmerge_bug_fails(sh->method, KSM_BUG_FORK_ZERO) ||
-	    sh->pattern == KSM_PATTERN_ZERO || sh->pattern == KSM_PATTERN_MIXED)
+	if (!sh->bug[KSM_BUG_FORK_ZERO].confirmed ||
+		stress_ksm_unmerge_bug_fails(sh->method, KSM_BUG_FORK_ZERO) ||
+		sh->pattern == KSM_PATTERN_ZERO || sh->pattern == KSM_PATTERN_MIXED)
 		return;
 	ret = stress_ksm_unmerge_knob_write("use_zero_pages", "0");
 	if (ret < 0) {
 		pr_inf("ksm-unmerge: cannot set %s/use_zero_pages=0, errno=%d (%s); KSM zero pages stay on "
-			"and the known fork-zero bug may leak them\n", KSM_SYSFS, -ret, strerror(-ret));
+		       "and the known fork-zero bug may leak them\n",
+			KSM_SYSFS, -ret, strerror(-ret));
 		return;
 	}
 	sh->zero_pages_off = true;
@@ -6083,8 +6682,10 @@ static void stress_ksm_unmerge_init(const uint32_t instances)
 	stress_ksm_unmerge_shared_t *sh;
 	int ret;
 
-	stress_ksm_unmerge_shared_size = sizeof(*sh) + (size_t)instances * sizeof(stress_ksm_unmerge_instance_t);
-	sh = mmap(NULL, stress_ksm_unmerge_shared_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	stress_ksm_unmerge_shared_size =
+		sizeof(*sh) + (size_t)instances * sizeof(stress_ksm_unmerge_instance_t);
+	sh = mmap(NULL, stress_ksm_unmerge_shared_size, PROT_READ | PROT_WRITE,
+		MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED) {
 		pr_err("ksm-unmerge: cannot mmap %zu bytes of shared state, errno=%d (%s)\n",
 			stress_ksm_unmerge_shared_size, errno, strerror(errno));
@@ -6095,13 +6696,17 @@ static void stress_ksm_unmerge_init(const uint32_t instances)
 	(void)stress_setting_get("ksm-unmerge-pattern", &sh->pattern);
 	(void)stress_setting_get("ksm-unmerge-method", &sh->method);
 	sh->ksmd_pid = stress_ksm_unmerge_ksmd_pid();
-	sh->mem_avail = (uint64_t)STRESS_MAXIMUM(stress_ksm_unmerge_field("/proc/meminfo", "MemAvailable"),
-		(int64_t)0) * KB;
+	sh->mem_avail =
+		(uint64_t)STRESS_MAXIMUM(
+			stress_ksm_unmerge_field("/proc/meminfo", "MemAvailable"), (int64_t)0) *
+		KB;
 	ret = stress_ksm_unmerge_lock();
 	if (ret < 0) {
-		(void)snprintf(sh->knob_error, sizeof(sh->knob_error), (ret == -EAGAIN || ret == -EACCES) ?
-			"another stress-ksm-unmerge run owns the KSM knobs (%s.lock is locked)" :
-			"cannot create the run lock %s.lock", KSM_STATE_FILE);
+		(void)snprintf(sh->knob_error, sizeof(sh->knob_error),
+			(ret == -EAGAIN || ret == -EACCES) ?
+				"another stress-ksm-unmerge run owns the KSM knobs (%s.lock is locked)" :
+				"cannot create the run lock %s.lock",
+			KSM_STATE_FILE);
 		return;
 	}
 	stress_ksm_unmerge_state_repair();
@@ -6109,15 +6714,18 @@ static void stress_ksm_unmerge_init(const uint32_t instances)
 	ret = stress_ksm_unmerge_state_write(&sh->saved);
 	if (ret < 0)
 		pr_warn("ksm-unmerge: cannot write state file %s, errno=%d (%s); a SIGKILLed run will not be "
-			"repaired\n", KSM_STATE_FILE, -ret, strerror(-ret));
+			"repaired\n",
+			KSM_STATE_FILE, -ret, strerror(-ret));
 	if (stress_ksm_unmerge_knobs_set(sh->knob_error, sizeof(sh->knob_error)) < 0) {
 		(void)stress_ksm_unmerge_knobs_restore(&sh->saved);
 		return;
 	}
 	sh->knobs_ok = true;
 	stress_ksm_unmerge_iface_selftest(&sh->iface);
-	sh->taint = (uint64_t)STRESS_MAXIMUM(stress_ksm_unmerge_field("/proc/sys/kernel/tainted", NULL), (int64_t)0);
-	sh->zero_leak0 = sh->iface.stat_zero ? stress_ksm_unmerge_zero_leak() : -1;	/* per-process counts self-tested */
+	sh->taint = (uint64_t)STRESS_MAXIMUM(
+		stress_ksm_unmerge_field("/proc/sys/kernel/tainted", NULL), (int64_t)0);
+	/* per-process counts self-tested */
+	sh->zero_leak0 = sh->iface.stat_zero ? stress_ksm_unmerge_zero_leak() : -1;
 	stress_ksm_unmerge_bugs_probe(sh);
 	stress_ksm_unmerge_zero_pages_off(sh);
 	stress_ksm_unmerge_ksmd_time(sh->ksmd_pid, &sh->ksmd_cpu0, &sh->ksmd_rq0);
