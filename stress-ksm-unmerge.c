@@ -2068,6 +2068,24 @@ static int stress_ksm_unmerge_switch(stress_ksm_unmerge_ctx_t *ctx, const uint64
 	return shim_madvise(ctx->region + off, len, on ? MADV_MERGEABLE : MADV_UNMERGEABLE);
 }
 
+/*
+ *  stress_ksm_unmerge_unmerge_retried()
+ *	MADV_UNMERGEABLE of a racer's range.  The unmerge walk returns EINTR
+ *	when a signal reaches the calling thread (the signal racer's, sent to
+ *	the whole process): the walk is retried, as the kernel expects, while
+ *	the run goes on; -1 with errno set otherwise
+ */
+static int stress_ksm_unmerge_unmerge_retried(stress_ksm_unmerge_ctx_t *ctx, void *addr,
+	const size_t len)
+{
+	int ret, tries = 0;
+
+	do {
+		ret = shim_madvise(addr, len, MADV_UNMERGEABLE);
+	} while (ret < 0 && errno == EINTR && stress_continue(ctx->args) && tries++ < 256);
+	return ret;
+}
+
 /* ==== Racer framework: known bugs, helpers, threads, meet, quiesce ==== */
 
 /*
@@ -4253,7 +4271,8 @@ static void stress_ksm_unmerge_thp_park(
 	const ssize_t bad = stress_ksm_unmerge_same_check(ctx, t->thp, t->npages);
 	size_t c;
 
-	if (t->unmerged != ctx->cycle && shim_madvise(t->thp, t->size, MADV_UNMERGEABLE) < 0 &&
+	if (t->unmerged != ctx->cycle &&
+	    stress_ksm_unmerge_unmerge_retried(ctx, t->thp, t->size) < 0 &&
 		stress_continue(ctx->args))
 		stress_ksm_unmerge_racer_fail(run,
 			"MADV_UNMERGEABLE on the THP region failed, errno=%d (%s)", errno,
@@ -4383,7 +4402,7 @@ static bool stress_ksm_unmerge_thp_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_
 	for (c = 0; c < t->chunks; c++) {
 		const bool during = t->compacting;
 
-		if (shim_madvise(t->thp + c * t->pmd, t->pmd, MADV_UNMERGEABLE) < 0 &&
+		if (stress_ksm_unmerge_unmerge_retried(ctx, t->thp + c * t->pmd, t->pmd) < 0 &&
 		    stress_continue(ctx->args))
 			stress_ksm_unmerge_racer_fail(run, "MADV_UNMERGEABLE on THP chunk %zu "
 				"failed, errno=%d (%s)", c, errno, strerror(errno));
@@ -4649,8 +4668,8 @@ static void stress_ksm_unmerge_mremap_phase(
 
 	if (m->broken || (phase != KSM_PHASE_MERGING && phase != KSM_PHASE_UNMERGING && !final))
 		return;
-	if (shim_madvise(m->range, m->size,
-		    phase == KSM_PHASE_MERGING ? MADV_MERGEABLE : MADV_UNMERGEABLE) < 0) {
+	if ((phase == KSM_PHASE_MERGING ? shim_madvise(m->range, m->size, MADV_MERGEABLE) :
+	    stress_ksm_unmerge_unmerge_retried(ctx, m->range, m->size)) < 0) {
 		if (errno != EINTR || stress_continue(ctx->args))
 			stress_ksm_unmerge_racer_fail(run,
 				"madvise of the range failed, errno=%d (%s)", errno,
@@ -4752,12 +4771,12 @@ static void stress_ksm_unmerge_uffd_minor_phase(
 		    !stress_ksm_unmerge_has_flag(before, "ui"))
 			stress_ksm_unmerge_racer_fail(run,
 				"the registered range has no \"ui\" in its VmFlags ('%s')", before);
-		else if (shim_madvise(m->range, m->size, MADV_UNMERGEABLE) < 0)
-			stress_ksm_unmerge_racer_fail(run,
-				"MADV_UNMERGEABLE of the minor-registered range failed, "
-				"errno=%d (%s)",
-				errno, strerror(errno));
-		else if (stress_ksm_unmerge_vmflags(m->range, after, sizeof(after), true) == 0 &&
+		else if (stress_ksm_unmerge_unmerge_retried(ctx, m->range, m->size) < 0) {
+			if (errno != EINTR || stress_continue(ctx->args))
+				stress_ksm_unmerge_racer_fail(run, "MADV_UNMERGEABLE of the "
+					"minor-registered range failed, errno=%d (%s)",
+					errno, strerror(errno));
+		} else if (stress_ksm_unmerge_vmflags(m->range, after, sizeof(after), true) == 0 &&
 			strcmp(before, after))
 			stress_ksm_unmerge_racer_fail(run,
 				"MADV_UNMERGEABLE changed the VMA's flags beyond \"mg\": before "
@@ -5182,7 +5201,8 @@ static void stress_ksm_unmerge_fork_zero_phase(
 		 * (zeros: no data change)
 		 */
 		if ((ctx->cycle & 1) &&
-			shim_madvise(z->zero, z->nzero * ctx->page_size, MADV_UNMERGEABLE) < 0 &&
+			stress_ksm_unmerge_unmerge_retried(ctx, z->zero,
+				z->nzero * ctx->page_size) < 0 &&
 			stress_continue(ctx->args))
 			stress_ksm_unmerge_racer_fail(run,
 				"MADV_UNMERGEABLE of the zero range failed, errno=%d (%s)", errno,
