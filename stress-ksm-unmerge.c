@@ -2804,8 +2804,14 @@ static bool stress_ksm_unmerge_vmsplice_op(
 	       (ctx->phase == KSM_PHASE_MERGED || ctx->phase == KSM_PHASE_UNMERGING))
 		(void)shim_nanosleep_uint64(50000);
 	held = merged && ctx->cycle == cycle && ctx->phase == KSM_PHASE_VERIFY;
-	/* the KSM pages held over the unmerge must map a copy now */
-	if (held && !ctx->stopped && stress_ksm_unmerge_pages_entries(ctx, iov[0].iov_base, n,
+	/*
+	 * the KSM pages held over the unmerge must map a copy now; judged only
+	 * where KPF_KSM is trusted: the fallback signals take a plain page the
+	 * fork racers' children share by COW (not exclusive, mapcount > 2) for
+	 * a KSM page, and no unmerge copies that one
+	 */
+	if (held && !ctx->stopped && ctx->iface->kpf_ksm &&
+	    stress_ksm_unmerge_pages_entries(ctx, iov[0].iov_base, n,
 			stress_ksm_unmerge_page_kind(ctx->pattern, first), now, e) == 0) {
 		for (j = 0; j < n && !run->rs->failures; j++) {
 			kept = stress_ksm_unmerge_held_kept(st[j], pm[j], now[j], e[j],
