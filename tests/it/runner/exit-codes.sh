@@ -5,17 +5,9 @@
 # default timeout line, help, and the 0-day command line.
 
 cd "$(dirname "$0")/../../.." || exit 1
-. tests/lib/checks.sh
-R=tests/build/dummy-runner
-[ -x "$R" ] || { echo "$R not built"; exit 1; }
+. tests/lib/runner.sh
 tmp=$(mktemp -d /tmp/it-exit.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-errors=0
-
-fail() {
-	echo "FAIL: $*"
-	errors=$((errors + 1))
-}
 
 # expect MODE RC SUMMARY-REGEX [args...]: run dummy in MODE, check rc,
 # a line matching the regex, init/deinit once each

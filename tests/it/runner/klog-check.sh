@@ -9,9 +9,7 @@
 # losetup.
 
 cd "$(dirname "$0")/../../.." || exit 1
-. tests/lib/checks.sh
-R=tests/build/dummy-runner
-[ -x "$R" ] || { echo "$R not built"; exit 1; }
+. tests/lib/runner.sh
 [ "$(id -u)" = 0 ] || { echo "needs root"; exit 77; }
 [ -r /dev/kmsg ] && [ -w /dev/kmsg ] || { echo "/dev/kmsg not accessible"; exit 77; }
 command -v losetup >/dev/null || { echo "losetup not installed"; exit 77; }
@@ -26,12 +24,6 @@ cleanup() {
 trap cleanup EXIT
 mkdir "$tmp/mnt"
 truncate -s 1M "$tmp/zero.img"
-errors=0
-
-fail() {
-	echo "FAIL: $*"
-	errors=$((errors + 1))
-}
 
 # kernel_error: make the kernel log "EXT4-fs (loopN): VFS: Can't find ext4 filesystem" (level 3)
 kernel_error() {

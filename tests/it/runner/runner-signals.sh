@@ -6,17 +6,9 @@
 # itself must fail a kill it did not want).  Uses tests/build/dummy-runner.
 
 cd "$(dirname "$0")/../../.." || exit 1
-. tests/lib/checks.sh
-R=tests/build/dummy-runner
-[ -x "$R" ] || { echo "$R not built"; exit 1; }
+. tests/lib/runner.sh
 tmp=$(mktemp -d /tmp/it-signals.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-errors=0
-
-fail() {
-	echo "FAIL: $*"
-	errors=$((errors + 1))
-}
 
 # stop_run SIG MODE MAXSECS: start a 60 s run, send SIG after 1 s, check
 stop_run() {

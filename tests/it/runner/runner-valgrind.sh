@@ -5,13 +5,10 @@
 # and a bad command line.
 
 cd "$(dirname "$0")/../../.." || exit 1
-. tests/lib/checks.sh
-R=tests/build/dummy-runner
-[ -x "$R" ] || { echo "$R not built"; exit 1; }
+. tests/lib/runner.sh
 command -v valgrind >/dev/null || { echo "valgrind not installed"; exit 77; }
 tmp=$(mktemp -d /tmp/it-valgrind.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-errors=0
 VG="valgrind -q --tool=memcheck --trace-children=yes --child-silent-after-fork=no
 	--leak-check=full --errors-for-leak-kinds=definite --error-exitcode=99"
 
