@@ -36,6 +36,7 @@
 #include "stress-ng.h"
 #include "core-builtin.h"
 #include "core-killpid.h"
+#include "core-mmap.h"
 #include "core-out-of-memory.h"
 
 #include <ctype.h>
@@ -59,9 +60,6 @@
 #endif
 #if defined(HAVE_SYS_FILE_H)
 #include <sys/file.h>
-#endif
-#if defined(HAVE_SYS_UTSNAME_H)
-#include <sys/utsname.h>
 #endif
 #if defined(HAVE_SYS_VFS_H)
 #include <sys/vfs.h>
@@ -244,7 +242,7 @@ static const char * const stress_ksm_unmerge_iface_names[] = {
 
 /* what the self-test saw: raw pagemap/kpageflags words and counters */
 typedef struct {
-	int kver;			/* kernel major * 100 + minor */
+	int kver;			/* stress_kernel_release_get(), -1 unknown */
 	bool pagemap, kpageflags;	/* readable */
 	uint64_t rf[2], rf_flags[2];	/* two read-faulted pages of a fresh mapping */
 	uint64_t fresh, fresh_flags;	/* a written page KSM never saw */
@@ -536,15 +534,6 @@ typedef struct {
 static const stress_ksm_unmerge_bug_t stress_ksm_unmerge_bugs[KSM_BUGS];
 
 /* ==== Readers: clock, kernel counters, pagemap, kpageflags, VmFlags ==== */
-
-/* CLOCK_MONOTONIC in nanoseconds */
-static uint64_t stress_ksm_unmerge_now_ns(void)
-{
-	struct timespec ts;
-
-	(void)shim_clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /*
  *  stress_ksm_unmerge_lkp_pad()
@@ -1052,16 +1041,6 @@ static void stress_ksm_unmerge_expect(stress_ksm_unmerge_ctx_t *ctx)
 
 /* ==== Setup: the interface self-test, the one page verdict ==== */
 
-#if defined(HAVE_SYS_UTSNAME_H)
-/* pure: "6.18.44-..." -> 618, 0 if unparsable */
-static int stress_ksm_unmerge_kver(const char *release)
-{
-	int major = 0, minor = 0;
-
-	return (sscanf(release, "%d.%d", &major, &minor) == 2) ? major * 100 + minor : 0;
-}
-#endif
-
 /* record one interface's verdict: trusted or not (why), and what is used */
 static void FORMAT(printf, 4, 5) stress_ksm_unmerge_iface_set(stress_ksm_unmerge_iface_t *ifc,
 	const int i, const char *why, const char *fmt, ...)
@@ -1249,7 +1228,7 @@ static void stress_ksm_unmerge_iface_judge(
 	ifc->pfns = o->pagemap && stress_ksm_unmerge_pm_pfn(o->fresh);
 	ifc->kpageflags = ifc->pfns && o->kpageflags;
 	ifc->excl = ifc->pfns && (o->fresh & PM_EXCLUSIVE);
-	ifc->zero_unshare = o->kver >= 604;
+	ifc->zero_unshare = o->kver >= stress_kernel_release(6, 4, 0);
 	if (ifc->pfns)
 		stress_ksm_unmerge_iface_set(ifc, KSM_IFACE_PFNS, NULL, "pagemap PFNs%s",
 			ifc->excl ? " and exclusive bit 56" : " (no exclusive bit 56)");
@@ -1418,18 +1397,15 @@ static void stress_ksm_unmerge_iface_merge(const int pm_fd, const int kpf_fd, co
 /* gather the self-test's observations on memory mapped for it */
 static void stress_ksm_unmerge_iface_probe(stress_ksm_unmerge_obs_t *o)
 {
-	const size_t ps = (size_t)sysconf(_SC_PAGESIZE);
+	const size_t ps = stress_memory_page_size_get();
 	const int pm_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	const int kpf_fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
 	uint8_t *rf = mmap(NULL, 2 * ps, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	uint8_t *fresh = mmap(NULL, ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	char buf[1024];
 	int64_t v;
-#if defined(HAVE_SYS_UTSNAME_H)
-	struct utsname u;
 
-	o->kver = (uname(&u) == 0) ? stress_ksm_unmerge_kver(u.release) : 0;
-#endif
+	o->kver = stress_kernel_release_get();
 	o->cow_before = o->cow_after = -1;
 	o->zp_global[0] = o->zp_global[1] = -1;
 	o->pagemap = pm_fd >= 0;
@@ -2381,24 +2357,20 @@ static int stress_ksm_unmerge_child_init(stress_ksm_unmerge_ctx_t *ctx, const pi
 	return 0;
 }
 
-/* reap child pid, SIGKILLed after secs (0: no bound); 1 killed, 0 reaped, -1 error */
+/* reap child pid, which must end within secs, else killed; 1 killed, 0 reaped, -1 error */
 static int stress_ksm_unmerge_reap(const pid_t pid, const double secs, int *status)
 {
 	const double deadline = stress_time_now() + secs;
 	pid_t ret;
 
 	*status = 0;
-	while (secs > 0.0) {
+	do {
 		ret = shim_waitpid(pid, status, WNOHANG);
 		if (ret == pid)
 			return 0;
-		if ((ret < 0 && errno != EINTR) || stress_time_now() > deadline)
-			break;
 		(void)shim_nanosleep_uint64(500000);
-	}
-	if (secs > 0.0)
-		(void)shim_kill(pid, SIGKILL);
-	return (shim_waitpid(pid, status, 0) == pid) ? (secs > 0.0) : -1;
+	} while ((ret >= 0 || errno == EINTR) && stress_time_now() < deadline);
+	return (stress_kill_pid_wait(pid, status) == pid) ? 1 : -1;
 }
 
 /* private anonymous, NOHUGEPAGE, named mapping (dontfork: MADV_DONTFORK); NULL on failure */
@@ -2419,14 +2391,6 @@ static uint8_t *stress_ksm_unmerge_map(
 #endif
 	stress_memory_anon_name_set(p, size, name);
 	return p;
-}
-
-/* shared anonymous memory, which KSM never merges; NULL on failure */
-static void *stress_ksm_unmerge_shared_map(const size_t size)
-{
-	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-
-	return (p == MAP_FAILED) ? NULL : p;
 }
 
 /* fill n pages at p with the same page (racer ranges merge with the region) */
@@ -2857,7 +2821,7 @@ static int stress_ksm_unmerge_vmsplice_start(
 	char c;
 
 	v->buf = stress_ksm_unmerge_keep(run,
-		stress_ksm_unmerge_shared_map(KSM_OP_PAGES * ctx->page_size),
+		stress_mmap_anon_shared(KSM_OP_PAGES * ctx->page_size, PROT_READ | PROT_WRITE),
 		KSM_OP_PAGES * ctx->page_size);
 	if (!v->buf || pipe2(v->fds, O_CLOEXEC | O_NONBLOCK) < 0 ||
 		stress_ksm_unmerge_keep_fd(run, v->fds[0]) < 0 ||
@@ -3212,7 +3176,7 @@ static int stress_ksm_unmerge_gup_start(
 
 	g->ring_fd = stress_ksm_unmerge_keep_fd(run, stress_ksm_unmerge_gup_ring());
 	g->buf = stress_ksm_unmerge_keep(run,
-		stress_ksm_unmerge_shared_map(2 * KSM_OP_PAGES * ctx->page_size),
+		stress_mmap_anon_shared(2 * KSM_OP_PAGES * ctx->page_size, PROT_READ | PROT_WRITE),
 		2 * KSM_OP_PAGES * ctx->page_size);
 	g->fd = -1;
 	if (g->buf) {
@@ -3503,7 +3467,8 @@ static bool stress_ksm_unmerge_mrelease_op(
 {
 	stress_ksm_unmerge_mrelease_t *m = (stress_ksm_unmerge_mrelease_t *)run->priv;
 	const pid_t parent = getpid();
-	uint64_t pm[64], t0, t1, ksm = 0;
+	uint64_t pm[64], ksm = 0;
+	double t0, t1;
 	const size_t n = STRESS_MINIMUM(ctx->npages, SIZEOF_ARRAY(pm));
 	const size_t first = stress_mwc32modn((uint32_t)(ctx->npages - n + 1));
 	int pidfd, pm_fd = -1, status, ret, err;
@@ -3536,12 +3501,12 @@ static bool stress_ksm_unmerge_mrelease_op(
 		for (j = 0; j < n; j++)
 			ksm += stress_ksm_unmerge_is_ksm(stress_ksm_unmerge_page_state(ctx, pm[j],
 				0, stress_ksm_unmerge_page_kind(ctx->pattern, first + j)));
-	t0 = stress_ksm_unmerge_now_ns();
+	t0 = stress_time_now();
 	ret = (pidfd >= 0 && pm_fd >= 0) ? shim_pidfd_send_signal(pidfd, SIGKILL, NULL, 0) : -1;
 	ret = (ret == 0) ? shim_process_mrelease(pidfd, 0) : (shim_kill(pid, SIGKILL), -2);
 	err = errno;
-	t1 = stress_ksm_unmerge_now_ns();
-	if (stress_ksm_unmerge_reap(pid, 0.0, &status) < 0 ||
+	t1 = stress_time_now();
+	if (shim_waitpid(pid, &status, 0) != pid ||
 		(!(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) &&
 			!(WIFEXITED(status) && !WEXITSTATUS(status))))
 		stress_ksm_unmerge_racer_fail(run,
@@ -3566,7 +3531,7 @@ static bool stress_ksm_unmerge_mrelease_op(
 		/* ESRCH: the victim was past exit_mm(), its reap is the latency */
 		run->rs->detail[ret == 0 ? KSM_D_MRELEASE_REAPS : KSM_D_MRELEASE_ESRCH]++;
 		stress_ksm_unmerge_lat_add(&ctx->st->mrelease_lat,
-			(double)((ret == 0 ? t1 : stress_ksm_unmerge_now_ns()) - t0) / 1.0E6);
+			((ret == 0 ? t1 : stress_time_now()) - t0) * 1.0E3);
 	} else if (!(err == EINTR && !stress_continue(ctx->args))) {
 		stress_ksm_unmerge_racer_fail(run,
 			"process_mrelease on a SIGKILLed victim failed (expected 0 or ESRCH), "
@@ -3609,7 +3574,7 @@ typedef struct {
 	int64_t child[2];
 	volatile int verdict[2];	/* KSM_COUNTER_* of the child's */
 	volatile int64_t scanned[2];	/* pages_scanned before fork(), after the child's read */
-	volatile uint64_t fork_ns, read_ns;
+	volatile double fork_t, read_t;	/* stress_time_now() at fork(), at the child's read */
 	volatile bool ready;		/* the child's copy cannot be merged in place any more */
 } stress_ksm_unmerge_fork_sh_t;
 
@@ -3627,7 +3592,7 @@ static const char * const stress_ksm_unmerge_fork_fails[] = {
 /* pure: did the child start with its parent's KSM counters: 1 yes, 0 no, 2 cannot tell */
 static int stress_ksm_unmerge_fork_counters_verdict(const stress_ksm_unmerge_fork_sh_t *sh)
 {
-	if (!sh->read_ns || ((sh->verdict[0] != KSM_COUNTER_OK || sh->child[0] <= 0) &&
+	if (sh->read_t <= 0.0 || ((sh->verdict[0] != KSM_COUNTER_OK || sh->child[0] <= 0) &&
 	    (sh->verdict[1] != KSM_COUNTER_OK || sh->child[1] <= 0)))
 		return 0;
 	/* ksmd makes at most one rmap item per page it scans */
@@ -3700,7 +3665,7 @@ static void NORETURN stress_ksm_unmerge_fork_child(
 
 	if (stress_fs_file_read(KSM_STAT, buf, sizeof(buf)) > 0) {
 		sh->scanned[1] = stress_ksm_unmerge_field(KSM_SYSFS "/pages_scanned", NULL);
-		sh->read_ns = stress_ksm_unmerge_now_ns();
+		sh->read_t = stress_time_now();
 		sh->verdict[0] =
 			stress_ksm_unmerge_counter(buf, "ksm_merging_pages", &sh->child[0]);
 		sh->verdict[1] = stress_ksm_unmerge_counter(buf, "ksm_rmap_items", &sh->child[1]);
@@ -3749,7 +3714,7 @@ static void stress_ksm_unmerge_fork_reap(
 			"4d6fc29f3634): its ksm_merging_pages %" PRId64 ", ksm_rmap_items %" PRId64
 			" %.3f ms after fork() "
 			"(parent %" PRId64 ", %" PRId64 "; %" PRId64 " pages scanned meanwhile)",
-			sh->child[0], sh->child[1], (double)(sh->read_ns - sh->fork_ns) / 1.0E6,
+			sh->child[0], sh->child[1], (sh->read_t - sh->fork_t) * 1.0E3,
 			sh->parent[0], sh->parent[1], sh->scanned[1] - sh->scanned[0]);
 	if (sh->fail > 0 && (size_t)sh->fail < SIZEOF_ARRAY(stress_ksm_unmerge_fork_fails))
 		stress_ksm_unmerge_racer_fail(run,
@@ -3794,11 +3759,9 @@ static void stress_ksm_unmerge_fork_phase(
 	uint8_t want;
 	ssize_t off;
 	size_t k;
-	int status;
 
 	if (phase == KSM_PHASE_STOP && f->pid > 0) {
-		(void)shim_kill(f->pid, SIGKILL);
-		(void)stress_ksm_unmerge_reap(f->pid, 0.0, &status);
+		(void)stress_kill_pid_wait(f->pid, NULL);
 		return;
 	}
 	if (phase == KSM_PHASE_MERGED && !f->pid) {
@@ -3806,7 +3769,7 @@ static void stress_ksm_unmerge_fork_phase(
 		sh->parent[0] = stress_ksm_unmerge_field(KSM_STAT, "ksm_merging_pages");
 		sh->parent[1] = stress_ksm_unmerge_field(KSM_STAT, "ksm_rmap_items");
 		sh->scanned[0] = stress_ksm_unmerge_field(KSM_SYSFS "/pages_scanned", NULL);
-		sh->fork_ns = stress_ksm_unmerge_now_ns();
+		sh->fork_t = stress_time_now();
 		f->pid = fork();
 		if (f->pid == 0)
 			stress_ksm_unmerge_fork_child(ctx, sh, parent);
@@ -3845,7 +3808,7 @@ static int stress_ksm_unmerge_fork_start(
 
 	(void)ctx;
 	f->sh = stress_ksm_unmerge_keep(
-		run, stress_ksm_unmerge_shared_map(sizeof(*f->sh)), sizeof(*f->sh));
+		run, stress_mmap_anon_shared(sizeof(*f->sh), PROT_READ | PROT_WRITE), sizeof(*f->sh));
 	return f->sh ?
 		0 :
 		stress_ksm_unmerge_racer_reason(run,
@@ -4107,7 +4070,8 @@ static void stress_ksm_unmerge_sparse_phase(
 {
 	stress_ksm_unmerge_sparse_t *s = (stress_ksm_unmerge_sparse_t *)run->priv;
 	const size_t pages = s->size / ctx->page_size;
-	uint64_t t0, spent = 0, ksm = 0;
+	uint64_t ksm = 0;
+	double t0, spent = 0.0;
 	size_t k;
 	int ret, err;
 
@@ -4128,13 +4092,13 @@ static void stress_ksm_unmerge_sparse_phase(
 		ksm += stress_ksm_unmerge_ksm_count(ctx, s->base + k * s->stride, 1);
 	ctx->st->hang_allow = stress_ksm_unmerge_sparse_allow(pages, 0.0, s->last_ns);
 	do {
-		t0 = stress_ksm_unmerge_now_ns();
+		t0 = stress_time_now();
 		ret = shim_madvise(s->base, s->size, MADV_UNMERGEABLE);
 		err = errno;
-		spent += stress_ksm_unmerge_now_ns() - t0;
-		ctx->st->hang_allow += (double)spent / 1.0E9;
+		spent += stress_time_now() - t0;
+		ctx->st->hang_allow += spent;
 	} while (ret < 0 && err == EINTR && stress_continue(ctx->args));
-	ctx->st->hang_allow = (double)spent / 1.0E9;
+	ctx->st->hang_allow = spent;
 	if (ret < 0 && err == EINTR) {
 		pr_dbg("%s: sparse racer: the end of the run interrupted its unmerge (EINTR): not counted\n",
 			ctx->args->name);
@@ -4149,12 +4113,12 @@ static void stress_ksm_unmerge_sparse_phase(
 		return;
 	}
 	s->mergeable = false;
-	s->last_ns = (double)spent / (double)pages;
+	s->last_ns = spent * 1.0E9 / (double)pages;
 	run->rs->evidence += ksm;
 	run->rs->ops++;
 	run->rs->detail[KSM_D_SPARSE_WALKED] += pages;
 	run->rs->detail[KSM_D_SPARSE_CHECKED] += s->populated;
-	run->rs->op_ns += spent;
+	run->rs->op_ns += (uint64_t)(spent * 1.0E9);
 	for (k = 0; k < s->populated; k++) {
 		if (stress_ksm_unmerge_same_check(ctx, s->base + k * s->stride, 1) >= 0 ||
 		    stress_ksm_unmerge_ksm_count(ctx, s->base + k * s->stride, 1)) {
@@ -4914,7 +4878,7 @@ static bool stress_ksm_unmerge_prctl_exec_op(
 				"exit 4 munmap/ptrace/prctl, 5 execve), errno=%d (%s)",
 				exe, status, errno, strerror(errno));
 		if (pid > 0)
-			(void)stress_ksm_unmerge_reap(pid, 0.01, &status);
+			(void)stress_kill_pid_wait(pid, NULL);
 		return true;
 	}
 	(void)snprintf(path, sizeof(path), "/proc/%d/ksm_stat", (int)pid);
@@ -4931,7 +4895,7 @@ static bool stress_ksm_unmerge_prctl_exec_op(
 		else
 			run->rs->evidence += (vmas > 0);
 	}
-	(void)stress_ksm_unmerge_reap(pid, 0.01, &status);
+	(void)stress_kill_pid_wait(pid, NULL);
 	(void)shim_nanosleep_uint64(20000000);
 	return true;
 }
@@ -4975,7 +4939,7 @@ typedef struct {
 	stress_ksm_unmerge_fork_zero_sh_t *sh;
 	/* fork while merging (0) or unmerging (1): cycle to, cycle did */
 	volatile uint64_t go[2], done[2];
-	volatile uint64_t unmerge_ns[2];	/* the zero range's unmerge: start, end */
+	volatile double unmerge_t[2];	/* the zero range's unmerge: start, end */
 } stress_ksm_unmerge_fork_zero_t;
 
 /* pure: KSM zero pages charged beyond those mapped, split by cause */
@@ -5094,7 +5058,7 @@ static bool stress_ksm_unmerge_fork_zero_op(
 	stress_ksm_unmerge_fork_zero_sh_t *sh = z->sh;
 	const pid_t parent = getpid();
 	int64_t before, excess, uncopied, unmerging, deficit;
-	uint64_t t0, t1;
+	double t0, t1;
 	bool overlap;
 	int status, w;
 	pid_t pid;
@@ -5115,11 +5079,11 @@ static bool stress_ksm_unmerge_fork_zero_op(
 				   ctx, ctx->pagemap_fd, (uintptr_t)z->wipe, z->nother) :
 			   0);
 	before = stress_ksm_unmerge_field(KSM_STAT, "ksm_zero_pages");
-	t0 = stress_ksm_unmerge_now_ns();
+	t0 = stress_time_now();
 	pid = fork();
 	if (pid == 0)
 		stress_ksm_unmerge_fork_zero_child(ctx, z, sh, parent);
-	t1 = stress_ksm_unmerge_now_ns();
+	t1 = stress_time_now();
 	if (pid < 0 || stress_ksm_unmerge_reap(pid, 3.0, &status) != 0 || !WIFEXITED(status)) {
 		if (stress_continue(ctx->args))
 			stress_ksm_unmerge_racer_fail(run,
@@ -5128,7 +5092,7 @@ static bool stress_ksm_unmerge_fork_zero_op(
 				status, errno, strerror(errno));
 		return true;
 	}
-	overlap = w && (t0 < z->unmerge_ns[1] || !z->unmerge_ns[1]) && t1 > z->unmerge_ns[0];
+	overlap = w && (t0 < z->unmerge_t[1] || z->unmerge_t[1] <= 0.0) && t1 > z->unmerge_t[0];
 	excess = stress_ksm_unmerge_fork_zero_judge(
 		sh->charged, sh->mapped, sh->uncopied, &uncopied, &unmerging);
 	deficit = (sh->charged >= 0 && sh->mapped_zero > sh->charged) ?
@@ -5199,8 +5163,8 @@ static void stress_ksm_unmerge_fork_zero_phase(
 		stress_ksm_unmerge_fork_zero_ranges(run, MADV_MERGEABLE, true);
 		z->go[0] = ctx->cycle;
 	} else if (phase == KSM_PHASE_UNMERGING) {
-		z->unmerge_ns[0] = stress_ksm_unmerge_now_ns();
-		z->unmerge_ns[1] = 0;
+		z->unmerge_t[0] = stress_time_now();
+		z->unmerge_t[1] = 0.0;
 		z->go[1] = ctx->cycle;
 		/*
 		 * odd cycles unmerge the zero range, even ones write-fault its KSM zero pages
@@ -5215,7 +5179,7 @@ static void stress_ksm_unmerge_fork_zero_phase(
 				strerror(errno));
 		for (i = 0; !(ctx->cycle & 1) && i < z->nzero; i++)
 			((volatile uint8_t *)z->zero)[i * ctx->page_size] = 0;
-		z->unmerge_ns[1] = stress_ksm_unmerge_now_ns();
+		z->unmerge_t[1] = stress_time_now();
 	} else if (phase == KSM_PHASE_VERIFY) {
 		(void)pthread_mutex_lock(&ctx->wake_lock);
 		while (z->done[1] != ctx->cycle && !ctx->racers_stop &&
@@ -5256,7 +5220,7 @@ static int stress_ksm_unmerge_fork_zero_start(
 		stress_ksm_unmerge_map(z->nother * ps, 0, "ksm-unmerge-zero-dontfork", true),
 		z->nother * ps);
 	z->sh = stress_ksm_unmerge_keep(
-		run, stress_ksm_unmerge_shared_map(sizeof(*z->sh)), sizeof(*z->sh));
+		run, stress_mmap_anon_shared(sizeof(*z->sh), PROT_READ | PROT_WRITE), sizeof(*z->sh));
 #if defined(MADV_WIPEONFORK)
 	z->wipe = stress_ksm_unmerge_keep(run,
 		stress_ksm_unmerge_map(z->nother * ps, 0, "ksm-unmerge-zero-wipeonfork", false),
@@ -5326,8 +5290,8 @@ static int stress_ksm_unmerge_fork_zero_probe(
 	const int pm_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	const int kpf_fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
 	uint8_t *p = mmap(NULL, 2 * ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	int64_t *map = stress_ksm_unmerge_shared_map(sizeof(int64_t) * 3);
-	volatile int64_t *out = map;		/* the child writes it */
+	int64_t *map = stress_mmap_anon_shared(sizeof(int64_t) * 3, PROT_READ | PROT_WRITE);
+	volatile int64_t *out = (map == MAP_FAILED) ? NULL : map;	/* the child writes it */
 	int64_t parent = -1;
 	int status, verdict = -1;
 	pid_t pid;
@@ -5351,7 +5315,7 @@ static int stress_ksm_unmerge_fork_zero_probe(
 			out[0], out[1], parent);
 		(void)shim_madvise(p, 2 * ps, MADV_UNMERGEABLE);
 	}
-	if (map)
+	if (map != MAP_FAILED)
 		(void)munmap(map, sizeof(int64_t) * 3);
 	if (p != MAP_FAILED)
 		(void)munmap(p, 2 * ps);
@@ -5642,8 +5606,8 @@ static int stress_ksm_unmerge_ctx_init(stress_ksm_unmerge_ctx_t *ctx, stress_arg
 	}
 	ctx->region = stress_ksm_unmerge_map(ctx->region_size, 0, "ksm-unmerge-region", false);
 	/* shared memory: under prctl's merge-any the templates never merge with the region */
-	ctx->templates = mmap(NULL, (KSM_FEW_TEMPLATES + 1) * ctx->page_size,
-		PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ctx->templates = stress_mmap_anon_shared((KSM_FEW_TEMPLATES + 1) * ctx->page_size,
+		PROT_READ | PROT_WRITE);
 	ctx->pm = calloc(KSM_CHUNK, sizeof(*ctx->pm));
 	ctx->keys = calloc(KSM_CHUNK, sizeof(*ctx->keys));
 	if (ctx->templates == MAP_FAILED)
@@ -5715,7 +5679,7 @@ static int stress_ksm_unmerge_timed_off(
 		const size_t len = (sw == KSM_SW_PRCTL) ?
 			ctx->region_size :
 			STRESS_MINIMUM(call, ctx->region_size - off);
-		uint64_t t0, t1;
+		double t0, t1;
 
 		if (off && stress_ksm_unmerge_stop_seen(ctx, "unmerge")) {
 			errno = EINTR;
@@ -5723,13 +5687,13 @@ static int stress_ksm_unmerge_timed_off(
 		}
 		ctx->st->in_call = true;
 		(void)shim_clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
-		t0 = stress_ksm_unmerge_now_ns();
+		t0 = stress_time_now();
 		ret = own ? own->r->unmerge(ctx, own, sw, off, len) :
 			stress_ksm_unmerge_switch(ctx, sw, off, len, false);
-		t1 = stress_ksm_unmerge_now_ns();
+		t1 = stress_time_now();
 		(void)shim_clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
 		ctx->st->in_call = false;
-		*dt += (double)(t1 - t0) / 1.0E9;
+		*dt += t1 - t0;
 		*cpu += (double)(c1.tv_sec - c0.tv_sec) + (double)(c1.tv_nsec - c0.tv_nsec) / 1.0E9;
 		if (sw == KSM_SW_PRCTL)
 			break;
@@ -6544,7 +6508,7 @@ static void stress_ksm_unmerge_report_width(const stress_ksm_unmerge_shared_t *s
 			"worker-rss-kb-mean=%" PRIu64 ",worker-rss-kb-max=%" PRIu64
 			",ksm-managed-bytes=%" PRIu64, sh->instances, stress_cpus_online_get(),
 			least, (double)cycles / sh->instances, rss / sh->instances, rss_max,
-			rmap * (uint64_t)sysconf(_SC_PAGESIZE));
+			rmap * (uint64_t)stress_memory_page_size_get());
 }
 
 /*
@@ -6710,8 +6674,7 @@ static void stress_ksm_unmerge_init(const uint32_t instances)
 
 	stress_ksm_unmerge_shared_size =
 		sizeof(*sh) + (size_t)instances * sizeof(stress_ksm_unmerge_instance_t);
-	sh = mmap(NULL, stress_ksm_unmerge_shared_size, PROT_READ | PROT_WRITE,
-		MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	sh = stress_mmap_anon_shared(stress_ksm_unmerge_shared_size, PROT_READ | PROT_WRITE);
 	if (sh == MAP_FAILED) {
 		pr_err("ksm-unmerge: cannot mmap %zu bytes of shared state, errno=%d (%s)\n",
 			stress_ksm_unmerge_shared_size, errno, strerror(errno));

@@ -15,6 +15,7 @@
 #include <linux/capability.h>
 #include <sys/prctl.h>
 #include <time.h>
+#include <sys/utsname.h>
 
 volatile bool g_stress_continue_flag = true;
 
@@ -31,6 +32,31 @@ double stress_time_now(void)
 	if (clock_gettime(CLOCK_MONOTONIC, &ts) < 0)
 		return -1.0;
 	return (double)ts.tv_sec + ((double)ts.tv_nsec / 1000000000.0);
+}
+
+/*
+ *  stress_kernel_release()
+ *	a kernel release as one number in base 100: 6.4.0 -> 60400
+ */
+int stress_kernel_release(const int major, const int minor, const int patchlevel)
+{
+	return (major * 10000) + (minor * 100) + patchlevel;
+}
+
+/*
+ *  stress_kernel_release_get()
+ *	the running kernel's release in base 100 (uname), -1 on failure
+ */
+int stress_kernel_release_get(void)
+{
+	struct utsname buf;
+	int major = 0, minor = 0, patchlevel = 0;
+
+	if (uname(&buf) < 0)
+		return -1;
+	if (sscanf(buf.release, "%d.%d.%d\n", &major, &minor, &patchlevel) < 1)
+		return -1;
+	return stress_kernel_release(major, minor, patchlevel);
 }
 
 /*

@@ -15,6 +15,9 @@ extern WARN_UNUSED char *stress_proc_self_exe_get(char *path, const size_t path_
 extern void stress_sync_start_wait(stress_args_t *args);
 extern WARN_UNUSED int32_t stress_cpus_online_get(void);
 extern CONST WARN_UNUSED int stress_exit_status(const int err);
+extern CONST WARN_UNUSED int stress_kernel_release(const int major, const int minor,
+	const int patchlevel);
+extern WARN_UNUSED int stress_kernel_release_get(void);
 extern char *stress_uint64_to_str(char *str, const size_t len, const uint64_t val,
 	const int precision, const bool no_zero);
 extern WARN_UNUSED char *stress_const_optdup(const char *opt);

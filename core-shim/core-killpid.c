@@ -35,6 +35,19 @@ int stress_kill_pid(const pid_t pid)
 }
 
 /*
+ *  stress_kill_pid_wait()
+ *	SIGKILL pid (stress_kill_pid) and reap it; status, when not NULL,
+ *	gets its wait status; returns waitpid's return
+ */
+pid_t stress_kill_pid_wait(const pid_t pid, int *status)
+{
+	int tmp_status = 0;
+
+	(void)stress_kill_pid(pid);
+	return shim_waitpid(pid, status ? status : &tmp_status, 0);
+}
+
+/*
  *  stress_kill_sig()
  *	send signum, via stress_kill_pid for SIGKILL
  */

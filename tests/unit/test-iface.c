@@ -68,11 +68,12 @@ static void t_page_line(t_dump_t *d, const char *step, const unsigned int i, con
  */
 static void t_other_line(t_dump_t *d, const char *line)
 {
-	char release[64];
+	int major = 0, minor = 0, patchlevel = 0;
 	long long v;
 
-	if (sscanf(line, "kernel %63s", release) == 1)
-		d->o.kver = stress_ksm_unmerge_kver(release);
+	/* as stress_kernel_release_get() reads uname's release */
+	if (sscanf(line, "kernel %d.%d.%d", &major, &minor, &patchlevel) >= 1)
+		d->o.kver = stress_kernel_release(major, minor, patchlevel);
 	if (!strncmp(line, "before-merge ksm_stat: ", 23)) {
 		d->o.stat = true;
 		d->o.stat_merging |= !strncmp(line + 23, "ksm_merging_pages ", 18);
@@ -222,7 +223,7 @@ static void test_pvm_no_zero_page(void **state)
 	(void)state;
 	t_dump_load("host-6.18.txt", &d);
 	stress_ksm_unmerge_iface_judge(&d.o, &ifc);
-	assert_int_equal(d.o.kver, 618);
+	assert_int_equal(d.o.kver, stress_kernel_release(6, 18, 44));
 	assert_true(ifc.tested && ifc.pfns && ifc.kpageflags && ifc.excl && ifc.zero_unshare);
 	assert_true(ifc.kpf_zero && ifc.kpf_ksm && ifc.stat_merging && ifc.stat_zero && ifc.cow_ksm);
 	assert_true(ifc.zero_pfn == 0x3b32);
@@ -263,7 +264,7 @@ static void test_kpf_ksm_bug(void **state)
 	(void)state;
 	t_dump_load("debian-6.12.117.txt", &d);
 	stress_ksm_unmerge_iface_judge(&d.o, &ifc);
-	assert_int_equal(d.o.kver, 612);
+	assert_int_equal(d.o.kver, stress_kernel_release(6, 12, 117));
 	assert_false(ifc.kpf_ksm);
 	assert_string_equal(t_line(&ifc, KSM_IFACE_KPF_KSM), "ksm-unmerge: interface kpageflags-ksm: unreliable "
 		"(KPF_KSM set on a fresh anonymous page KSM never saw (kpageflags 0x400205848): the 6.10-6.12 "
@@ -309,7 +310,7 @@ static void test_ksm_stat_61(void **state)
 	(void)state;
 	t_dump_load("debian-6.1.192.txt", &d);
 	stress_ksm_unmerge_iface_judge(&d.o, &ifc);
-	assert_int_equal(d.o.kver, 601);
+	assert_int_equal(d.o.kver, stress_kernel_release(6, 1, 0));
 	assert_false(ifc.stat_merging || ifc.stat_zero || ifc.zero_unshare);
 	assert_true(ifc.merging_pages);
 	assert_string_equal(t_line(&ifc, KSM_IFACE_KSM_STAT), "ksm-unmerge: interface ksm_stat: unreliable "
@@ -436,7 +437,7 @@ static void test_iface_broken(void **state)
 	d2.o.mg_flags[0] &= ~KPF_KSM;
 	d2.o.stat = d2.o.stat_merging = d2.o.stat_zero = false;
 	d2.o.merging_pages = false;
-	d2.o.kver = 603;
+	d2.o.kver = stress_kernel_release(6, 3, 0);
 	stress_ksm_unmerge_iface_judge(&d2.o, &ifc);
 	assert_false(ifc.cow_ksm || ifc.kpf_ksm || ifc.zero_unshare || ifc.trusted[KSM_IFACE_KSM_STAT]);
 	assert_string_equal(t_line(&ifc, KSM_IFACE_COW_KSM), "ksm-unmerge: interface cow_ksm: unreliable (cow_ksm "

@@ -41,8 +41,8 @@ static void t_fork_sh(stress_ksm_unmerge_fork_sh_t *sh, const int64_t merging, c
 	sh->verdict[0] = sh->verdict[1] = KSM_COUNTER_OK;
 	sh->scanned[0] = scanned0;
 	sh->scanned[1] = scanned1;
-	sh->fork_ns = 1000000000ULL;
-	sh->read_ns = sh->fork_ns + 50000;
+	sh->fork_t = 1000.0;
+	sh->read_t = sh->fork_t + 50.0E-6;
 }
 
 /*
@@ -81,7 +81,7 @@ static void test_fork_counters(void **state)
 	sh.verdict[0] = sh.verdict[1] = KSM_COUNTER_NEGATIVE;
 	assert_int_equal(stress_ksm_unmerge_fork_counters_verdict(&sh), 0);
 	t_fork_sh(&sh, 4096, 4100, 1000, 1000);
-	sh.read_ns = 0;				/* the child never read */
+	sh.read_t = 0.0;				/* the child never read */
 	assert_int_equal(stress_ksm_unmerge_fork_counters_verdict(&sh), 0);
 }
 
