@@ -24,7 +24,7 @@
  *   Knobs            save, set, restore ksmd's knobs; the state file, the run lock
  *   Patterns         page kinds, fill, check, the merge prediction
  *   Setup            the interface self-test, the one page verdict
- *   Verification     scan, merge wait, merge, PFNs, data, unmerge, zero pages, taint
+ *   Verification     scan, merge wait, merge, PFNs, data, unmerge, zero pages
  *   Racer framework  known bugs, shared helpers, threads, meet, quiesce
  *   Racers           one "---- name" section each, then stress_ksm_unmerge_racers[]
  *   One cycle        region, worker context, timed unmerge, merge, the cycle
@@ -373,7 +373,6 @@ typedef struct {
 	bool knobs_ok;
 	char knob_error[160];
 	size_t pattern, method;
-	uint64_t taint;			/* /proc/sys/kernel/tainted at the start */
 	/* global ksm_zero_pages not held by a live process, at the start */
 	int64_t zero_leak0;
 	/* use_zero_pages=0 for the run: a confirmed bug leaks them */
@@ -2011,28 +2010,6 @@ static int stress_ksm_unmerge_zero_check(stress_ksm_unmerge_ctx_t *ctx, const ch
 		rc = -1;
 	}
 	return rc;
-}
-
-/* no new B, D, W or L taint since the run began */
-static int stress_ksm_unmerge_taint_check(stress_ksm_unmerge_ctx_t *ctx)
-{
-	static const uint64_t bad =
-		STRESS_BIT_ULL(5) | STRESS_BIT_ULL(7) | STRESS_BIT_ULL(9) | STRESS_BIT_ULL(14);
-	const int64_t now = stress_ksm_unmerge_field("/proc/sys/kernel/tainted", NULL);
-	const uint64_t fresh =
-		(now > 0) ? ((uint64_t)now & ~stress_ksm_unmerge_shared->taint & bad) : 0;
-
-	if (!fresh)
-		return 0;
-	pr_fail("%s: the kernel became tainted during the run: /proc/sys/kernel/tainted %#" PRIx64
-		", new flags %#" PRIx64 "%s%s%s%s (see the kernel log)\n",
-		ctx->args->name, (uint64_t)now, fresh,
-		(fresh & STRESS_BIT_ULL(5)) ? " B: bad page" : "",
-		(fresh & STRESS_BIT_ULL(7)) ? " D: oops" : "",
-		(fresh & STRESS_BIT_ULL(9)) ? " W: warning" : "",
-		(fresh & STRESS_BIT_ULL(14)) ? " L: soft lockup" : "");
-	__atomic_fetch_or(&stress_ksm_unmerge_shared->taint, fresh, __ATOMIC_SEQ_CST);
-	return -1;
 }
 
 /* merging on or off: madvise of [off, off + len), or prctl of the whole mm */
@@ -5862,8 +5839,7 @@ static int stress_ksm_unmerge_cycle(stress_ksm_unmerge_ctx_t *ctx, uint64_t sw, 
 		stress_ksm_unmerge_verify_unmerge(
 			ctx, ksm, (cow0 >= 0 && cow1 >= 0) ? cow1 - cow0 : -1) < 0)
 		rc = -1;
-	if (stress_ksm_unmerge_zero_check(ctx, "after the unmerge") < 0 ||
-		stress_ksm_unmerge_taint_check(ctx) < 0)
+	if (stress_ksm_unmerge_zero_check(ctx, "after the unmerge") < 0)
 		rc = -1;
 	stress_ksm_unmerge_phase_set(ctx, KSM_PHASE_IDLE);
 	if (rc < 0)
@@ -6711,8 +6687,6 @@ static void stress_ksm_unmerge_init(const uint32_t instances)
 	}
 	sh->knobs_ok = true;
 	stress_ksm_unmerge_iface_selftest(&sh->iface);
-	sh->taint = (uint64_t)STRESS_MAXIMUM(
-		stress_ksm_unmerge_field("/proc/sys/kernel/tainted", NULL), (int64_t)0);
 	/* per-process counts self-tested */
 	sh->zero_leak0 = sh->iface.stat_zero ? stress_ksm_unmerge_zero_leak() : -1;
 	stress_ksm_unmerge_bugs_probe(sh);

@@ -10,7 +10,7 @@
  * and writes at fixed kernel paths: the state file parser, and the knob
  * save/set/restore, the state file a SIGKILLed run leaves and the next run
  * repairs, the run lock, ksmd's end-of-run drain, the per-process counters
- * (ksm_stat, ksm_merging_pages), ksm_zero_pages below 0, new taint, and
+ * (ksm_stat, ksm_merging_pages), ksm_zero_pages below 0, and
  * the global zero-page leak check.  Those paths are fixed
  * (/sys/kernel/mm/ksm, /run/stress-ksm-unmerge.state, /proc/...), so the
  * tests run in a private mount namespace with tmpfs mounted over the knob
@@ -571,7 +571,7 @@ static void test_ksmd_drain(void **state)
 
 /*
  *  t_fake_proc()
- *	a tmpfs /proc: this process's counters, the taint flags, processes holding 40, 2 and 0 zero pages
+ *	a tmpfs /proc: this process's counters, processes holding 40, 2 and 0 zero pages
  */
 static void t_fake_proc(void)
 {
@@ -586,7 +586,6 @@ static void t_fake_proc(void)
 		assert_int_equal(mkdir(dirs[i], 0755), 0);
 	t_put(KSM_STAT, "ksm_rmap_items 64\nksm_zero_pages 3\nksm_merging_pages 60\n");
 	t_put("/proc/self/ksm_merging_pages", "61\n");
-	t_put("/proc/sys/kernel/tainted", "0\n");
 	t_put("/proc/sys/ksm_stat", "ksm_zero_pages 1000\n");
 	t_put("/proc/100/ksm_stat", "ksm_rmap_items 64\nksm_zero_pages 40\nksm_merging_pages 0\n");
 	t_put("/proc/200/ksm_stat", "ksm_zero_pages 2\n");
@@ -686,59 +685,6 @@ static void test_zero_check(void **state)
 }
 
 /*
- *  t_taint()
- *	taint_check() with /proc/sys/kernel/tainted reading text
- */
-static int t_taint(stress_ksm_unmerge_ctx_t *ctx, const char *text)
-{
-	t_put("/proc/sys/kernel/tainted", text);
-	return stress_ksm_unmerge_taint_check(ctx);
-}
-
-/*
- *  test_taint_check()
- *	a new B, D, W or L taint fails once, naming the flags; other or earlier taints pass
- */
-static void test_taint_check(void **state)
-{
-	stress_ksm_unmerge_shared_t sh;
-	stress_args_t args = { .name = "ksm-unmerge" };
-	stress_ksm_unmerge_ctx_t ctx;
-	t_capture_t cap;
-	const char *out;
-	int ret;
-
-	(void)state;
-	t_need_ns();
-	t_fake_proc();
-	(void)memset(&sh, 0, sizeof(sh));
-	(void)memset(&ctx, 0, sizeof(ctx));
-	ctx.args = &args;
-	stress_ksm_unmerge_shared = &sh;
-	sh.taint = STRESS_BIT_ULL(12);				/* O: out-of-tree module, before the run */
-	assert_int_equal(t_taint(&ctx, "12288\n"), 0);		/* O and E (unsigned module) */
-	sh.taint |= STRESS_BIT_ULL(9);
-	assert_int_equal(t_taint(&ctx, "4608\n"), 0);		/* O and W, W before the run */
-	sh.taint = STRESS_BIT_ULL(12);
-	t_capture_begin(&cap);
-	ret = t_taint(&ctx, "21120\n");			/* O, W, D, L */
-	out = t_capture_end(&cap);
-	assert_int_equal(ret, -1);
-	assert_non_null(strstr(out, "ksm-unmerge: the kernel became tainted during the run: /proc/sys/kernel/tainted "
-		"0x5280, new flags 0x4280 D: oops W: warning L: soft lockup (see the kernel log)"));
-	assert_int_equal(stress_ksm_unmerge_taint_check(&ctx), 0);	/* said once */
-	t_capture_begin(&cap);
-	ret = t_taint(&ctx, "21152\n");			/* and B */
-	out = t_capture_end(&cap);
-	assert_int_equal(ret, -1);
-	assert_non_null(strstr(out, "new flags 0x20 B: bad page (see"));
-	assert_int_equal(unlink("/proc/sys/kernel/tainted"), 0);
-	assert_int_equal(stress_ksm_unmerge_taint_check(&ctx), 0);
-	stress_ksm_unmerge_shared = NULL;
-	t_real_proc();
-}
-
-/*
  *  test_zero_leak()
  *	the global count less every process's; the end-of-run check on growth, settling, unknown start
  */
@@ -830,7 +776,6 @@ int main(void)
 		cmocka_unit_test_setup(test_ksmd_drain, t_fakes),
 		cmocka_unit_test_setup(test_counters, t_fakes),
 		cmocka_unit_test_setup(test_zero_check, t_fakes),
-		cmocka_unit_test_setup(test_taint_check, t_fakes),
 		cmocka_unit_test_setup(test_zero_leak, t_fakes),
 	};
 
