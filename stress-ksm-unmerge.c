@@ -575,9 +575,9 @@ static int stress_ksm_unmerge_counter(const char *buf, const char *name, int64_t
 
 	*val = -1;
 	if (name) {
-		const size_t len = strlen(name);
+		const size_t len = shim_strlen(name);
 
-		for (p = strstr(buf, name); p; p = strstr(p + len, name))
+		for (p = shim_strstr(buf, name); p; p = shim_strstr(p + len, name))
 			if ((p == buf || p[-1] == '\n') &&
 				(p[len] == ' ' || p[len] == ':' || p[len] == '\t'))
 				break;
@@ -666,11 +666,11 @@ static int stress_ksm_unmerge_vmflags(
 				off = (size_t)snprintf(out, len, "%lx-%lx", lo, hi);
 			continue;
 		}
-		if (!in_vma || strncmp(line, "VmFlags:", 8))
+		if (!in_vma || shim_strncmp(line, "VmFlags:", 8))
 			continue;
-		for (tok = strtok_r(line + 8, " \n", &save); tok;
-			tok = strtok_r(NULL, " \n", &save)) {
-			if (no_mg && !strcmp(tok, "mg"))
+		for (tok = shim_strtok_r(line + 8, " \n", &save); tok;
+			tok = shim_strtok_r(NULL, " \n", &save)) {
+			if (no_mg && !shim_strcmp(tok, "mg"))
 				continue;
 			if (off < len)
 				off += (size_t)snprintf(out + off, len - off, " %s", tok);
@@ -687,7 +687,7 @@ static bool stress_ksm_unmerge_has_flag(const char *flags, const char *flag)
 {
 	const char *p;
 
-	for (p = strstr(flags, flag); p; p = strstr(p + 2, flag))
+	for (p = shim_strstr(flags, flag); p; p = shim_strstr(p + 2, flag))
 		if ((p == flags || p[-1] == ' ') && (p[2] == ' ' || p[2] == '\0' || p[2] == '\n'))
 			return true;
 	return false;
@@ -707,12 +707,12 @@ static int stress_ksm_unmerge_knob_read(const char *knob, char *buf, const size_
 	if (n < 0)
 		return -1;
 	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	open = strchr(buf, '[');
-	close = open ? strchr(open, ']') : NULL;
+	buf[shim_strcspn(buf, "\n")] = '\0';
+	open = shim_strchr(buf, '[');
+	close = open ? shim_strchr(open, ']') : NULL;
 	if (close) {
 		n = close - open - 1;
-		(void)memmove(buf, open + 1, (size_t)n);
+		(void)shim_memmove(buf, open + 1, (size_t)n);
 		buf[n] = '\0';
 	}
 	return 0;
@@ -725,7 +725,7 @@ static int stress_ksm_unmerge_knob_write(const char *knob, const char *value)
 	ssize_t ret;
 
 	(void)snprintf(path, sizeof(path), "%s/%s", KSM_SYSFS, knob);
-	ret = stress_fs_file_write(path, value, strlen(value));
+	ret = stress_fs_file_write(path, value, shim_strlen(value));
 	return (ret < 0) ? (int)ret : 0;
 }
 
@@ -753,7 +753,7 @@ static int stress_ksm_unmerge_knobs_restore(const stress_ksm_unmerge_knobs_t *kn
 
 		if (!knobs->value[i][0] ||
 			(stress_ksm_unmerge_knob_read(name, now, sizeof(now)) == 0 &&
-				!strcmp(now, knobs->value[i])))
+				!shim_strcmp(now, knobs->value[i])))
 			continue;
 		ret = stress_ksm_unmerge_knob_write(name, knobs->value[i]);
 		if (ret < 0) {
@@ -812,7 +812,7 @@ static int stress_ksm_unmerge_state_read(
 		if (sscanf(line, "pid %d", pid) == 1 || sscanf(line, "%63s %31s", name, value) != 2)
 			continue;
 		for (i = 0; i < KSM_KNOBS; i++)
-			if (!strcmp(name, stress_ksm_unmerge_knob_names[i]))
+			if (!shim_strcmp(name, stress_ksm_unmerge_knob_names[i]))
 				found += shim_strscpy(knobs->value[i], value,
 						 sizeof(knobs->value[i])) > 0;
 	}
@@ -907,7 +907,7 @@ static void stress_ksm_unmerge_ksmd_drain(const stress_ksm_unmerge_knobs_t *save
 	const double deadline = stress_time_now() + KSM_DRAIN_SECS;
 	const int64_t scans = stress_ksm_unmerge_field(KSM_SYSFS "/full_scans", NULL);
 
-	if (!strcmp(saved->value[0], "1"))
+	if (!shim_strcmp(saved->value[0], "1"))
 		return;		/* ksmd stays on: it frees them itself */
 	while (stress_time_now() < deadline &&
 		stress_ksm_unmerge_field(KSM_SYSFS "/full_scans", NULL) == scans &&
@@ -1635,7 +1635,7 @@ static pid_t stress_ksm_unmerge_ksmd_pid(void)
 	while (dir && !pid && (d = readdir(dir)) != NULL) {
 		(void)snprintf(path, sizeof(path), "/proc/%.16s/stat", d->d_name);
 		if (isdigit((int)d->d_name[0]) && stress_fs_file_read(path, buf, sizeof(buf)) > 0 &&
-		    (p = strstr(buf, " (ksmd) ")) && atoi(p + 10) == 2)
+		    (p = shim_strstr(buf, " (ksmd) ")) && atoi(p + 10) == 2)
 			pid = (pid_t)atoi(d->d_name);
 	}
 	if (dir)
@@ -1966,7 +1966,7 @@ static int stress_ksm_unmerge_verify_unmerge(
 	}
 	if (!ctx->disturb_layout && ctx->vmflags[0] && (ctx->verify || !(ctx->cycle & 7)) &&
 	    stress_ksm_unmerge_vmflags(ctx->region, vmflags, sizeof(vmflags), true) == 0 &&
-	    strcmp(vmflags, ctx->vmflags)) {
+	    shim_strcmp(vmflags, ctx->vmflags)) {
 		pr_fail("%s: VMA flags changed by merge/unmerge: before '%s', after '%s'\n", name,
 			ctx->vmflags, vmflags);
 		return -1;
@@ -2054,7 +2054,7 @@ static bool stress_ksm_unmerge_bug_fails(const size_t m, const int k)
 {
 	const char *name = stress_ksm_unmerge_method(m);
 
-	return name && !strcmp(name, stress_ksm_unmerge_bugs[k].racer);
+	return name && !shim_strcmp(name, stress_ksm_unmerge_bugs[k].racer);
 }
 
 /* this run has seen known bug k and must not trigger it again */
@@ -2181,7 +2181,7 @@ static bool stress_ksm_unmerge_cond_wait(stress_ksm_unmerge_ctx_t *ctx, pthread_
 
 	if (left <= 0.0)
 		return false;
-	(void)clock_gettime(CLOCK_REALTIME, &ts);
+	(void)shim_clock_gettime(CLOCK_REALTIME, &ts);
 	ts.tv_nsec += (long)(modf(left, &whole) * 1.0E9);
 	ts.tv_sec += (time_t)whole + ts.tv_nsec / 1000000000L;
 	ts.tv_nsec %= 1000000000L;
@@ -3431,7 +3431,7 @@ static void NORETURN stress_ksm_unmerge_mrelease_victim(
 	for (i = 0; mode == 1 && i < ctx->npages; i++)
 		ctx->region[i * ctx->page_size] =
 			*(volatile uint8_t *)(ctx->region + i * ctx->page_size);
-	(void)pause();	/* until the SIGKILL (or the parent's death) */
+	(void)shim_pause();	/* until the SIGKILL (or the parent's death) */
 	_exit(0);
 }
 
@@ -3784,8 +3784,8 @@ static int stress_ksm_unmerge_fork_start(
 	stress_ksm_unmerge_fork_t *f = (stress_ksm_unmerge_fork_t *)run->priv;
 
 	(void)ctx;
-	f->sh = stress_ksm_unmerge_keep(
-		run, stress_mmap_anon_shared(sizeof(*f->sh), PROT_READ | PROT_WRITE), sizeof(*f->sh));
+	f->sh = stress_ksm_unmerge_keep(run,
+		stress_mmap_anon_shared(sizeof(*f->sh), PROT_READ | PROT_WRITE), sizeof(*f->sh));
 	return f->sh ?
 		0 :
 		stress_ksm_unmerge_racer_reason(run,
@@ -4379,10 +4379,9 @@ static int stress_ksm_unmerge_thp_start(
 	size_t budget;
 
 	t->compact_fd = -1;
-	if (stress_fs_file_read("/sys/kernel/mm/transparent_hugepage/enabled", buf, sizeof(buf)) <=
-			0 ||
-		strstr(buf, "[never]") || pmd < 2 * (int64_t)ctx->page_size || (pmd & (pmd - 1)) ||
-		pmd > 32 * (int64_t)MB) {
+	if (stress_fs_file_read("/sys/kernel/mm/transparent_hugepage/enabled", buf,
+			sizeof(buf)) <= 0 || shim_strstr(buf, "[never]") ||
+		pmd < 2 * (int64_t)ctx->page_size || (pmd & (pmd - 1)) || pmd > 32 * (int64_t)MB) {
 		(void)stress_ksm_unmerge_racer_reason(run,
 			"transparent huge pages not built in, [never], or an "
 			"unusable hpage_pmd_size (%" PRId64 ")",
@@ -4724,7 +4723,7 @@ static void stress_ksm_unmerge_uffd_minor_phase(
 					"minor-registered range failed, errno=%d (%s)",
 					errno, strerror(errno));
 		} else if (stress_ksm_unmerge_vmflags(m->range, after, sizeof(after), true) == 0 &&
-			strcmp(before, after))
+			shim_strcmp(before, after))
 			stress_ksm_unmerge_racer_fail(run,
 				"MADV_UNMERGEABLE changed the VMA's flags beyond \"mg\": before "
 				"'%s', after '%s'%s",
@@ -4802,11 +4801,12 @@ static int stress_ksm_unmerge_prctl_exec_vmas(
 	if (!fp)
 		return -1;
 	while (fgets(line, sizeof(line), fp)) {
-		if (sscanf(line, "%63s %7s", word, perms) == 2 && strchr(word, '-') &&
-			strlen(perms) == 4) {
-			wanted = perms[1] == 'w' && perms[3] == 'p' && !strstr(line, "[stack]");
+		if (sscanf(line, "%63s %7s", word, perms) == 2 && shim_strchr(word, '-') &&
+			shim_strlen(perms) == 4) {
+			wanted = perms[1] == 'w' && perms[3] == 'p' &&
+				!shim_strstr(line, "[stack]");
 			(void)shim_strscpy(range, word, sizeof(range));
-		} else if (wanted && !strncmp(line, "VmFlags:", 8)) {
+		} else if (wanted && !shim_strncmp(line, "VmFlags:", 8)) {
 			(*vmas)++;
 			*mg += stress_ksm_unmerge_has_flag(line + 8, "mg");
 			if (!stress_ksm_unmerge_has_flag(line + 8, "mg") && !first[0])
@@ -4859,8 +4859,8 @@ static bool stress_ksm_unmerge_prctl_exec_op(
 		return true;
 	}
 	(void)snprintf(path, sizeof(path), "/proc/%d/ksm_stat", (int)pid);
-	if (stress_fs_file_read(path, buf, sizeof(buf)) > 0 && strstr(buf, "ksm_merge_any"))
-		any = strstr(buf, "ksm_merge_any: yes") ? 1 : 0;
+	if (stress_fs_file_read(path, buf, sizeof(buf)) > 0 && shim_strstr(buf, "ksm_merge_any"))
+		any = shim_strstr(buf, "ksm_merge_any: yes") ? 1 : 0;
 	if (stress_ksm_unmerge_prctl_exec_vmas(pid, &vmas, &mg, first, sizeof(first)) == 0) {
 		run->rs->ops++;
 		if (any == 0 || mg < vmas)
@@ -4972,7 +4972,7 @@ static int64_t stress_ksm_unmerge_kzero_mapped(
 	}
 	/* a VMA left unread would undercount what it maps: no count, no verdict */
 	while (fgets(line, sizeof(line), fp) && mapped >= 0) {
-		if (sscanf(line, "%lx-%lx", &lo, &hi) != 2 || strstr(line, "[vsyscall]"))
+		if (sscanf(line, "%lx-%lx", &lo, &hi) != 2 || shim_strstr(line, "[vsyscall]"))
 			continue;
 		n = stress_ksm_unmerge_kzero_count(ifc, pm_fd, kpf_fd, ps, lo, (hi - lo) / ps);
 		mapped = (n < 0) ? -1 : mapped + n;
@@ -5196,8 +5196,8 @@ static int stress_ksm_unmerge_fork_zero_start(
 	z->dontfork = stress_ksm_unmerge_keep(run,
 		stress_ksm_unmerge_map(z->nother * ps, 0, "ksm-unmerge-zero-dontfork", true),
 		z->nother * ps);
-	z->sh = stress_ksm_unmerge_keep(
-		run, stress_mmap_anon_shared(sizeof(*z->sh), PROT_READ | PROT_WRITE), sizeof(*z->sh));
+	z->sh = stress_ksm_unmerge_keep(run,
+		stress_mmap_anon_shared(sizeof(*z->sh), PROT_READ | PROT_WRITE), sizeof(*z->sh));
 #if defined(MADV_WIPEONFORK)
 	z->wipe = stress_ksm_unmerge_keep(run,
 		stress_ksm_unmerge_map(z->nother * ps, 0, "ksm-unmerge-zero-wipeonfork", false),
@@ -5460,9 +5460,9 @@ static size_t stress_ksm_unmerge_region_size(stress_args_t *args, const uint64_t
 	}
 	/* the tightest memory.max of this cgroup v2 and its ancestors */
 	if (stress_fs_file_read("/proc/self/cgroup", buf, sizeof(buf)) > 0 &&
-		(p = strstr(buf, "0::")) && (p == buf || p[-1] == '\n')) {
+		(p = shim_strstr(buf, "0::")) && (p == buf || p[-1] == '\n')) {
 		(void)shim_strscpy(dir, p + 3, sizeof(dir));
-		dir[strcspn(dir, "\n")] = '\0';
+		dir[shim_strcspn(dir, "\n")] = '\0';
 		for (;;) {
 			int64_t max, cur;
 
@@ -5478,7 +5478,7 @@ static size_t stress_ksm_unmerge_region_size(stress_args_t *args, const uint64_t
 						0);
 				what = "the cgroup's memory.max room";
 			}
-			slash = strrchr(dir, '/');
+			slash = shim_strrchr(dir, '/');
 			if (!slash || slash == dir)
 				break;
 			*slash = '\0';
@@ -6070,7 +6070,7 @@ static void stress_ksm_unmerge_stacks(const char *name, const pid_t pid, const c
 			path, sizeof(path), "/proc/%d/task/%.16s/stack", (int)pid, d->d_name);
 		if (stress_fs_file_read(path, stack, sizeof(stack)) <= 0)
 			continue;
-		for (p = stack; (p = strchr(p, '\n')) != NULL; )
+		for (p = stack; (p = shim_strchr(p, '\n')) != NULL; )
 			*p = (p[1] ? ' ' : '\0');
 		pr_inf("%s: worker %d thread %s: %s\n", name, (int)pid, d->d_name, stack);
 	}
@@ -6398,7 +6398,7 @@ static void stress_ksm_unmerge_spread(
 	stress_ksm_unmerge_report_line(
 		"%s: p50=%.3f p95=%.3f p99=%.3f mean=%.3f stdev=%.3f samples=%zu", what,
 		v[(size_t)ceil(0.50 * (double)n) - 1], v[(size_t)ceil(0.95 * (double)n) - 1],
-		v[(size_t)ceil(0.99 * (double)n) - 1], mean, sqrt(sq / (double)n), n);
+		v[(size_t)ceil(0.99 * (double)n) - 1], mean, shim_sqrt(sq / (double)n), n);
 	free(v);
 }
 

@@ -259,3 +259,12 @@ int shim_clock_gettime(clockid_t clk_id, struct timespec *tp)
 {
 	return clock_gettime(clk_id, tp);
 }
+
+/*
+ *  shim_pause()
+ *	pause(2)
+ */
+int shim_pause(void)
+{
+	return pause();
+}

@@ -27,5 +27,6 @@ extern char *shim_strtok_r(char *str, const char *delim, char **saveptr);
 extern int shim_madvise(void *addr, size_t length, int advice);
 extern int shim_rmdir(const char *pathname);
 extern int shim_clock_gettime(clockid_t clk_id, struct timespec *tp);
+extern int shim_pause(void);
 
 #endif
