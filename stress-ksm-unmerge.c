@@ -1,5 +1,5 @@
 /*
- * Copyright (C) 2026 stress-ksm-unmerge authors
+ * Copyright (C) 2026      SENDER NAME (placeholder: the sender names the copyright holder)
  *
  * This program is free software; you can redistribute it and/or
  * modify it under the terms of the GNU General Public License
@@ -10,6 +10,10 @@
  * but WITHOUT ANY WARRANTY; without even the implied warranty of
  * MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
  * GNU General Public License for more details.
+ *
+ * You should have received a copy of the GNU General Public License
+ * along with this program; if not, write to the Free Software
+ * Foundation, Inc., 51 Franklin Street, Fifth Floor, Boston, MA 02110-1301, USA.
  *
  * ksm-unmerge: merge anonymous memory with ksmd and unmerge it (break_ksm())
  * while racers drive other kernel paths on the same pages; verify every step
