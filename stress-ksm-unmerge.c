@@ -283,8 +283,7 @@ typedef struct {
 
 /* KSM knobs saved, set and restored; advisor_mode last (6.8+) */
 static const char * const stress_ksm_unmerge_knob_names[] = {
-	"run", "pages_to_scan", "sleep_millisecs", "use_zero_pages",
-	"max_page_sharing", "merge_across_nodes", "smart_scan", "advisor_mode",
+	"run", "pages_to_scan", "sleep_millisecs", "use_zero_pages", "smart_scan", "advisor_mode",
 };
 
 #define KSM_KNOBS	(SIZEOF_ARRAY(stress_ksm_unmerge_knob_names))
