@@ -1107,8 +1107,8 @@ static void stress_ksm_unmerge_iface_kpf_ksm(
 	const char *instead = ifc->excl ?
 		"pfn sharing within the region, the pagemap exclusive bit 56 and kpagecount "
 		"(weaker: a KSM page mapped by at most two ptes looks private)" :
-		"pfn sharing within the region (weaker: a KSM page shared with another process only "
-		"looks private)";
+		"pfn sharing within the region (weaker: a KSM page shared with another process "
+		"only looks private)";
 	char why[160];
 
 	ifc->kpf_ksm = false;
@@ -1929,8 +1929,8 @@ static int stress_ksm_unmerge_verify_data(stress_ksm_unmerge_ctx_t *ctx)
 			return 0;
 		off = stress_ksm_unmerge_page_check(ctx, i, page, &want);
 		if (off >= 0) {
-			pr_fail("%s: data corrupted after unmerge: page %zu byte %zd is 0x%02x, expected "
-				"0x%02x (pattern %s)\n",
+			pr_fail("%s: data corrupted after unmerge: page %zu byte %zd is 0x%02x, "
+				"expected 0x%02x (pattern %s)\n",
 				ctx->args->name, i, off, page[off], want,
 				stress_ksm_unmerge_patterns[ctx->pattern]);
 			return -1;
@@ -2630,7 +2630,8 @@ static bool stress_ksm_unmerge_racers_quiesce(stress_ksm_unmerge_ctx_t *ctx)
 			continue;
 		while (run->parked != ctx->cycle && !run->thread_done) {
 			if (!stress_ksm_unmerge_cond_wait(ctx, &ctx->acked, deadline)) {
-				pr_fail("%s: racer %s did not park within 5 s (stuck in the kernel?)\n",
+				pr_fail("%s: racer %s did not park within 5 s (stuck in the "
+					"kernel?)\n",
 					ctx->args->name, run->r->name);
 				parked = false;
 				break;
@@ -3040,8 +3041,8 @@ static void stress_ksm_unmerge_gup_longterm(
 		return;
 	if (syscall(__NR_io_uring_register, g->ring_fd, IORING_REGISTER_BUFFERS, &iov, 1) < 0) {
 		if (errno == ENOMEM || errno == EPERM || errno == EOPNOTSUPP) {
-			pr_inf("%s: gup racer: long-term pins off from now on, IORING_REGISTER_BUFFERS failed, "
-			       "errno=%d (%s)\n",
+			pr_inf("%s: gup racer: long-term pins off from now on, "
+			       "IORING_REGISTER_BUFFERS failed, errno=%d (%s)\n",
 				ctx->args->name, errno, strerror(errno));
 			g->ring_fd = -1;	/* closed with the racer's fds */
 		} else if (errno != EINTR &&
@@ -3564,8 +3565,10 @@ typedef struct {
 } stress_ksm_unmerge_fork_t;
 
 static const char * const stress_ksm_unmerge_fork_fails[] = {
-	"ok", "child setup failed", "child pagemap read failed", "a KSM page held wrong data before the child's write",
-	"the child's write to a KSM page did not get a private copy", "the child's write did not read back",
+	"ok", "child setup failed", "child pagemap read failed",
+	"a KSM page held wrong data before the child's write",
+	"the child's write to a KSM page did not get a private copy",
+	"the child's write did not read back",
 	"a neighbouring KSM page changed by the child's write",
 };
 
@@ -3911,10 +3914,9 @@ static void stress_ksm_unmerge_mprotect_phase(
 				!(what == KSM_PAGE_KZERO &&
 					stress_ksm_unmerge_others_run(ctx, run->r, KSM_RF_LAYOUT)))
 				stress_ksm_unmerge_racer_fail(run,
-					"page %zu was a KSM page (pfn %#" PRIx64
-					") under %s at the "
-					"start of the unmerge and still maps a KSM page after it (pfn %#" PRIx64
-					"); cycle %" PRIu64,
+					"page %zu was a KSM page (pfn %#" PRIx64 ") under %s at "
+					"the start of the unmerge and still maps a KSM page after "
+					"it (pfn %#" PRIx64 "); cycle %" PRIu64,
 					mp->first + i, mp->snap[i],
 					mp->prot[i] == 2 ? "PROT_NONE" : "PROT_READ",
 					(uint64_t)(mp->pm[i] & PM_PFN_MASK), ctx->cycle);
@@ -4080,7 +4082,8 @@ static void stress_ksm_unmerge_sparse_phase(
 	} while (ret < 0 && err == EINTR && stress_continue(ctx->args));
 	ctx->st->hang_allow = spent;
 	if (ret < 0 && err == EINTR) {
-		pr_dbg("%s: sparse racer: the end of the run interrupted its unmerge (EINTR): not counted\n",
+		pr_dbg("%s: sparse racer: the end of the run interrupted its unmerge (EINTR): not "
+			"counted\n",
 			ctx->args->name);
 		(void)munmap(s->base, s->size);	/* a prctl unmerge must not walk it again */
 		s->base = NULL;
@@ -4153,11 +4156,12 @@ static int stress_ksm_unmerge_sparse_start(
 	/* at a slow kernel's pace */
 	walk = stress_ksm_unmerge_sparse_allow(s->size / ps, 0.0, 0.0) / 4.0;
 	if (stress_instance_zero(ctx->args) && !ctx->restarts && (s->size < want || walk >= 1.0))
-		pr_inf("%s: sparse racer: %zu bytes (%zu asked), %zu populated pages; one unmerge may take up to "
-		       "%.1f s%s\n",
+		pr_inf("%s: sparse racer: %zu bytes (%zu asked), %zu populated pages; one unmerge "
+		       "may take up to %.1f s%s\n",
 			ctx->args->name, s->size, want, s->populated, walk,
 			(hung > 0 && walk > (double)hung) ?
-				", past kernel.hung_task_timeout_secs: ksmd, blocked on the mmap lock, may be reported hung" :
+				", past kernel.hung_task_timeout_secs: ksmd, blocked on the mmap "
+				"lock, may be reported hung" :
 				"");
 	return 0;
 }
@@ -4733,7 +4737,8 @@ static void stress_ksm_unmerge_uffd_minor_phase(
 				before, after,
 				stress_ksm_unmerge_has_flag(after, "ui") ?
 					"" :
-					" (VM_UFFD_MINOR, bit 41, lost: VM_MERGEABLE cleared with a 32-bit mask, fixed by f04aad36a07c)");
+					" (VM_UFFD_MINOR, bit 41, lost: VM_MERGEABLE cleared with "
+					"a 32-bit mask, fixed by f04aad36a07c)");
 		else if ((ksm1 = stress_ksm_unmerge_ksm_count(ctx, m->range, m->npages)) > 0)
 			stress_ksm_unmerge_racer_fail(run,
 				"%" PRIu64 " pages are still KSM pages after MADV_UNMERGEABLE",
@@ -4779,8 +4784,9 @@ static int stress_ksm_unmerge_uffd_minor_start(
 }
 #define KSM_UFFD_MINOR_NOT_BUILT	NULL
 #else
-#define KSM_UFFD_MINOR_NOT_BUILT                                                                   \
-	"uffd minor mode, poll() or memfd_create() missing (HAVE_LINUX_USERFAULTFD_H, HAVE_POLL_H, HAVE_MEMFD_CREATE)"
+#define KSM_UFFD_MINOR_NOT_BUILT							\
+	"uffd minor mode, poll() or memfd_create() missing "				\
+	"(HAVE_LINUX_USERFAULTFD_H, HAVE_POLL_H, HAVE_MEMFD_CREATE)"
 typedef int stress_ksm_unmerge_uffd_minor_t;	/* the racer table's priv_size */
 #define stress_ksm_unmerge_uffd_minor_start		NULL
 #define stress_ksm_unmerge_uffd_minor_phase		NULL
@@ -4869,8 +4875,9 @@ static bool stress_ksm_unmerge_prctl_exec_op(
 		if (any == 0 || mg < vmas)
 			stress_ksm_unmerge_racer_fail(run,
 				"after exec with merge-any set, ksm_stat says ksm_merge_any %s and "
-				"%zu of the %zu private writable VMAs exec mapped are not mergeable (first %s): merge-any "
-				"lost across exec (xu xin's \"mm/ksm: fix exec/fork inheritance support for prctl\")",
+				"%zu of the %zu private writable VMAs exec mapped are not "
+				"mergeable (first %s): merge-any lost across exec (xu xin's "
+				"\"mm/ksm: fix exec/fork inheritance support for prctl\")",
 				any ? "yes" : "no", vmas - mg, vmas, first);
 		else
 			run->rs->evidence += (vmas > 0);
@@ -5103,9 +5110,10 @@ static bool stress_ksm_unmerge_fork_zero_op(
 			sh->charged, before);
 	else if (excess)
 		stress_ksm_unmerge_fork_zero_verdict(run,
-			"%s: a child was charged %" PRId64 " but maps %" PRId64 " (parent %" PRId64
-			"; excess %" PRId64 " in DONTFORK/WIPEONFORK VMAs, %" PRId64 " unmerged "
-			"or written during fork()%s): dup_mm() copies a stale count, and it outlives the child",
+			"%s: a child was charged %" PRId64 " but maps %" PRId64 " (parent "
+			"%" PRId64 "; excess %" PRId64 " in DONTFORK/WIPEONFORK VMAs, %" PRId64 " "
+			"unmerged or written during fork()%s): dup_mm() copies a stale count, and "
+			"it outlives the child",
 			stress_ksm_unmerge_bugs[KSM_BUG_FORK_ZERO].verdict, sh->charged, sh->mapped,
 			before, uncopied, unmerging,
 			overlap ? ", which overlapped our unmerge" : "");
@@ -5180,14 +5188,14 @@ static int stress_ksm_unmerge_fork_zero_start(
 
 	if (!ctx->iface->stat_zero || (!ctx->iface->kpf_zero && !ctx->iface->zero_pfn)) {
 		(void)stress_ksm_unmerge_racer_reason(run,
-			"no ksm_zero_pages in ksm_stat (counted since 6.10) that the "
-			"self-test confirmed, or KSM zero pages cannot be told apart: nothing to check");
+			"no ksm_zero_pages in ksm_stat (counted since 6.10) that the self-test "
+			"confirmed, or KSM zero pages cannot be told apart: nothing to check");
 		return -2;
 	}
 	if (stress_ksm_unmerge_bug_aside(KSM_BUG_FORK_ZERO)) {
 		(void)stress_ksm_unmerge_racer_reason(run,
-			"steps aside: this run confirmed the known kernel bug %s, "
-			"which each of its forks would trigger again (--ksm-unmerge-method fork-zero runs it)",
+			"steps aside: this run confirmed the known kernel bug %s, which each of "
+			"its forks would trigger again (--ksm-unmerge-method fork-zero runs it)",
 			stress_ksm_unmerge_bugs[KSM_BUG_FORK_ZERO].name);
 		return -2;
 	}
@@ -5398,8 +5406,8 @@ static const stress_ksm_unmerge_racer_t stress_ksm_unmerge_racers[KSM_RACERS] = 
 	  .flags = KSM_RF_FORKS, .supported = stress_ksm_unmerge_prctl_exec_supported,
 	  .op = stress_ksm_unmerge_prctl_exec_op },
 	{ .name = "fork-zero", .evidence = "zero-page-forks",
-	  .desc = "ksm_zero_pages of children forked while KSM zero pages merge, unmerge, take write faults or sit in "
-		  "DONTFORK/WIPEONFORK VMAs",
+	  .desc = "ksm_zero_pages of children forked while KSM zero pages merge, unmerge, take "
+		  "write faults or sit in DONTFORK/WIPEONFORK VMAs",
 	  .details = { [KSM_D_FORK_ZERO_DURING] = "forks-during-unmerge",
 		[KSM_D_FORK_ZERO_UNCOPIED] = "overcharged-uncopied",
 		[KSM_D_FORK_ZERO_UNMERGING] = "overcharged-unmerging",
@@ -5594,8 +5602,8 @@ static int stress_ksm_unmerge_ctx_init(stress_ksm_unmerge_ctx_t *ctx, stress_arg
 		ctx->templates = NULL;
 	if (!ctx->region || !ctx->templates || !ctx->pm || !ctx->keys) {
 		pr_inf_skip(
-			"%s: cannot map a region of %zu bytes and its scratch%s, errno=%d (%s), skipping "
-			"stressor\n",
+			"%s: cannot map a region of %zu bytes and its scratch%s, errno=%d (%s), "
+			"skipping stressor\n",
 			args->name, ctx->region_size, stress_memory_free_get(), errno,
 			strerror(errno));
 		return EXIT_NO_RESOURCE;
@@ -5617,16 +5625,16 @@ static int stress_ksm_unmerge_ctx_init(stress_ksm_unmerge_ctx_t *ctx, stress_arg
 	if (ctx->verify && !ctx->have_pfns) {
 		if (stress_instance_zero(args))
 			pr_inf_skip(
-				"%s: --verify cannot keep its promise: the page checks need pagemap PFNs "
-				"(CAP_SYS_ADMIN); skipping stressor\n",
+				"%s: --verify cannot keep its promise: the page checks need "
+				"pagemap PFNs (CAP_SYS_ADMIN); skipping stressor\n",
 				args->name);
 		return EXIT_NOT_IMPLEMENTED;
 	}
 	if (!ctx->have_pfns && access(KSM_STAT, R_OK) < 0 &&
 		access("/proc/self/ksm_merging_pages", R_OK) < 0) {
 		pr_inf_skip(
-			"%s: no way to observe merging (no ksm_stat, ksm_merging_pages or pagemap PFNs), "
-			"skipping stressor\n",
+			"%s: no way to observe merging (no ksm_stat, ksm_merging_pages or pagemap "
+			"PFNs), skipping stressor\n",
 			args->name);
 		return EXIT_NOT_IMPLEMENTED;
 	}
@@ -5726,7 +5734,8 @@ static int stress_ksm_unmerge_merge(stress_ksm_unmerge_ctx_t *ctx, const uint64_
 	}
 	if (sw == KSM_SW_PRCTL && !st->method_cycles[1] &&
 		prctl(PR_GET_MEMORY_MERGE, 0UL, 0UL, 0UL, 0UL) != 1) {
-		pr_fail("%s: PR_GET_MEMORY_MERGE does not read 1 after PR_SET_MEMORY_MERGE 1, errno=%d (%s)\n",
+		pr_fail("%s: PR_GET_MEMORY_MERGE does not read 1 after PR_SET_MEMORY_MERGE 1, "
+			"errno=%d (%s)\n",
 			name, errno, strerror(errno));
 		rc = -1;
 	}
@@ -5777,9 +5786,10 @@ static int stress_ksm_unmerge_merge(stress_ksm_unmerge_ctx_t *ctx, const uint64_
 		if (ctx->verify && quiet && (stress_ksm_unmerge_shared->quiet_all > 0.0 ||
 		    ctx->use < KSM_RACER_BIT(0)) && wait == KSM_WAIT_PARTIAL && ctx->wait.stable &&
 		    !*empty) {
-			pr_fail("%s: partial merge on a quiet kernel: ksmd finished its passes with %" PRIu64
-				" KSM + %" PRIu64 " zero pages of %" PRIu64 " + %" PRIu64
-				" predicted (counters: merging %" PRId64 ", zero %" PRId64 ")\n",
+			pr_fail("%s: partial merge on a quiet kernel: ksmd finished its passes "
+				"with %" PRIu64 " KSM + %" PRIu64 " zero pages of %" PRIu64 " + "
+				"%" PRIu64 " predicted (counters: merging %" PRId64 ", zero "
+				"%" PRId64 ")\n",
 				name, *ksm, *kzero, ctx->expect_merged, ctx->expect_zero, merging,
 				zero);
 			rc = -1;
@@ -5965,9 +5975,9 @@ static int stress_ksm_unmerge_outcome(stress_ksm_unmerge_ctx_t *ctx, int rc)
 	}
 	if (!st->cycles && want) {
 		pr_inf_skip(
-			"%s: no merge/unmerge cycle verified: the run ended during the %s, %.1f s after the start "
-			"(%zu of %zu pages filled; a %zu MB region needs longer: raise --timeout or lower "
-			"--ksm-unmerge-bytes)\n",
+			"%s: no merge/unmerge cycle verified: the run ended during the %s, %.1f s "
+			"after the start (%zu of %zu pages filled; a %zu MB region needs longer: "
+			"raise --timeout or lower --ksm-unmerge-bytes)\n",
 			name, st->stop_step[0] ? st->stop_step : "first cycle",
 			stress_time_now() - ctx->t_start, ctx->filled, ctx->npages,
 			(size_t)(ctx->region_size / MB));
@@ -6000,8 +6010,8 @@ static int stress_ksm_unmerge_worker(stress_args_t *args)
 		prctl(PR_GET_MEMORY_MERGE, 0UL, 0UL, 0UL, 0UL) < 0) {
 		if (stress_instance_zero(args))
 			pr_inf_skip(
-				"%s: method prctl skipped: PR_GET_MEMORY_MERGE failed, errno=%d (%s) (needs Linux "
-				"6.4)\n",
+				"%s: method prctl skipped: PR_GET_MEMORY_MERGE failed, errno=%d "
+				"(%s) (needs Linux 6.4)\n",
 				args->name, errno, strerror(errno));
 		sw &= ~KSM_SW_PRCTL;
 		rc = sw ? EXIT_SUCCESS : EXIT_NOT_IMPLEMENTED;
@@ -6115,7 +6125,8 @@ static int stress_ksm_unmerge_supervise(stress_args_t *args, const pid_t pid)
 			stress_ksm_unmerge_stacks(args->name, pid,
 				st->phase == KSM_PHASE_UNMERGING ?
 					"stuck in the unmerge for longer than the hang bound" :
-					"stuck in the verification (racers parking) for longer than the hang bound");
+					"stuck in the verification (racers parking) for longer "
+					"than the hang bound");
 		}
 		if (stopping && !killed && now - stop_at > KSM_STOP_SECS + st->hang_allow) {
 			stress_ksm_unmerge_stacks(args->name, pid,
@@ -6431,12 +6442,13 @@ static void stress_ksm_unmerge_bugs_report(const stress_ksm_unmerge_shared_t *sh
 		else if (b->confirmed)
 			stress_ksm_unmerge_report_line(
 				"known kernel bug %s: %" PRIu64 " matching verdict(s), first: "
-				"%s%s; written up in %s (kernels: %s); not a failure of this run (racer %s alone, "
-				"--ksm-unmerge-method %s, fails on it)%s",
+				"%s%s; written up in %s (kernels: %s); not a failure of this run "
+				"(racer %s alone, --ksm-unmerge-method %s, fails on it)%s",
 				bug->name, b->hits, b->first, left, bug->writeup, bug->kernels,
 				bug->racer, bug->racer,
 				(k == KSM_BUG_FORK_ZERO && sh->zero_pages_off) ?
-					"; ksmd placed no KSM zero pages in this run (use_zero_pages=0)" :
+					"; ksmd placed no KSM zero pages in this run "
+					"(use_zero_pages=0)" :
 					"");
 		else if (b->probe == KSM_PROBE_CLEAR)
 			stress_ksm_unmerge_report_line(
@@ -6634,8 +6646,8 @@ static void stress_ksm_unmerge_zero_pages_off(stress_ksm_unmerge_shared_t *sh)
 		return;
 	ret = stress_ksm_unmerge_knob_write("use_zero_pages", "0");
 	if (ret < 0) {
-		pr_inf("ksm-unmerge: cannot set %s/use_zero_pages=0, errno=%d (%s); KSM zero pages stay on "
-		       "and the known fork-zero bug may leak them\n",
+		pr_inf("ksm-unmerge: cannot set %s/use_zero_pages=0, errno=%d (%s); KSM zero pages "
+		       "stay on and the known fork-zero bug may leak them\n",
 			KSM_SYSFS, -ret, strerror(-ret));
 		return;
 	}
@@ -6672,7 +6684,8 @@ static void stress_ksm_unmerge_init(const uint32_t instances)
 	if (ret < 0) {
 		(void)snprintf(sh->knob_error, sizeof(sh->knob_error),
 			(ret == -EAGAIN || ret == -EACCES) ?
-				"another stress-ksm-unmerge run owns the KSM knobs (%s.lock is locked)" :
+				"another stress-ksm-unmerge run owns the KSM knobs (%s.lock is "
+				"locked)" :
 				"cannot create the run lock %s.lock",
 			KSM_STATE_FILE);
 		return;
@@ -6681,8 +6694,8 @@ static void stress_ksm_unmerge_init(const uint32_t instances)
 	stress_ksm_unmerge_knobs_save(&sh->saved);
 	ret = stress_ksm_unmerge_state_write(&sh->saved);
 	if (ret < 0)
-		pr_warn("ksm-unmerge: cannot write state file %s, errno=%d (%s); a SIGKILLed run will not be "
-			"repaired\n",
+		pr_warn("ksm-unmerge: cannot write state file %s, errno=%d (%s); a SIGKILLed run "
+			"will not be repaired\n",
 			KSM_STATE_FILE, -ret, strerror(-ret));
 	if (stress_ksm_unmerge_knobs_set(sh->knob_error, sizeof(sh->knob_error)) < 0) {
 		(void)stress_ksm_unmerge_knobs_restore(&sh->saved);
