@@ -1056,7 +1056,10 @@ static void FORMAT(printf, 4, 5) stress_ksm_unmerge_iface_set(stress_ksm_unmerge
 	va_end(ap);
 }
 
-/* pure: the zero page, from two read faults (one shared pfn) and KPF_ZERO_PAGE */
+/*
+ *  stress_ksm_unmerge_iface_zero()
+ *	pure: the zero page, from two read faults (one shared pfn) and KPF_ZERO_PAGE
+ */
 static void stress_ksm_unmerge_iface_zero(
 	const stress_ksm_unmerge_obs_t *o, stress_ksm_unmerge_iface_t *ifc)
 {
@@ -1169,7 +1172,10 @@ static void stress_ksm_unmerge_iface_kept(const stress_ksm_unmerge_obs_t *o,
 			"counter says it is still charged; not counted as a kernel failure");
 }
 
-/* pure: ksm_stat fields (fallback field by field) and cow_ksm */
+/*
+ *  stress_ksm_unmerge_iface_counters()
+ *	pure: ksm_stat fields (fallback field by field) and cow_ksm
+ */
 static void stress_ksm_unmerge_iface_counters(
 	const stress_ksm_unmerge_obs_t *o, stress_ksm_unmerge_iface_t *ifc)
 {
@@ -1343,7 +1349,10 @@ static void stress_ksm_unmerge_iface_entry(const int pm_fd, const int kpf_fd, co
 		*flags = stress_ksm_unmerge_kpf(kpf_fd, stress_ksm_unmerge_pm_pfn(*e));
 }
 
-/* the probe merge of two identical pages and a zero page, then unmerged (cow_ksm) */
+/*
+ *  stress_ksm_unmerge_iface_merge()
+ *	the probe merge of two identical pages and a zero page, then unmerged (cow_ksm)
+ */
 static void stress_ksm_unmerge_iface_merge(const int pm_fd, const int kpf_fd, const size_t ps,
 	 stress_ksm_unmerge_obs_t *o)
 {
@@ -1396,7 +1405,10 @@ static void stress_ksm_unmerge_iface_merge(const int pm_fd, const int kpf_fd, co
 	(void)munmap(p, 3 * ps);
 }
 
-/* gather the self-test's observations on memory mapped for it */
+/*
+ *  stress_ksm_unmerge_iface_probe()
+ *	gather the self-test's observations on memory mapped for it
+ */
 static void stress_ksm_unmerge_iface_probe(stress_ksm_unmerge_obs_t *o)
 {
 	const size_t ps = stress_memory_page_size_get();
@@ -1516,7 +1528,10 @@ static int stress_ksm_unmerge_key_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* judge pages i0..i0+n (pagemap in ctx->pm) grouped by pfn, each handed to fn */
+/*
+ *  stress_ksm_unmerge_scan_chunk()
+ *	judge pages i0..i0+n (pagemap in ctx->pm) grouped by pfn, each handed to fn
+ */
 static void stress_ksm_unmerge_scan_chunk(stress_ksm_unmerge_ctx_t *ctx, const size_t i0,
 	const size_t n, const bool sample, size_t *distinct, stress_ksm_unmerge_page_fn fn,
 	void *arg)
@@ -2903,7 +2918,10 @@ static bool stress_ksm_unmerge_gup_io_ok(
 	return false;
 }
 
-/* O_DIRECT read into merged pages: write pins, which must break KSM COW */
+/*
+ *  stress_ksm_unmerge_gup_odirect()
+ *	O_DIRECT read into merged pages: write pins, which must break KSM COW
+ */
 static void stress_ksm_unmerge_gup_odirect(
 	stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, stress_ksm_unmerge_gup_t *g)
 {
@@ -3025,7 +3043,10 @@ static void stress_ksm_unmerge_gup_ro(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_
 
 #if defined(HAVE_LINUX_IO_URING_H) && defined(__NR_io_uring_setup) &&                              \
 	defined(__NR_io_uring_register)
-/* merged pages as an io_uring fixed buffer: unshared when pinned, held a while */
+/*
+ *  stress_ksm_unmerge_gup_longterm()
+ *	merged pages as an io_uring fixed buffer: unshared when pinned, held a while
+ */
 static void stress_ksm_unmerge_gup_longterm(
 	stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, stress_ksm_unmerge_gup_t *g)
 {
@@ -3147,7 +3168,10 @@ static int stress_ksm_unmerge_gup_file(stress_ksm_unmerge_ctx_t *ctx, stress_ksm
 		-(errno ? errno : EIO);
 }
 
-/* bounce buffer, O_DIRECT file, io_uring, process_vm_readv; each one off is said once */
+/*
+ *  stress_ksm_unmerge_gup_start()
+ *	bounce buffer, O_DIRECT file, io_uring, process_vm_readv; each one off is said once
+ */
 static int stress_ksm_unmerge_gup_start(
 	stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
@@ -3585,7 +3609,10 @@ static int stress_ksm_unmerge_fork_counters_verdict(const stress_ksm_unmerge_for
 	return 1;
 }
 
-/* child: COW page i if it is a KSM page, check copy and neighbours; 0 or a failure */
+/*
+ *  stress_ksm_unmerge_fork_cow()
+ *	child: COW page i if it is a KSM page, check copy and neighbours; 0 or a failure
+ */
 static int stress_ksm_unmerge_fork_cow(stress_ksm_unmerge_ctx_t *ctx,
 	stress_ksm_unmerge_fork_sh_t *sh, const int pm_fd, const size_t i)
 {
@@ -4114,7 +4141,10 @@ static void stress_ksm_unmerge_sparse_phase(
 	}
 }
 
-/* probe the walk, reserve the range, populate one page per stride */
+/*
+ *  stress_ksm_unmerge_sparse_start()
+ *	probe the walk, reserve the range, populate one page per stride
+ */
 static int stress_ksm_unmerge_sparse_start(
 	stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
@@ -4375,7 +4405,10 @@ static bool stress_ksm_unmerge_thp_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_
 	return true;
 }
 
-/* up to 4 PMD-aligned THP chunks; THP must not be [never] */
+/*
+ *  stress_ksm_unmerge_thp_start()
+ *	up to 4 PMD-aligned THP chunks; THP must not be [never]
+ */
 static int stress_ksm_unmerge_thp_start(
 	stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
@@ -5136,7 +5169,10 @@ static void stress_ksm_unmerge_fork_zero_ranges(
 			strerror(errno));
 }
 
-/* zero ranges merged, the main one unmerged while the thread forks */
+/*
+ *  stress_ksm_unmerge_fork_zero_phase()
+ *	zero ranges merged, the main one unmerged while the thread forks
+ */
 static void stress_ksm_unmerge_fork_zero_phase(
 	stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
 {
@@ -5179,7 +5215,10 @@ static void stress_ksm_unmerge_fork_zero_phase(
 	}
 }
 
-/* three zero-filled ranges: plain, MADV_DONTFORK and MADV_WIPEONFORK */
+/*
+ *  stress_ksm_unmerge_fork_zero_start()
+ *	three zero-filled ranges: plain, MADV_DONTFORK and MADV_WIPEONFORK
+ */
 static int stress_ksm_unmerge_fork_zero_start(
 	stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
@@ -5645,7 +5684,10 @@ static int stress_ksm_unmerge_ctx_init(stress_ksm_unmerge_ctx_t *ctx, stress_arg
 	return EXIT_SUCCESS;
 }
 
-/* the timed unmerge (wall and CPU time): one call, or 128 MiB madvise calls while racers run */
+/*
+ *  stress_ksm_unmerge_timed_off()
+ *	the timed unmerge (wall and CPU time): one call, or 128 MiB madvise calls while racers run
+ */
 static int stress_ksm_unmerge_timed_off(
 	stress_ksm_unmerge_ctx_t *ctx, const uint64_t sw, double *dt, double *cpu)
 {
