@@ -1,7 +1,7 @@
 # stress-ksm-unmerge: standalone build of the stress-ng ksm-unmerge stressor
 #
 # make            build build/stress-ksm-unmerge (stressor + core-shim + klog)
-# make deps       install missing Debian packages (tools/debian-packages)
+# make deps       install missing Debian packages (tools/make/debian-packages)
 # make run        the main job: a default 60 s run on every CPU with metrics
 # make racers     list the racers (the stressor's racer table)
 # make test       unit + integration tests (root, KSM) -- see README.md
@@ -9,7 +9,7 @@
 #                 other kernels)
 # make bench      benchmark (see bench/)
 #
-# Sub-makefiles (tests/*.mk, tools/*.mk, bench/*.mk) add their own targets
+# Sub-makefiles (tests/*.mk, tools/make/*.mk, bench/*.mk) add their own targets
 # and append to TEST_TARGETS / ALL_TARGETS.  Every output goes under build/
 # (tests' own under tests/build/): the source folders stay clean.
 
@@ -66,12 +66,12 @@ static: $(STRESSOR_STATIC)
 $(STRESSOR_STATIC): $(STRESSOR_OBJ) $(SHIM_LIB)
 	$(CC) $(LDFLAGS) $(STATIC_LDFLAGS) -o $@ $^ $(LDLIBS)
 
--include $(sort $(wildcard tests/*.mk tools/*.mk bench/*.mk))
+-include $(sort $(wildcard tests/*.mk tools/make/*.mk bench/*.mk))
 
 build-all: $(ALL_TARGETS)
 
 deps:
-	./tools/deps
+	./tools/make/deps
 
 run: $(STRESSOR_BIN)
 	./$(STRESSOR_BIN) --ksm-unmerge 0 --metrics --timeout 60

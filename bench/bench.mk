@@ -4,7 +4,7 @@
 # runs use --ksm-unmerge-method madvise: plain cycles, no racer), noise, CPU
 # split and memory (see docs/bench.md).
 # Not part of `make` or `make test`: the benchmark needs a quiet machine
-# and up to 2 x 8 GiB of memory; its packages are not in tools/debian-packages.
+# and up to 2 x 8 GiB of memory; its packages are not in tools/make/debian-packages.
 UNMERGE_REF := $(BUILD)/unmerge-ref
 KSM_TESTS := build/ksm_tests
 

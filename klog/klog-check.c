@@ -26,7 +26,7 @@
  * A hung task report is grouped and keyed the same way but printed as
  * info, not failed: stress-ng's core treats it so (a task blocked for
  * two minutes on a loaded machine is no proof of a kernel bug), and the
- * stress-ng core patch (tools/stress-ng-patches) keeps that rule.
+ * stress-ng core patch (tools/integrate/stress-ng-patches) keeps that rule.
  *
  * With -K/--klog-check, in addition, stress-ng's own rule: any other
  * record with syslog level 0..3 is an error, level 4, OOM, hung task,

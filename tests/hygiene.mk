@@ -30,7 +30,7 @@ ASAN_DUMMY    := $(ASAN_DIR)/tests/dummy-stressor.o
 ASAN_TESTS    := $(patsubst tests/unit/%.c,$(ASAN_DIR)/tests/%,$(wildcard tests/unit/test-*.c))
 
 # per-test link extras: the shim tests link the dummy stressor; the report
-# tests compile tools/ksm-report.c without its main (as tools/ksm-report.mk)
+# tests compile tools/user/ksm-report.c without its main (as tools/make/ksm-report.mk)
 $(ASAN_DIR)/tests/test-shim-%: ASAN_TEST_OBJS = $(ASAN_DUMMY)
 $(filter $(ASAN_DIR)/tests/test-shim-%,$(ASAN_TESTS)): $(ASAN_DUMMY)
 $(ASAN_DIR)/tests/test-report-%: ASAN_TEST_DEFS = -DKSM_REPORT_NO_MAIN \

@@ -2,7 +2,7 @@
  * Unit tests of ksm-report's LKP statistics and table formatting.
  * Expected values are hand-computed (see each test's comment).
  */
-#include "../../tools/ksm-report.c"
+#include "../../tools/user/ksm-report.c"
 
 #include <setjmp.h>
 #include <stddef.h>

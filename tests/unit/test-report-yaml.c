@@ -5,7 +5,7 @@
  * sets in tests/data/fixtures/report (regenerate them with gen-fixtures.py
  * there) and on hand-written lines.
  */
-#include "../../tools/ksm-report.c"
+#include "../../tools/user/ksm-report.c"
 
 #include <setjmp.h>
 #include <stddef.h>

@@ -1,11 +1,11 @@
 /*
- * tests/unit/test-soak.c: cmocka tests of tools/ksm-soak.c's pure parts:
+ * tests/unit/test-soak.c: cmocka tests of tools/user/ksm-soak.c's pure parts:
  * kernel-log kinds, /dev/kmsg records, the innermost KSM stack frame, the
  * hang rule, stress-ng time values and the binary's -t/--timeout.
  */
 #pragma GCC diagnostic ignored "-Wunused-function"
 #define main ks_soak_main
-#include "../../tools/ksm-soak.c"
+#include "../../tools/user/ksm-soak.c"
 #undef main
 
 #include <setjmp.h>

@@ -20,7 +20,7 @@
  * happen is skipped, not passed.  A failed fork leaves no child to read, so 4
  * compares the global /sys/kernel/mm/ksm/ksm_zero_pages with the sum over
  * every live process's ksm_stat, before and after: run it where nothing else
- * merges or unmerges zero pages meanwhile (the tools/ksm-qemu guests).  It is
+ * merges or unmerges zero pages meanwhile (the tools/kernels/ksm-qemu guests).  It is
  * not kselftest material for that reason.
  *
  * Needs root (pagemap PFNs, the KSM knobs) and ksm_zero_pages in ksm_stat;

@@ -10,10 +10,10 @@
  * ksmd is stopped before the migration.
  *
  * Needs root, KSM and CONFIG_TEST_HMM (/dev/hmm_dmirror0), so it runs in the
- * small proof kernels under tools/ksm-qemu, not in a kselftest run.  It
+ * small proof kernels under tools/kernels/ksm-qemu, not in a kselftest run.  It
  * writes the KSM knobs run, use_zero_pages, pages_to_scan and sleep_millisecs
  * and puts back what it found.  Not part of the series: the kernel's own
- * kselftest.h and test_hmm_uapi.h, built by tools/upstream/selftests.sh:
+ * kselftest.h and test_hmm_uapi.h, built by tools/kernels/upstream/selftests.sh:
  *
  *   gcc -static -O2 -Wall -I $LINUX/tools/testing/selftests -I $LINUX/lib \
  *       -o migrate_device_ksm_zero_pages migrate_device_ksm_zero_pages.c

@@ -30,13 +30,13 @@ CFLAGS_GUARD="-O0 -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I$TOP/core-shi
 # build GUARD: the stressor and build/ksm-racers with GUARD off, into
 # $TMPD/GUARD/ (the table tool only where the stressor is built)
 build() {
-	local src=$TOP/stress-ksm-unmerge.c tool=$TOP/tools/ksm-racers.c def=-DSTRESS_NO_$1
+	local src=$TOP/stress-ksm-unmerge.c tool=$TOP/tools/user/ksm-racers.c def=-DSTRESS_NO_$1
 
 	mkdir -p "$TMPD/$1"
 	if [ "${1#HAVE_}" = "$1" ]; then
 		src=$TMPD/$1/wrap.c tool=$TMPD/$1/wrap-racers.c def=
 		printf '#include "stress-ng.h"\n#undef %s\n#include "stress-ksm-unmerge.c"\n' "$1" >"$src"
-		printf '#include "stress-ng.h"\n#undef %s\n#include "tools/ksm-racers.c"\n' "$1" >"$tool"
+		printf '#include "stress-ng.h"\n#undef %s\n#include "tools/user/ksm-racers.c"\n' "$1" >"$tool"
 	fi
 	cc $CFLAGS_GUARD $def -c -o "$TMPD/$1/stress-ksm-unmerge.o" \
 		"$src" >"$TMPD/$1/build.log" 2>&1 &&

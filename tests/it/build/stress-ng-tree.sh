@@ -9,8 +9,8 @@
 # of STRESS_NG_TREE kept between runs so that a tree built once rebuilds
 # only what changed (a first build took 8 min 42 s on the 2-vCPU VM: run with
 # TEST_TIMEOUT=2400; ccache is used when installed).  It checks that
-#  - tools/stress-ng-integrate --commit makes one commit per
-#    tools/stress-ng-patches/*.patch first, then one stressor commit
+#  - tools/integrate/stress-ng-integrate --commit makes one commit per
+#    tools/integrate/stress-ng-patches/*.patch first, then one stressor commit
 #    touching exactly Makefile (+1 line), core-opts.c, core-opts.h,
 #    core-stressors.h (+1 line), stress-ng.1 and stress-ksm-unmerge.c, on
 #    top of them (its man text relies on -K); a second run and --check change
@@ -41,7 +41,7 @@ check [ -n "${STRESS_NG_TREE:-}" ] ||
 	skip "STRESS_NG_TREE not set (path of a stress-ng git clone; this test fetches nothing)"
 check [ -f "$STRESS_NG_TREE/stress-ng.h" ] && [ -d "$STRESS_NG_TREE/.git" ] ||
 	fail "STRESS_NG_TREE=$STRESS_NG_TREE is not a stress-ng git clone"
-command -v groff >/dev/null || fail "groff not installed (tools/debian-packages)"
+command -v groff >/dev/null || fail "groff not installed (tools/make/debian-packages)"
 [ "$(id -u)" = 0 ] || skip "needs root"
 [ -w "$KSM/run" ] || skip "kernel has no KSM ($KSM/run missing or read-only)"
 
@@ -54,7 +54,7 @@ late_fail() {
 	LATE="$LATE${LATE:+; }$*"
 }
 MARK=.ksm-unmerge-it
-PATCHES=${STRESS_NG_PATCHES:-$TOP/tools/stress-ng-patches}
+PATCHES=${STRESS_NG_PATCHES:-$TOP/tools/integrate/stress-ng-patches}
 SUBJECT="stress-ksm-unmerge: add KSM unmerging stressor"
 export GIT_AUTHOR_NAME="it-stress-ng-tree" GIT_AUTHOR_EMAIL="it@localhost"
 export GIT_COMMITTER_NAME="$GIT_AUTHOR_NAME" GIT_COMMITTER_EMAIL="$GIT_AUTHOR_EMAIL"
@@ -86,7 +86,7 @@ check [ -n "$RACERS" ] || fail "no racer in the racer table"
 # 1. the commits
 patches=$(ls "$PATCHES"/*.patch 2>/dev/null | sort)
 npatches=$(echo "$patches" | grep -c .)
-"$TOP/tools/stress-ng-integrate" --commit ${STRESS_NG_PATCHES:+--patches "$PATCHES"} "$W" \
+"$TOP/tools/integrate/stress-ng-integrate" --commit ${STRESS_NG_PATCHES:+--patches "$PATCHES"} "$W" \
 	>"$TMPD/integ" 2>&1 || { cat "$TMPD/integ"; fail "stress-ng-integrate --commit: exit $?"; }
 cat "$TMPD/integ"
 compat=0
@@ -116,10 +116,10 @@ for p in $patches; do
 	check [ "$got" = "$want" ] || fail "commit $n is '$got', not $(basename "$p")'s '$want'"
 	n=$((n + 1))
 done
-"$TOP/tools/stress-ng-integrate" --commit ${STRESS_NG_PATCHES:+--patches "$PATCHES"} "$W" 2>&1 |
+"$TOP/tools/integrate/stress-ng-integrate" --commit ${STRESS_NG_PATCHES:+--patches "$PATCHES"} "$W" 2>&1 |
 	grep -q "nothing to commit" || fail "a second --commit is not a no-op"
 head=$(git -C "$W" rev-parse HEAD)
-"$TOP/tools/stress-ng-integrate" --check --commit ${STRESS_NG_PATCHES:+--patches "$PATCHES"} "$W" >"$TMPD/chk" 2>&1
+"$TOP/tools/integrate/stress-ng-integrate" --check --commit ${STRESS_NG_PATCHES:+--patches "$PATCHES"} "$W" >"$TMPD/chk" 2>&1
 check grep -q "nothing to commit" "$TMPD/chk" || { cat "$TMPD/chk"; fail "--check after --commit reports changes"; }
 check [ "$(git -C "$W" rev-parse HEAD)" = "$head" ] && [ -z "$(git -C "$W" status --porcelain --untracked-files=no)" ] ||
 	fail "--check changed the tree"

@@ -1,6 +1,6 @@
 #!/bin/bash
 # tests/it/hygiene/cppcheck.sh: static checks of the stressor,
-# core-shim/*.c, klog/*.c, tools/*.c, tests/fuzz/fuzz-opts.c and tests/lib/fakeproc.c:
+# core-shim/*.c, klog/*.c, tools/*/*.c, tests/fuzz/fuzz-opts.c and tests/lib/fakeproc.c:
 #   1. cppcheck --enable=warning,performance,portability, clean.  The
 #      Linux build configuration is checked (-D__linux__ -DMADV_MERGEABLE
 #      -DMADV_UNMERGEABLE: without system headers cppcheck would otherwise
@@ -21,7 +21,7 @@ command -v cppcheck >/dev/null 2>&1 || { echo "SKIP: cppcheck not installed (Deb
 tmp=$(mktemp -d /tmp/hyg-cppcheck.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 start=$SECONDS
-SRC="stress-ksm-unmerge.c $(ls core-shim/*.c klog/*.c tools/*.c 2>/dev/null) tests/fuzz/fuzz-opts.c tests/lib/fakeproc.c"
+SRC="stress-ksm-unmerge.c $(ls core-shim/*.c klog/*.c tools/*/*.c 2>/dev/null) tests/fuzz/fuzz-opts.c tests/lib/fakeproc.c"
 CPPCHECK=(cppcheck --enable=warning,performance,portability --error-exitcode=1
 	--inline-suppr -I core-shim -I . --std=c11 --suppress=missingIncludeSystem
 	--suppressions-list=tests/cppcheck.suppress -q

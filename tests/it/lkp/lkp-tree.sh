@@ -4,10 +4,10 @@
 # clone (skips otherwise, so CI skips it); needs ruby, ruby-activesupport,
 # ruby-git and ruby-tty-command (Debian).  On a clone of LKP_TREE under
 # $TMPD (LKP_TREE itself is not touched; nothing is installed):
-#  - tools/lkp-integrate --commit makes two commits: "- ksm-unmerge" in the
+#  - tools/integrate/lkp-integrate --commit makes two commits: "- ksm-unmerge" in the
 #    part file's test list (between klog and kvm) and a ksm-unmerge stanza
 #    (KSM: y) in programs/stress-ng/include, no job with need_kconfig; then
-#    tools/lkp-patches' parse change (programs/stress-ng/parse and a spec
+#    tools/integrate/lkp-patches' parse change (programs/stress-ng/parse and a spec
 #    fixture); a second run changes nothing;
 #  - lkp split-job makes the ksm-unmerge atom job, which carries KSM: "y",
 #    and lkp job2sh turns it into run_test test='ksm-unmerge';
@@ -45,7 +45,7 @@ export LKP_SRC=$L
 base=$(git -C "$L" rev-parse HEAD)
 
 # 1. the commits
-"$TOP/tools/lkp-integrate" --commit "$L" || fail "lkp-integrate --commit: exit $?"
+"$TOP/tools/integrate/lkp-integrate" --commit "$L" || fail "lkp-integrate --commit: exit $?"
 check [ "$(git -C "$L" rev-list --count "$base..HEAD")" = 2 ] || fail "not exactly two commits"
 git -C "$L" show --stat --format='%s' HEAD~1 HEAD
 check [ "$(git -C "$L" show --format= --name-only HEAD~1 | tr '\n' ' ')" = \
@@ -60,7 +60,7 @@ check grep -B1 -A1 -x '    - ksm-unmerge' "$L/jobs/stress-ng/stress-ng-part2.yam
 check grep -A1 -x '% elsif ___.test == "ksm-unmerge"' "$L/programs/stress-ng/include" | grep -qx -- '- KSM: y' ||
 	fail "programs/stress-ng/include: no ksm-unmerge stanza with KSM: y"
 check [ -z "$(git -C "$L" show HEAD -- jobs | grep need_kconfig)" ] || fail "a job carries need_kconfig"
-"$TOP/tools/lkp-integrate" --commit "$L" >"$TMPD/again" || fail "a second --commit: exit $?"
+"$TOP/tools/integrate/lkp-integrate" --commit "$L" >"$TMPD/again" || fail "a second --commit: exit $?"
 check grep -q "nothing to commit" "$TMPD/again" || fail "a second --commit is not a no-op"
 check grep -q "is applied already" "$TMPD/again" || fail "a second --commit applied the parse patch again"
 check [ "$(git -C "$L" rev-list --count "$base..HEAD")" = 2 ] || fail "a second --commit made a commit"

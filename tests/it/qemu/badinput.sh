@@ -1,11 +1,11 @@
 #!/bin/bash
-# tests/it/qemu/badinput.sh: tools/ksm-qemu rejects bad input with one clear
+# tests/it/qemu/badinput.sh: tools/kernels/ksm-qemu rejects bad input with one clear
 # "ksm-qemu: error: ..." line and exit status 64, before booting anything.
 # Needs no qemu, kernel or busybox: it uses fake stand-ins for them.
 
 cd "$(dirname "$0")/../../.." || exit 1
 . tests/lib/checks.sh
-TOOL=tools/ksm-qemu
+TOOL=tools/kernels/ksm-qemu
 T=$(mktemp -d /tmp/it-qemu-badinput.XXXXXX) || exit 1
 trap 'rm -rf "$T"' EXIT
 PASS=0

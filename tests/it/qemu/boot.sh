@@ -1,5 +1,5 @@
 #!/bin/bash
-# tests/it/qemu/boot.sh: boot Debian's 6.1 kernel under qemu with tools/ksm-qemu
+# tests/it/qemu/boot.sh: boot Debian's 6.1 kernel under qemu with tools/kernels/ksm-qemu
 # and check the harness end to end:
 #   1. a short stressor run: the harness's exit status agrees with the
 #      stressor's summary printed in the guest (pass <-> "successful run
@@ -20,7 +20,7 @@ if [ "${KSM_QEMU_TESTS:-0}" != 1 ]; then
 fi
 cd "$(dirname "$0")/../../.." || exit 1
 . tests/lib/checks.sh
-TOOL=tools/ksm-qemu
+TOOL=tools/kernels/ksm-qemu
 KERNEL=${KSM_QEMU_KERNEL:-$(ls build/kernels/linux-image-6.1.*/boot/vmlinuz-6.1.* 2>/dev/null | head -n 1)}
 MEM=${KSM_QEMU_MEM:-1G}
 STRESSOR=${KSM_QEMU_STRESSOR:-./build/stress-ksm-unmerge-static}
@@ -33,7 +33,7 @@ PASS=0
 ok() { echo "ok   $*"; PASS=$((PASS + 1)); }
 bad() { echo "FAIL $*"; FAIL=$((FAIL + 1)); }
 
-# harness: run tools/ksm-qemu into $T/<name>, output in $T/<name>.log; sets RC
+# harness: run tools/kernels/ksm-qemu into $T/<name>, output in $T/<name>.log; sets RC
 harness() {
 	local name=$1
 	shift

@@ -1,6 +1,6 @@
 #!/bin/bash
 # tests/it/qemu/kernels.sh: the stressor's verdicts on real Debian kernels under qemu
-# (tools/ksm-qemu), two runs per kernel:
+# (tools/kernels/ksm-qemu), two runs per kernel:
 #   plain:  --ksm-unmerge 1 -t 15 --verify --metrics (madvise cycles)
 #   0-day:  the lkp line --timeout 60 --times --verify --metrics
 #           --no-rand-seed --ksm-unmerge-method all --ksm-unmerge 2
@@ -49,7 +49,7 @@ expect() {
 	fi
 }
 
-# guest VER NAME HARNESS-ARGS...: tools/ksm-qemu on kernel VER with
+# guest VER NAME HARNESS-ARGS...: tools/kernels/ksm-qemu on kernel VER with
 # HARNESS-ARGS ("-- stressor args" or "--init-cmd CMD"); output in
 # $TMPD/VER-NAME/, the guest's output in $OUT, its status in $RC
 guest() {
@@ -58,7 +58,7 @@ guest() {
 	kernel=$(ls "$TOP"/build/kernels/linux-image-$ver.*/boot/vmlinuz-$ver.* 2>/dev/null | head -n 1)
 	[ -n "$kernel" ] || fail "no $ver kernel in build/kernels: run 'make kernel-$ver'"
 	D=$TMPD/$ver-$name
-	"$TOP/tools/ksm-qemu" --kernel "$kernel" --stressor "$STATIC" --out "$D" --timeout 600 \
+	"$TOP/tools/kernels/ksm-qemu" --kernel "$kernel" --stressor "$STATIC" --out "$D" --timeout 600 \
 		"$@" > "$D.log" 2>&1
 	RC=$?
 	OUT=$D/stress.txt

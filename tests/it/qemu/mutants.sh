@@ -1,13 +1,13 @@
 #!/bin/bash
 # tests/it/qemu/mutants.sh: make mutants' parts that need no kernel build:
-#   1. tools/mutants/matrix classifies runs as the kill matrix says
+#   1. tools/kernels/mutants/matrix classifies runs as the kill matrix says
 #      (docs/mutants.md): an unknown stressor fail line, a panic, a hang, a
 #      signal and a selftest "not ok" kill; a known-bug fail line, a
 #      selftest line the unmutated kernel fails too, skipped and not-run
 #      commands do not; the summary counts the issue's figures;
-#   2. every tools/mutants/*.patch has the one-line header and names one
+#   2. every tools/kernels/mutants/*.patch has the one-line header and names one
 #      of the stressor's racers;
-#   3. tools/ksm-mutants rejects bad input with one line and exit 64.
+#   3. tools/kernels/ksm-mutants rejects bad input with one line and exit 64.
 # Boots nothing: runs under make test.
 
 cd "$(dirname "$0")/../../.." || exit 1
@@ -68,7 +68,7 @@ run mD 1 default.1 failed 2 20 'stress-ng: fail:  [5] ksm-unmerge: gup racer: pa
 run mD 1 kft.1 panic - - ''
 mkdir -p "$T/o/mD/boot-1" && echo 'kernel BUG at mm/gup.c:909!' > "$T/o/mD/boot-1/console.log"
 
-if tools/mutants/matrix "$T/o" > "$T/m.md" 2> "$T/m.err"; then
+if tools/kernels/mutants/matrix "$T/o" > "$T/m.md" 2> "$T/m.err"; then
 	ok "matrix: ran"
 else
 	bad "matrix: failed: $(head -n 3 "$T/m.err")"
@@ -104,7 +104,7 @@ n=0
 racers=$(sed -n '/^static const stress_ksm_unmerge_racer_t stress_ksm_unmerge_racers\[/,/^};/p' \
 	stress-ksm-unmerge.c | sed -n 's/.*{ \.name = "\([a-z-]*\)".*/\1/p' | tr '\n' ' ')
 [ "$(wc -w <<< "$racers")" -ge 14 ] || bad "the racers table yields only '$racers'"
-for p in tools/mutants/*.patch; do
+for p in tools/kernels/mutants/*.patch; do
 	h=$(head -n 1 "$p")
 	r=$(sed -n 's/.*| racer: \([a-z-]*\) |.*/\1/p' <<< "$h")
 	if ! [[ $h =~ ^$(basename "$p" .patch):\ breaks:\ [^|]+\ \|\ racer:\ [a-z-]+\ \|\ expect:\ .+ ]] ||
@@ -116,7 +116,7 @@ done
 [ "$n" -ge 20 ] && ok "$n mutant patches with a header naming a racer" || bad "only $n mutant patches"
 covered=0
 for r in $racers; do
-	grep -lq "| racer: $r |" tools/mutants/*.patch && covered=$((covered + 1)) ||
+	grep -lq "| racer: $r |" tools/kernels/mutants/*.patch && covered=$((covered + 1)) ||
 		bad "no mutant is aimed at racer $r"
 done
 [ "$covered" -eq "$(wc -w <<< "$racers")" ] && ok "every racer ($covered) has a mutant aimed at it"
@@ -124,13 +124,13 @@ done
 # 3. bad input
 for args in "--bogus" "--mutant $T/none.patch" "--only" "--out"; do
 	# shellcheck disable=SC2086
-	tools/ksm-mutants $args > "$T/out" 2> "$T/err"
+	tools/kernels/ksm-mutants $args > "$T/out" 2> "$T/err"
 	rc=$?
 	[ "$rc" -eq 64 ] && [ "$(wc -l < "$T/err")" -eq 1 ] && grep -q '^ksm-mutants: error: ' "$T/err" &&
 		ok "ksm-mutants $args: exit 64, one line: $(cat "$T/err")" ||
 		bad "ksm-mutants $args: exit $rc, $(wc -l < "$T/err") line(s)"
 done
-MUTANTS_RUNS=x tools/ksm-mutants > "$T/out" 2> "$T/err"
+MUTANTS_RUNS=x tools/kernels/ksm-mutants > "$T/out" 2> "$T/err"
 [ $? -eq 64 ] && grep -q "malformed RUNS 'x'" "$T/err" && ok "MUTANTS_RUNS=x: exit 64" ||
 	bad "MUTANTS_RUNS=x: $(cat "$T/err")"
 

@@ -14,7 +14,7 @@ KERNEL=$(ls "$TOP"/build/kernels/linux-image-6.1.*/boot/vmlinuz-6.1.* 2>/dev/nul
 command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86 not installed"
 
 log=$TMPD/qemu.log
-"$TOP/tools/ksm-qemu" --kernel "$KERNEL" --out "$TMPD/out" --init-cmd \
+"$TOP/tools/kernels/ksm-qemu" --kernel "$KERNEL" --out "$TMPD/out" --init-cmd \
 	'mkdir -p /run; R="/stress-ksm-unmerge --ksm-unmerge 1 -t 12 --ksm-unmerge-bytes 8M --ksm-unmerge-method madvise --metrics-brief"
 	(sleep 6; echo 64 > /proc/sys/kernel/tainted) & $R; echo "stressor exit $? (U)"
 	(sleep 6; echo 512 > /proc/sys/kernel/tainted) & $R; echo "stressor exit $? (W)"' \

@@ -1,10 +1,10 @@
 #!/bin/bash
-# tools/ksm-tap: TAP 13 output and kselftest exit codes for pass, fail,
+# tools/user/ksm-tap: TAP 13 output and kselftest exit codes for pass, fail,
 # kernel warning, skip (no KSM, stressor skipped, no resources) using stub
 # stressors; plus a real short run when ./build/stress-ksm-unmerge is built.
 set -u
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
-TAP=$ROOT/tools/ksm-tap
+TAP=$ROOT/tools/user/ksm-tap
 F=$ROOT/tests/data/fixtures/report
 TMP=$(mktemp -d /tmp/it-tap.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
@@ -64,16 +64,16 @@ stub warn 0 "$F/regress5/run-2.yaml" "echo \"stress-ng: info:  [10] passed: 1: k
 tap warn
 check "kernel warning: exit 1" [ "$rc" -eq 1 ]
 check "kernel warning: not ok with the key" last "not ok 1 ksm-unmerge # kernel warning during run: WARNING:at_mm/ksm.c:#break_ksm"
-mkdir "$TMP/alone"
-cp "$TAP" "$TMP/alone/ksm-tap"
-KSM_TAP_SYSFS=$TMP/ksm KSM_TAP_STRESSOR=$TMP/warn "$TMP/alone/ksm-tap" >"$TMP/out" 2>&1
+mkdir -p "$TMP/alone/user"
+cp "$TAP" "$TMP/alone/user/ksm-tap"
+KSM_TAP_SYSFS=$TMP/ksm KSM_TAP_STRESSOR=$TMP/warn "$TMP/alone/user/ksm-tap" >"$TMP/out" 2>&1
 rc=$?
 check "kernel warning without ksm-report: not ok with the line" bash -c \
 	"[ $rc -eq 1 ] && grep -qF \"not ok 1 ksm-unmerge # kernel warning during run: klog-check: warning: [812.345678] 'WARNING: CPU: 1\" '$TMP/out'"
 stub info 0 "$F/regress5/run-1.yaml" "echo \"stress-ng: info:  [10] passed: 1: ksm-unmerge (1)\"; echo \"stress-ng: info:  [10] klog-check: warning: [9.5] 'ext4: an ordinary warning'\""
 tap info
 check "an ordinary level-4 kernel message: ok" [ "$rc" -eq 0 ]
-KSM_TAP_SYSFS=$TMP/ksm KSM_TAP_STRESSOR=$TMP/info "$TMP/alone/ksm-tap" >"$TMP/out" 2>&1
+KSM_TAP_SYSFS=$TMP/ksm KSM_TAP_STRESSOR=$TMP/info "$TMP/alone/user/ksm-tap" >"$TMP/out" 2>&1
 check "... also without ksm-report" [ $? -eq 0 ]
 
 stub fail 2 "" 'echo "stress-ng: fail:  [11] ksm-unmerge: page content mismatch after unmerge"'
