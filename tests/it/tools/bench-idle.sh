@@ -14,8 +14,8 @@ DEV=/dev/cpu_dma_latency
 tmp=$(mktemp -d /tmp/it-bench-idle.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
-# outs: what bench/out holds (run-bench creates its directory there)
-outs() { ls -A bench/out 2>/dev/null; }
+# outs: what build/bench holds (run-bench creates its directory there)
+outs() { ls -A build/bench 2>/dev/null; }
 
 # bad --idle: one stderr line naming the option and the value, exit 1
 before=$(outs)
