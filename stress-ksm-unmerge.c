@@ -5353,6 +5353,8 @@ static int stress_ksm_unmerge_fork_zero_probe(
 	return verdict;
 }
 
+/* ---- racer table: the racers in one list, then the known kernel bugs ---- */
+
 /*
  *  The racer table, the only list of racers: --ksm-unmerge-method takes
  *  "all", "madvise", "prctl" or one of these (a racer runs with both
