@@ -3,8 +3,8 @@
 # tests/it/build/stress-ng-series.sh: the stress-ng series, patch by patch,
 # in a real stress-ng tree.  Fetches nothing: runs only when STRESS_NG_TREE
 # names a stress-ng git clone (skips otherwise, so CI skips it).  Long: the
-# check builds stress-ng at the series' base and again after each patch that
-# changes core-opts.h (a few full builds of 5-10 min on 2 vCPUs; ccache
+# check builds all of stress-ng after the first patch and again after each
+# patch that changes core-opts.h (a few full builds of 5-10 min on 2 vCPUs; ccache
 # helps a second run): run with TEST_TIMEOUT=5400.
 #
 # tools/integrate/stress-ng-integrate --series DIR --check writes the series (the core
