@@ -926,6 +926,7 @@ static void test_verify_merge(void **state)
 	km = t->ctx.expect_merged;
 	kz = t->ctx.expect_zero;
 	assert_true(km == 32 && kz == 16);
+	t->ifc.kpf_ksm = true;				/* the region's count is exact */
 	assert_int_equal(t_verify_merge(t, km, kz, 1), 0);
 	assert_int_equal(t_verify_merge(t, km + 1, kz, 1), -1);	/* more than the pattern can merge */
 	assert_int_equal(t_verify_merge(t, km, kz + 1, 1), -1);
@@ -935,6 +936,10 @@ static void test_verify_merge(void **state)
 	assert_int_equal(t_verify_merge(t, km - 1, kz, 1), -1);	/* ksmd said complete, it is not */
 	assert_int_equal(t_verify_merge(t, km, kz - 1, 1), -1);
 	assert_int_equal(t_verify_merge(t, km, kz - 1, 0), 0);	/* the wait timed out: partial */
+	t->ifc.kpf_ksm = false;		/* the fallback misses a KSM page mapped once: a lower bound */
+	assert_int_equal(t_verify_merge(t, km - 3, kz, 1), 0);
+	assert_int_equal(t_verify_merge(t, km + 1, kz, 1), -1);	/* but more is still too many */
+	t->ifc.kpf_ksm = true;
 	t->ctx.disturb_counts = true;			/* a racer blocks merges */
 	assert_int_equal(t_verify_merge(t, km - 5, kz, 1), 0);
 	assert_int_equal(t_verify_merge(t, km + 1, kz, 1), -1);
