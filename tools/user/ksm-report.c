@@ -1115,46 +1115,46 @@ static char *kr_sibling(const char *path, const char *suffix)
 }
 
 /*
- *  kr_apply_env()
- *	a run-<i>.env written by "ksm-report run" records the exit status:
- *	non-zero becomes LKP's last_state.test.stress-ng.exit_code.<N>
+ *  kr_sibling_lines()
+ *	hand each line of the run's sibling file <yaml_path - .yaml><suffix>
+ *	(absent: none) to fn
  */
-static void kr_apply_env(const char *yaml_path, kr_run_t *run)
+static void kr_sibling_lines(const char *yaml_path, const char *suffix,
+	void (*fn)(const char *line, kr_run_t *run), kr_run_t *run)
 {
-	char *env = kr_sibling(yaml_path, ".env");
-	FILE *fp = fopen(env, "r");
+	char *name = kr_sibling(yaml_path, suffix);
+	FILE *fp = fopen(name, "r");
 	char line[512];
 
-	free(env);
+	free(name);
 	if (!fp)
 		return;
-	while (fgets(line, sizeof(line), fp)) {
-		int code;
-
-		if (sscanf(line, "exit_code=%d", &code) == 1 && code != 0)
-			kr_run_add_fail(run, kr_asprintf("last_state.test.stress-ng.exit_code.%d", code));
-	}
+	while (fgets(line, sizeof(line), fp))
+		fn(line, run);
 	(void)fclose(fp);
 }
 
 /*
- *  kr_apply_summary()
+ *  kr_env_line()
+ *	a run-<i>.env written by "ksm-report run" records the exit status:
+ *	non-zero becomes LKP's last_state.test.stress-ng.exit_code.<N>
+ */
+static void kr_env_line(const char *line, kr_run_t *run)
+{
+	int code;
+
+	if (sscanf(line, "exit_code=%d", &code) == 1 && code != 0)
+		kr_run_add_fail(run, kr_asprintf("last_state.test.stress-ng.exit_code.%d", code));
+}
+
+/*
+ *  kr_summary_line()
  *	a run-<i>.summary written by "ksm-qemu --series": note TCG emulation
  */
-static void kr_apply_summary(const char *yaml_path, kr_run_t *run)
+static void kr_summary_line(const char *line, kr_run_t *run)
 {
-	char *summary = kr_sibling(yaml_path, ".summary");
-	FILE *fp = fopen(summary, "r");
-	char line[512];
-
-	free(summary);
-	if (!fp)
-		return;
-	while (fgets(line, sizeof(line), fp)) {
-		if (!strncmp(line, "accel: tcg", 10))
-			run->emulated = true;
-	}
-	(void)fclose(fp);
+	if (!strncmp(line, "accel: tcg", 10))
+		run->emulated = true;
 }
 
 /*
@@ -1246,8 +1246,8 @@ int kr_load_file(const char *path, kr_side_t *side)
 
 				kr_apply_text(txt, &runs[i]);
 				free(txt);
-				kr_apply_env(path, &runs[i]);
-				kr_apply_summary(path, &runs[i]);
+				kr_sibling_lines(path, ".env", kr_env_line, &runs[i]);
+				kr_sibling_lines(path, ".summary", kr_summary_line, &runs[i]);
 			}
 			kr_side_add_run(side, &runs[i]);
 		} else {
