@@ -4877,8 +4877,8 @@ static bool stress_ksm_unmerge_prctl_exec_op(
 	const pid_t parent = getpid();
 	char path[64], exe[PATH_MAX], first[64], buf[1024];
 	size_t vmas, mg;
-	int status, any = -1;
-	pid_t pid;
+	int status = 0, any = -1;
+	pid_t pid, w = -1;
 
 	if (!stress_ksm_unmerge_active(ctx) || !stress_proc_self_exe_get(exe, sizeof(exe)))
 		return false;
@@ -4896,13 +4896,16 @@ static bool stress_ksm_unmerge_prctl_exec_op(
 		(void)execve(exe, argv, envp);
 		_exit(5);
 	}
-	if (pid < 0 || shim_waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status)) {
+	if (pid > 0)
+		w = shim_waitpid(pid, &status, 0);
+	if (pid < 0 || w != pid || !WIFSTOPPED(status)) {
 		if (stress_continue(ctx->args))
 			stress_ksm_unmerge_racer_fail(run,
 				"fork, ptrace, prctl or exec of %s failed (wait status %#x: "
 				"exit 4 munmap/ptrace/prctl, 5 execve), errno=%d (%s)",
 				exe, status, errno, strerror(errno));
-		if (pid > 0)
+		/* a child that exited is reaped: its pid may already be another process's */
+		if (pid > 0 && w != pid)
 			(void)stress_kill_pid_wait(pid, NULL);
 		return true;
 	}
