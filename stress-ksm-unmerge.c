@@ -425,7 +425,7 @@ enum { KSM_D_UFFD_WP_AT_UNMERGE = 0, KSM_D_UFFD_WP_KEPT, KSM_D_UFFD_WP_KEPT_KSM 
 enum { KSM_D_MRELEASE_REAPS = 0, KSM_D_MRELEASE_ESRCH, KSM_D_MRELEASE_VICTIM_KSM };
 enum { KSM_D_SPARSE_WALKED = 0, KSM_D_SPARSE_CHECKED };
 enum { KSM_D_THP_PMD = 0, KSM_D_THP_MTHP, KSM_D_THP_COMPACTIONS, KSM_D_THP_IN_COMPACTION };
-enum { KSM_D_MREMAP_CUT = 0 };
+enum { KSM_D_MREMAP_CUT = 0, KSM_D_MREMAP_COPIED };
 enum {
 	KSM_D_FORK_ZERO_DURING = 0,
 	KSM_D_FORK_ZERO_UNCOPIED,
@@ -4583,6 +4583,14 @@ typedef struct {
 	bool broken;			/* a move back failed: no more moves */
 } stress_ksm_unmerge_mremap_t;
 
+/* a move: its pages before and after, cow_ksm around it (-1 not judged), counts */
+typedef struct {
+	uint8_t st0[KSM_OP_PAGES], st1[KSM_OP_PAGES];
+	uint64_t pm0[KSM_OP_PAGES], pm1[KSM_OP_PAGES];
+	int64_t cow0, cow1;
+	size_t n, ksm, copied, kept, at;	/* at: the first kept */
+} stress_ksm_unmerge_move_t;
+
 /* move len bytes from src to dst, src kept mapped (empty); 0 or -1 */
 static int stress_ksm_unmerge_mremap_move(uint8_t *src, uint8_t *dst, const size_t len)
 {
@@ -4594,56 +4602,107 @@ static int stress_ksm_unmerge_mremap_move(uint8_t *src, uint8_t *dst, const size
 }
 
 /*
- *  stress_ksm_unmerge_mremap_op()
- *	move 1-16 random pages of the range out and back, data checked each way
+ *  stress_ksm_unmerge_move_kept()
+ *	pure: a move unmerges a mergeable range first (1ff829957316): a KSM page (read not
+ *	exclusive: a frame reused meanwhile was private) lands in a new frame (copied) or was
+ *	moved as it was (kept: same frame, still KSM).  ksmd may merge a copy back into that
+ *	frame at once (the target stays VM_MERGEABLE), but each copy is an unshare, one
+ *	cow_ksm event in the window: kept pages fail only above cow_ksm's growth.  Not judged:
+ *	KSM zero pages (no cow_ksm); fallback states only miss KSM pages (MADV_DONTFORK).
+ *	Unexplained kept pages, or 0
  */
+static size_t stress_ksm_unmerge_move_kept(stress_ksm_unmerge_move_t *mv)
+{
+	size_t j;
+
+	for (mv->ksm = mv->copied = mv->kept = 0, mv->at = mv->n, j = 0; j < mv->n; j++) {
+		const uint64_t pfn = stress_ksm_unmerge_pm_pfn(mv->pm0[j]);
+		const bool same = stress_ksm_unmerge_pm_pfn(mv->pm1[j]) == pfn;
+
+		mv->ksm += stress_ksm_unmerge_is_ksm(mv->st0[j]);	/* a KSM zero page too */
+		if (mv->st0[j] != KSM_PAGE_KSM || !pfn || (mv->pm0[j] & PM_EXCLUSIVE) ||
+			!(mv->pm1[j] & PM_PRESENT))
+			continue;
+		mv->copied += !same;
+		if (same && mv->st1[j] == KSM_PAGE_KSM && !mv->kept++)
+			mv->at = j;
+	}
+	return (mv->cow0 < 0 || mv->cow1 < mv->cow0 ||
+		(uint64_t)(mv->cow1 - mv->cow0) >= mv->kept) ? 0 : mv->kept;
+}
+
+/* move n pages src to dst (first..), move_kept() in a cow_ksm window closed here; 0 or -1 */
+static int stress_ksm_unmerge_mremap_checked(stress_ksm_unmerge_ctx_t *ctx,
+	stress_ksm_unmerge_run_t *run, stress_ksm_unmerge_move_t *mv, uint8_t *src, uint8_t *dst,
+	const size_t first, const char *where, const bool lazy)
+{
+	mv->cow1 = -1;
+	(void)stress_ksm_unmerge_pages_entries(ctx, src, mv->n, -1, mv->st0, mv->pm0);
+	if (stress_ksm_unmerge_mremap_move(src, dst, mv->n * ctx->page_size) < 0)
+		return -1;
+	(void)stress_ksm_unmerge_pages_entries(ctx, dst, mv->n, -1, mv->st1, mv->pm1);
+	(void)stress_ksm_unmerge_move_kept(mv);	/* lazy: cow_ksm again for a kept page */
+	if (mv->cow0 >= 0 && (!lazy || mv->kept))	/* after the last read */
+		mv->cow1 = stress_ksm_unmerge_field("/proc/vmstat", "cow_ksm");
+	if (stress_ksm_unmerge_move_kept(mv))
+		stress_ksm_unmerge_racer_fail(run, "page %zu of its range is still the KSM page "
+			"pfn %#" PRIx64 " after mremap moved it %s: same frame, %s (kpagecount %"
+			PRIu64 "), cow_ksm +%" PRId64 " for %zu such pages: not unmerged",
+			first + mv->at, stress_ksm_unmerge_pm_pfn(mv->pm1[mv->at]), where,
+			ctx->iface->kpf_ksm ? "KPF_KSM set" : "not exclusive",
+			stress_ksm_unmerge_kpf(ctx->kpagecount_fd, mv->pm1[mv->at] & PM_PFN_MASK),
+			mv->cow1 - mv->cow0, mv->kept);
+	run->rs->detail[KSM_D_MREMAP_COPIED] += mv->copied;
+	return 0;
+}
+
+/* move 1-16 random pages of the range out and back, data and frames checked each way */
 static bool stress_ksm_unmerge_mremap_op(
 	stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
 	stress_ksm_unmerge_mremap_t *m = (stress_ksm_unmerge_mremap_t *)run->priv;
-	size_t n = 1 + stress_mwc32modn(16), first, off;
+	stress_ksm_unmerge_move_t mv;
+	size_t first, off;
 	unsigned long lo = 0, hi = 0;
 	char vma[320];
-	uint64_t ksm;
 
 	if (m->broken || !stress_ksm_unmerge_active(ctx))
 		return false;
-	first = stress_mwc32modn((uint32_t)(m->npages - n + 1));
+	mv.n = 1 + stress_mwc32modn(KSM_OP_PAGES);
+	first = stress_mwc32modn((uint32_t)(m->npages - mv.n + 1));
 	off = first * ctx->page_size;
 	stress_ksm_unmerge_met(run);
-	ksm = stress_ksm_unmerge_ksm_count(ctx, m->range + off, n);
-	if (stress_ksm_unmerge_mremap_move(m->range + off, m->scratch + off, n * ctx->page_size) <
-		0) {
+	mv.cow0 = ctx->iface->cow_ksm ? stress_ksm_unmerge_field("/proc/vmstat", "cow_ksm") : -1;
+	if (stress_ksm_unmerge_mremap_checked(ctx, run, &mv, m->range + off, m->scratch + off,
+		first, "out", false) < 0) {
 		if (errno == EFAULT &&
 			stress_ksm_unmerge_vmflags(m->range + off, vma, sizeof(vma), false) == 0 &&
 			sscanf(vma, "%lx-%lx", &lo, &hi) == 2 &&
-			hi < (uintptr_t)(m->range + off + n * ctx->page_size)) {
-			n = (hi - (uintptr_t)(m->range + off)) / ctx->page_size;
+			hi < (uintptr_t)(m->range + off + mv.n * ctx->page_size)) {
+			mv.n = (hi - (uintptr_t)(m->range + off)) / ctx->page_size;
 			run->rs->detail[KSM_D_MREMAP_CUT]++;
 		}
-		if (!hi ||
-			stress_ksm_unmerge_mremap_move(
-				m->range + off, m->scratch + off, n * ctx->page_size) < 0) {
-			stress_ksm_unmerge_racer_fail(run,
-				"moving %zu pages (%" PRIu64 " KSM) out failed, errno=%d (%s)", n,
-				ksm, errno, strerror(errno));
+		if (!hi || stress_ksm_unmerge_mremap_checked(ctx, run, &mv, m->range + off,
+			m->scratch + off, first, "out", false) < 0) {
+			stress_ksm_unmerge_racer_fail(run, "moving %zu pages out failed, "
+				"errno=%d (%s)", mv.n, errno, strerror(errno));
 			return true;
 		}
 	}
-	if (stress_ksm_unmerge_same_check(ctx, m->scratch + off, n) >= 0)
-		stress_ksm_unmerge_racer_fail(run,
-			"pages %zu..%zu lost their data when moved (%" PRIu64 " KSM)", first,
-			first + n - 1, ksm);
+	if (stress_ksm_unmerge_same_check(ctx, m->scratch + off, mv.n) >= 0)
+		stress_ksm_unmerge_racer_fail(run, "pages %zu..%zu lost their data when moved "
+			"(%zu KSM)", first, first + mv.n - 1, mv.ksm);
 	else
-		run->rs->evidence += ksm;
-	if (stress_ksm_unmerge_mremap_move(m->scratch + off, m->range + off, n * ctx->page_size) <
-		0) {
+		run->rs->evidence += mv.ksm;
+	mv.cow0 = mv.cow1;	/* read after the move out's last read: before the move back's */
+	if (stress_ksm_unmerge_mremap_checked(ctx, run, &mv, m->scratch + off, m->range + off,
+		first, "back", true) < 0) {
 		m->broken = true;
-		stress_ksm_unmerge_racer_fail(run, "moving %zu pages back failed, errno=%d (%s)", n,
-			errno, strerror(errno));
-	} else if (stress_ksm_unmerge_same_check(ctx, m->range + off, n) >= 0) {
+		stress_ksm_unmerge_racer_fail(run, "moving %zu pages back failed, errno=%d (%s)",
+			mv.n, errno, strerror(errno));
+	} else if (stress_ksm_unmerge_same_check(ctx, m->range + off, mv.n) >= 0) {
 		stress_ksm_unmerge_racer_fail(run, "pages %zu..%zu lost their data when moved back",
-			first, first + n - 1);
+			first, first + mv.n - 1);
 	}
 	run->rs->ops++;
 	(void)shim_nanosleep_uint64(stress_mwc32modn(50000));
@@ -4663,20 +4722,17 @@ static void stress_ksm_unmerge_mremap_phase(
 	if ((phase == KSM_PHASE_MERGING ? shim_madvise(m->range, m->size, MADV_MERGEABLE) :
 	    stress_ksm_unmerge_unmerge_retried(ctx, m->range, m->size)) < 0) {
 		if (errno != EINTR || stress_continue(ctx->args))
-			stress_ksm_unmerge_racer_fail(run,
-				"madvise of the range failed, errno=%d (%s)", errno,
-				strerror(errno));
+			stress_ksm_unmerge_racer_fail(run, "madvise of the range failed, "
+				"errno=%d (%s)", errno, strerror(errno));
 		return;
 	}
 	ksm = final ? stress_ksm_unmerge_ksm_count(ctx, m->range, m->npages) : 0;
 	if (ksm)
-		stress_ksm_unmerge_racer_fail(run,
-			"%" PRIu64 " pages of the range are still KSM pages after "
-			"MADV_UNMERGEABLE with no move running",
-			ksm);
+		stress_ksm_unmerge_racer_fail(run, "%" PRIu64 " pages of the range are still KSM "
+			"pages after MADV_UNMERGEABLE with no move running", ksm);
 	if (final && stress_ksm_unmerge_same_check(ctx, m->range, m->npages) >= 0)
-		stress_ksm_unmerge_racer_fail(
-			run, "the range lost data after the moves and the unmerge");
+		stress_ksm_unmerge_racer_fail(run, "the range lost data after the moves and the "
+			"unmerge");
 }
 
 /* the range (merges with the region) and its target; MREMAP_DONTUNMAP proved */
@@ -4689,20 +4745,17 @@ static int stress_ksm_unmerge_mremap_start(
 	m->size = m->npages * ctx->page_size;
 	m->range = stress_ksm_unmerge_keep(
 		run, stress_ksm_unmerge_map(m->size, 0, "ksm-unmerge-mremap", true), m->size);
-	m->scratch = stress_ksm_unmerge_keep(run,
-		stress_ksm_unmerge_map(m->size, MAP_NORESERVE, "ksm-unmerge-mremap-to", true),
-		m->size);
+	m->scratch = stress_ksm_unmerge_keep(run, stress_ksm_unmerge_map(m->size, MAP_NORESERVE,
+		"ksm-unmerge-mremap-to", true), m->size);
 	if (!m->range || !m->scratch)
-		return stress_ksm_unmerge_racer_reason(run,
-			"mmap of 2 x %zu bytes failed, errno=%d (%s)", m->size, errno,
-			strerror(errno));
+		return stress_ksm_unmerge_racer_reason(run, "mmap of 2 x %zu bytes failed, "
+			"errno=%d (%s)", m->size, errno, strerror(errno));
 	stress_ksm_unmerge_same_fill(ctx, m->range, m->npages);
 	if (mprotect(m->scratch, m->size, PROT_NONE) < 0 ||
 		stress_ksm_unmerge_mremap_move(m->range, m->scratch, ctx->page_size) < 0 ||
 		stress_ksm_unmerge_mremap_move(m->scratch, m->range, ctx->page_size) < 0) {
-		(void)stress_ksm_unmerge_racer_reason(run,
-			"mremap(MREMAP_DONTUNMAP) failed, errno=%d (%s) (needs 5.7)", errno,
-			strerror(errno));
+		(void)stress_ksm_unmerge_racer_reason(run, "mremap(MREMAP_DONTUNMAP) failed, "
+			"errno=%d (%s) (needs 5.7)", errno, strerror(errno));
 		return -2;
 	}
 	return 0;
@@ -5440,7 +5493,8 @@ static const stress_ksm_unmerge_racer_t stress_ksm_unmerge_racers[KSM_RACERS] = 
 	  .unmerge = stress_ksm_unmerge_signal_call },
 	{ .name = "mremap", .evidence = "ksm-pages-moved",
 	  .desc = "mremap moves of merged ranges while merged and unmerging",
-	  .details = { [KSM_D_MREMAP_CUT] = "moves-cut-at-vma-end" },
+	  .details = { [KSM_D_MREMAP_CUT] = "moves-cut-at-vma-end",
+		[KSM_D_MREMAP_COPIED] = "ksm-pages-copied" },
 	  .flags = KSM_RF_WAIT | KSM_RF_PARTIAL, KSM_PRIV(stress_ksm_unmerge_mremap_t),
 	  .start = stress_ksm_unmerge_mremap_start, .op = stress_ksm_unmerge_mremap_op,
 	  .phase = stress_ksm_unmerge_mremap_phase },

@@ -10,7 +10,8 @@
 # that lacks the racer's interface, see racer_skip_ok in lib.sh), at
 # least one verified cycle, no fail: lines, no fd growth in the instances,
 # no process of the run and no temp file left, KSM knobs as before, plus
-# racer specific figures (mrelease latency spread, sparse walk cost).
+# racer specific figures (mrelease latency spread, sparse walk cost, the
+# KSM pages the mremap racer saw copied by its moves).
 #
 # The body of every tests/it/racer/NAME.sh except all.sh and default.sh.  It runs
 # the stressor, so run it under "flock /tmp/ksm-dev.lock" (tests/run-tests
@@ -64,6 +65,14 @@ check_extra() {
 			check [ "$v" = "0 0" ] || fail "fork-zero: overcharges counted ($v) but the run passed"
 		fi
 		echo "    overcharged (uncopied, unmerging): $v"
+		;;
+	mremap)
+		# the moves' frame check ran: KSM pages moved arrived in new frames (a move
+		# unmerges first; a KSM page kept in its frame is a fail line)
+		v=$(echo "$line" | sed -n 's/.*ksm-pages-copied=\([0-9]*\).*/\1/p')
+		check [ -n "$v" ] || fail "mremap: no ksm-pages-copied in '$line'"
+		checked; [ "$v" -gt 0 ] || fail "mremap: KSM pages moved but none seen in a new frame: '$line'"
+		echo "    KSM pages copied by the moves: $v"
 		;;
 	sparse)
 		v=$(sed -n 's/.* \([0-9.]*\) nanosecs per sparse page.*/\1/p' "$1" | head -1)

@@ -11,11 +11,11 @@
  * broken kernel gives: the fork child's inherited KSM counters
  * (4d6fc29f3634), pages a GUP pin broke, the gup racer's pins in turn, a
  * read-only pin that kept a KSM page (gup_must_unshare()), a KSM page a pipe
- * held over the unmerge, THP shapes, the sparse range's
- * layout and walk allowance, the KSM zero pages a fork child is charged
- * against those it maps and the global count no live process holds
- * (issue 20).  (The checks that read fixed kernel paths are in
- * test-knobs.c.)
+ * held over the unmerge, KSM pages mremap moved without unmerging them
+ * (1ff829957316), THP shapes, the sparse range's layout and walk
+ * allowance, the KSM zero pages a fork child is charged against those it
+ * maps and the global count no live process holds (issue 20).  (The
+ * checks that read fixed kernel paths are in test-knobs.c.)
  */
 #include "../../stress-ksm-unmerge.c"
 
@@ -192,6 +192,72 @@ static void test_held_kept(void **state)
 	assert_int_equal(stress_ksm_unmerge_held_kept(KSM_PAGE_PRIVATE, ksm, KSM_PAGE_KSM, ksm, true), -1);
 	assert_int_equal(stress_ksm_unmerge_held_kept(KSM_PAGE_KSM, PM_PRESENT, KSM_PAGE_KSM, ksm, true), -1);
 	assert_int_equal(stress_ksm_unmerge_held_kept(KSM_PAGE_KSM, ksm, KSM_PAGE_ABSENT, 0, true), -1);
+}
+
+/*
+ *  t_move()
+ *	a move of 4 pages that were KSM pages on pfn 0x1234 (not exclusive), found on the
+ *	same frame after it, still KSM pages, cow_ksm +dcow over the move
+ */
+static void t_move(stress_ksm_unmerge_move_t *mv, const int64_t dcow)
+{
+	size_t j;
+
+	(void)memset((void *)mv, 0, sizeof(*mv));
+	mv->n = 4;
+	for (j = 0; j < mv->n; j++) {
+		mv->st0[j] = mv->st1[j] = KSM_PAGE_KSM;
+		mv->pm0[j] = mv->pm1[j] = PM_PRESENT | 0x1234;
+	}
+	mv->cow0 = 1000;
+	mv->cow1 = 1000 + dcow;
+}
+
+/*
+ *  test_move_kept()
+ *	mremap unmerges what it moves (1ff829957316): KSM pages kept in their frame are the
+ *	kernel's failure only when fewer unshares than kept pages were counted (ksmd may merge
+ *	a copy back into the same KSM page right after the move); copies are counted
+ */
+static void test_move_kept(void **state)
+{
+	stress_ksm_unmerge_move_t mv;
+	size_t j;
+
+	(void)state;
+	t_move(&mv, 0);			/* the KSM pages moved as they were */
+	assert_int_equal(stress_ksm_unmerge_move_kept(&mv), 4);
+	assert_int_equal(mv.at, 0);
+	t_move(&mv, 3);			/* 3 unshares cannot explain 4 pages back in the frame */
+	assert_int_equal(stress_ksm_unmerge_move_kept(&mv), 4);
+	t_move(&mv, 4);			/* 4 unshares: each copy may have been merged back */
+	assert_int_equal(stress_ksm_unmerge_move_kept(&mv), 0);
+	assert_int_equal(mv.kept, 4);
+	t_move(&mv, 0);			/* cow_ksm not read (not trusted): no verdict */
+	mv.cow0 = mv.cow1 = -1;
+	assert_int_equal(stress_ksm_unmerge_move_kept(&mv), 0);
+	t_move(&mv, 4);			/* a correct kernel: new frames, private */
+	for (j = 0; j < mv.n; j++) {
+		mv.pm1[j] = PM_PRESENT | PM_EXCLUSIVE | (0x2000 + j);
+		mv.st1[j] = KSM_PAGE_PRIVATE;
+	}
+	assert_int_equal(stress_ksm_unmerge_move_kept(&mv), 0);
+	assert_int_equal(mv.copied, 4);
+	assert_int_equal(mv.kept, 0);
+	t_move(&mv, 0);			/* pages not judged: */
+	mv.st0[0] = KSM_PAGE_KZERO;	/* a KSM zero page (its unshare counts no cow_ksm) */
+	mv.st0[1] = KSM_PAGE_PRIVATE;	/* not a KSM page before the move */
+	mv.pm0[2] |= PM_EXCLUSIVE;	/* exclusive when read: a private frame, reused since */
+	mv.st1[3] = KSM_PAGE_PRIVATE;	/* not a KSM page after it */
+	assert_int_equal(stress_ksm_unmerge_move_kept(&mv), 0);
+	assert_int_equal(mv.kept, 0);
+	assert_int_equal(mv.ksm, 3);	/* KSM zero pages are counted as moved, not judged */
+	t_move(&mv, 0);
+	mv.pm1[1] = 0;			/* not present after the move: no verdict on it */
+	mv.pm0[2] = PM_SWAP;
+	assert_int_equal(stress_ksm_unmerge_move_kept(&mv), 2);
+	assert_int_equal(mv.at, 0);
+	assert_int_equal(mv.copied, 0);
 }
 
 /*
@@ -375,6 +441,7 @@ int main(void)
 		cmocka_unit_test(test_gup_kind),
 		cmocka_unit_test(test_ro_kept),
 		cmocka_unit_test(test_held_kept),
+		cmocka_unit_test(test_move_kept),
 		cmocka_unit_test(test_thp_kind),
 		cmocka_unit_test(test_sparse_layout),
 		cmocka_unit_test(test_sparse_allow),
