@@ -12,8 +12,8 @@
  * (4d6fc29f3634), pages a GUP pin broke, the gup racer's pins in turn, a
  * read-only pin that kept a KSM page (gup_must_unshare()), a KSM page a pipe
  * held over the unmerge, KSM pages mremap moved without unmerging them
- * (1ff829957316), THP shapes, the sparse range's layout and walk
- * allowance, the KSM zero pages a fork child is charged against those it
+ * (1ff829957316), THP shapes and a THP chunk's KSM pages, the sparse
+ * range's layout and walk allowance, the KSM zero pages a fork child is charged against those it
  * maps and the global count no live process holds (issue 20).  (The
  * checks that read fixed kernel paths are in test-knobs.c.)
  */
@@ -298,6 +298,44 @@ static void test_thp_kind(void **state)
 }
 
 /*
+ *  test_thp_count()
+ *	KSM pages of a THP chunk counted on the same-page slots only: its zero-filled slots map
+ *	the shared zero page after a split, which the fallback signals would call a KSM page
+ */
+static void test_thp_count(void **state)
+{
+	stress_ksm_unmerge_iface_t ifc;
+	uint64_t pm[16], fl[16], zero = 99;
+	size_t i;
+
+	(void)state;
+	(void)memset(&ifc, 0, sizeof(ifc));
+	ifc.pfns = ifc.excl = true;		/* 6.10-6.12: KPF_KSM not trusted, no zero page */
+	for (i = 0; i < 16; i++) {
+		pm[i] = PM_PRESENT | PM_EXCLUSIVE | (0x1000 + i);
+		fl[i] = KPF_ANON;
+	}
+	assert_true(stress_ksm_unmerge_thp_zero_slot(7) && stress_ksm_unmerge_thp_zero_slot(15));
+	assert_false(stress_ksm_unmerge_thp_zero_slot(0) || stress_ksm_unmerge_thp_zero_slot(8));
+	assert_int_equal(stress_ksm_unmerge_thp_count(&ifc, pm, fl, 16, &zero), 0);
+	assert_int_equal(zero, 0);
+	pm[7] = pm[15] = PM_PRESENT | 0x42;	/* the zero page, shared: not exclusive */
+	fl[7] = fl[15] = KPF_ZERO_PAGE;
+	assert_int_equal(stress_ksm_unmerge_thp_count(&ifc, pm, fl, 16, &zero), 0);
+	assert_int_equal(zero, 0);		/* not told apart */
+	ifc.kpf_zero = true;
+	assert_int_equal(stress_ksm_unmerge_thp_count(&ifc, pm, fl, 16, &zero), 0);
+	assert_int_equal(zero, 2);
+	pm[3] = PM_PRESENT | 0x2000;		/* a same-page slot KSM (not exclusive) counts */
+	assert_int_equal(stress_ksm_unmerge_thp_count(&ifc, pm, fl, 16, &zero), 1);
+	ifc.kpf_ksm = true;
+	fl[3] = KPF_ANON;
+	assert_int_equal(stress_ksm_unmerge_thp_count(&ifc, pm, fl, 16, &zero), 0);
+	fl[3] = KPF_KSM;
+	assert_int_equal(stress_ksm_unmerge_thp_count(&ifc, pm, fl, 16, &zero), 1);
+}
+
+/*
  *  test_sparse_layout()
  *	a populated page each 64 MiB, at most 1024 of them, two in a small range, page aligned
  */
@@ -443,6 +481,7 @@ int main(void)
 		cmocka_unit_test(test_held_kept),
 		cmocka_unit_test(test_move_kept),
 		cmocka_unit_test(test_thp_kind),
+		cmocka_unit_test(test_thp_count),
 		cmocka_unit_test(test_sparse_layout),
 		cmocka_unit_test(test_sparse_allow),
 		cmocka_unit_test(test_fork_zero_judge),
