@@ -4741,8 +4741,9 @@ static bool stress_ksm_unmerge_mremap_op(
 	mv.n = 1 + stress_mwc32modn(KSM_OP_PAGES);
 	first = stress_mwc32modn((uint32_t)(m->npages - mv.n + 1));
 	off = first * ctx->page_size;
-	stress_ksm_unmerge_met(run);
+	/* before met(): the merged phase ends soon after it, and the pages must be read first */
 	mv.cow0 = ctx->iface->cow_ksm ? stress_ksm_unmerge_field("/proc/vmstat", "cow_ksm") : -1;
+	stress_ksm_unmerge_met(run);
 	if (stress_ksm_unmerge_mremap_checked(ctx, run, &mv, m->range + off, m->scratch + off,
 		first, "out", false) < 0) {
 		if (errno == EFAULT &&
