@@ -18,7 +18,7 @@
 # -t 10 --metrics exits 0 with a metrics row and the KSM knobs restored.
 # This script checks that it says so for every patch, that the series has
 # one patch per core patch and manifest entry, that a second --series
-# writes the same patches, and that no racer patch adds over 1,200 lines.
+# writes the same patches, and that no patch after the base (features, racers) adds over 1,200 lines.
 . "$(dirname "$0")/../../lib/lib.sh"
 
 check [ -n "${STRESS_NG_TREE:-}" ] ||
@@ -54,7 +54,7 @@ for f in "$TMPD/series"/*.patch; do
 	check cmp -s <(strip "$f") <(strip "$TMPD/series2/$(basename "$f")") || fail "$(basename "$f") differs in a second --series"
 done
 
-# the racer patches' sizes
+# the sizes of the patches after the base (features and racers)
 for f in $(ls "$TMPD/series"/*.patch | tail -n +$((ncore + 2))); do
 	add=$(awk '/^\+/ && !/^\+\+\+/ { n++ } END { print n + 0 }' "$f")
 	check [ "$add" -le 1200 ] || fail "$(basename "$f"): +$add lines (> 1200)"
