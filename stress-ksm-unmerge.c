@@ -176,6 +176,7 @@ static const stress_opt_t opts[] = {
 #define KSM_STOP_SECS		(10.0)		/* a worker must end this soon after the stop */
 #define KSM_TEARDOWN_RATE	(3.0 * GB)	/* bytes/s unmapped at exit, measured low end */
 #define KSM_DRAIN_SECS		(2.0)		/* end of run: ksmd's last full scan, bound */
+#define KSM_RMAP_LEAK		(64)		/* rmap_items no live process has: a leak */
 #define KSM_QUIET_FIRST		(5.0)		/* quiet windows: 5 s into the run, */
 #define KSM_QUIET_PERIOD	(10.0)		/* then every 10 s, */
 #define KSM_QUIET_LEN		(3.0)		/* 3 s long: every instance stops its racers, */
@@ -376,8 +377,8 @@ typedef struct {
 	bool knobs_ok;
 	char knob_error[160];
 	size_t pattern, method;
-	/* global ksm_zero_pages not held by a live process, at the start */
-	int64_t zero_leak0;
+	/* global ksm_zero_pages, ksmd's rmap_items not held by a live process, at the start */
+	int64_t zero_leak0, rmap_leak0;
 	/* use_zero_pages=0 for the run: a confirmed bug leaks them */
 	bool zero_pages_off;
 	stress_ksm_unmerge_knobs_t saved;
@@ -6333,13 +6334,41 @@ static int stress_ksm_unmerge_supervise(stress_args_t *args, const pid_t pid)
 	return WEXITSTATUS(status);
 }
 
-/* global ksm_zero_pages less those live processes hold; -1 unknown */
-static int64_t stress_ksm_unmerge_zero_leak(void)
+/* a process's ksm_stat field; where its leader has exited (no mm there) a live thread's */
+static int64_t stress_ksm_unmerge_stat_field(const char *pid, const char *field)
 {
+	char path[96];
+	struct dirent *d;
+	DIR *dir;
+	int64_t v;
+
+	(void)snprintf(path, sizeof(path), "/proc/%.16s/ksm_stat", pid);
+	v = stress_ksm_unmerge_field(path, field);
+	(void)snprintf(path, sizeof(path), "/proc/%.16s/task", pid);
+	if (v >= 0 || !(dir = opendir(path)))
+		return v;
+	while (v < 0 && (d = readdir(dir)) != NULL) {
+		(void)snprintf(path, sizeof(path), "/proc/%.16s/task/%.16s/ksm_stat", pid,
+			d->d_name);
+		v = stress_ksm_unmerge_field(path, field);
+	}
+	(void)closedir(dir);
+	return v;
+}
+
+/*
+ * a global (sysfs ksm_zero_pages; ksmd's rmap_items for ksm_rmap_items) less what live
+ * processes' ksm_stat field holds, when it and the fork count stayed put over the sum; -1 unknown
+ */
+static int64_t stress_ksm_unmerge_unheld(const char *field)
+{
+	const bool rmap = !shim_strcmp(field, "ksm_rmap_items");
 	int tries;
 
 	for (tries = 0; tries < 20; tries++) {
-		const int64_t g0 = stress_ksm_unmerge_field(KSM_SYSFS "/ksm_zero_pages", NULL);
+		const int64_t f0 = stress_ksm_unmerge_field("/proc/stat", "processes");
+		const int64_t g0 = rmap ? stress_ksm_unmerge_rmap_items() :
+			stress_ksm_unmerge_field(KSM_SYSFS "/ksm_zero_pages", NULL);
 		int64_t held = 0, g1;
 		struct dirent *d;
 		DIR *dir = opendir("/proc");
@@ -6349,18 +6378,14 @@ static int64_t stress_ksm_unmerge_zero_leak(void)
 				(void)closedir(dir);
 			return -1;
 		}
-		while ((d = readdir(dir)) != NULL) {
-			char path[64];
-
-			if (d->d_name[0] < '1' || d->d_name[0] > '9')
-				continue;
-			(void)snprintf(path, sizeof(path), "/proc/%.16s/ksm_stat", d->d_name);
-			held += STRESS_MAXIMUM(
-				stress_ksm_unmerge_field(path, "ksm_zero_pages"), (int64_t)0);
-		}
+		while ((d = readdir(dir)) != NULL)
+			if (d->d_name[0] >= '1' && d->d_name[0] <= '9')
+				held += STRESS_MAXIMUM(stress_ksm_unmerge_stat_field(
+					d->d_name, field), (int64_t)0);
 		(void)closedir(dir);
-		g1 = stress_ksm_unmerge_field(KSM_SYSFS "/ksm_zero_pages", NULL);
-		if (g0 == g1)
+		g1 = rmap ? stress_ksm_unmerge_rmap_items() :
+			stress_ksm_unmerge_field(KSM_SYSFS "/ksm_zero_pages", NULL);
+		if (g0 == g1 && f0 == stress_ksm_unmerge_field("/proc/stat", "processes"))
 			return g0 - held;
 		(void)shim_nanosleep_uint64(10000000);
 	}
@@ -6395,7 +6420,7 @@ static int stress_ksm_unmerge_zero_leak_check(stress_args_t *args)
 	if (sh->zero_leak0 < 0)
 		return EXIT_SUCCESS;
 	do {
-		now[n++] = stress_ksm_unmerge_zero_leak();
+		now[n++] = stress_ksm_unmerge_unheld("ksm_zero_pages");
 		leak = stress_ksm_unmerge_leak_judge(sh->zero_leak0, now, n);
 		if (!leak)
 			break;
@@ -6419,6 +6444,105 @@ static int stress_ksm_unmerge_zero_leak_check(stress_args_t *args)
 		"the charge outlived them\n",
 		args->name, stress_ksm_unmerge_bugs[KSM_BUG_FORK_ZERO].verdict, leak,
 		sh->zero_leak0);
+	return EXIT_FAILURE;
+}
+
+/* pure: an rmap_item leak beyond base: the last 3 readings (2 full scans apart) agree at 64+ */
+static int64_t stress_ksm_unmerge_rmap_judge(const int64_t base, const int64_t *now, const size_t n)
+{
+	const int64_t leak = n ? now[n - 1] - STRESS_MAXIMUM(base, (int64_t)0) : 0;
+
+	return (n >= 3 && now[n - 2] == now[n - 1] && now[n - 3] == now[n - 1] &&
+		leak >= KSM_RMAP_LEAK) ? leak : 0;
+}
+
+/* n unique mergeable pages (ksmd keeps an rmap_item for each); NULL on error */
+static uint8_t *stress_ksm_unmerge_rmap_area(const size_t n, const size_t ps)
+{
+	uint8_t *p = mmap(NULL, n * ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		0);
+	size_t i;
+
+	for (i = 0; p != MAP_FAILED && i < n; i++)
+		*(uint64_t *)(void *)(p + i * ps) = (uint64_t)(i + 1 + (n << 20));
+	return (p == MAP_FAILED || shim_madvise(p, n * ps, MADV_MERGEABLE) < 0) ? NULL : p;
+}
+
+/*
+ *  stress_ksm_unmerge_rmap_leak_check()
+ *	the last instance: ksmd frees a dead mm's rmap_items at its next visit, so two full scans
+ *	after the last KSM user (the workers, then a probe child) exited, live processes hold all
+ *	of them: more than at the start, the same over further scans, leaked.  Judged where the sum
+ *	sees every process (initial PID namespace: its fixed inode, /proc/self this pid) and ksmd
+ *	runs; 1024 pages here keep it scanning, and its cursor mostly off the probe when it dies
+ */
+static int stress_ksm_unmerge_rmap_leak_check(stress_args_t *args)
+{
+	const int64_t base = stress_ksm_unmerge_shared->rmap_leak0;
+	const double end = stress_time_now() + 10.0;
+	char ns[32] = "", self[16] = "", pid[16], run[8] = "";
+	int64_t now[8], scans, probed = -1, leak = 0, v;
+	size_t n = 0;
+	uint8_t *p = NULL;
+	pid_t probe = -1;
+	int fds[2] = { -1, -1 };
+
+	(void)stress_ksm_unmerge_knob_read("run", run, sizeof(run));
+	(void)snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	if ((readlink("/proc/self/ns/pid", ns, sizeof(ns) - 1) < 0 && errno != ENOENT) ||
+	    readlink("/proc/self", self, sizeof(self) - 1) < 0 || shim_strcmp(self, pid) ||
+	    (ns[0] && shim_strcmp(ns, "pid:[4026531836]")) || shim_strcmp(run, "1") ||
+	    stress_ksm_unmerge_field(KSM_STAT, "ksm_rmap_items") < 0) {
+		pr_inf("%s: rmap_item leak not checked: it needs the initial PID namespace, ksmd "
+		       "running and ksm_stat's ksm_rmap_items (6.1+)\n", args->name);
+		return EXIT_SUCCESS;
+	}
+	/* the probe exits when the pipe closes: an exit, not a kill, so valgrind sees it end */
+	if (pipe(fds) == 0 && (probe = fork()) == 0) {
+		(void)close(fds[1]);
+		(void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+		if (stress_ksm_unmerge_rmap_area(128, args->page_size))
+			v = read(fds[0], pid, 1);
+		_exit(0);
+	}
+	(void)close(fds[0]);
+	scans = stress_ksm_unmerge_field(KSM_SYSFS "/full_scans", NULL);
+	p = stress_ksm_unmerge_rmap_area(1024, args->page_size);
+	while (p && scans >= 0 && n < 8 && stress_time_now() < end && !leak &&
+	       (n < 1 || now[n - 1] - base >= KSM_RMAP_LEAK)) {
+		if ((v = stress_ksm_unmerge_field(KSM_SYSFS "/full_scans", NULL)) < scans + 2) {
+			(void)shim_nanosleep_uint64(5000000);
+			continue;
+		}
+		scans = v;
+		if (probe > 0) {	/* ksmd scanned it twice: it exits with rmap_items */
+			(void)snprintf(pid, sizeof(pid), "%d", (int)probe);
+			probed = stress_ksm_unmerge_stat_field(pid, "ksm_rmap_items");
+			(void)close(fds[1]);
+			(void)shim_waitpid(probe, NULL, 0);
+			probe = fds[1] = -1;
+		} else if ((now[n] = stress_ksm_unmerge_unheld("ksm_rmap_items")) >= 0) {
+			pr_dbg("%s: rmap_items no live process has: %" PRId64 " (full scan %" PRId64
+			       ")\n", args->name, now[n], scans);
+			leak = stress_ksm_unmerge_rmap_judge(base, now, ++n);
+		}
+	}
+	if (p)
+		(void)munmap(p, 1024 * args->page_size);
+	(void)close(fds[1]);
+	if (probe > 0)
+		(void)shim_waitpid(probe, NULL, 0);
+	if (!leak && n && now[n - 1] - base >= KSM_RMAP_LEAK)
+		pr_inf("%s: rmap_item leak not judged: %" PRId64 " rmap_items no live process has "
+		       "did not settle in 10 s\n", args->name, now[n - 1]);
+	if (!leak)
+		return EXIT_SUCCESS;
+	pr_fail("%s: ksmd holds %" PRId64 " rmap_items (sysfs pages_shared + pages_sharing + "
+		"pages_unshared + pages_volatile, %" PRId64 ") that no live process's ksm_stat "
+		"ksm_rmap_items has, %" PRId64 " at the start, the same over 3 readings 2 full "
+		"scans apart to full scan %" PRId64 ": an exited process's were never freed (a "
+		"probe process exited with %" PRId64 ")\n", args->name, now[n - 1],
+		stress_ksm_unmerge_rmap_items(), base, scans, probed);
 	return EXIT_FAILURE;
 }
 
@@ -6533,6 +6657,7 @@ static int stress_ksm_unmerge(stress_args_t *args)
 	if (__atomic_sub_fetch(&sh->running, 1, __ATOMIC_SEQ_CST) == 0) {
 		leak = stress_ksm_unmerge_zero_leak_check(args);
 		rc = (leak != EXIT_SUCCESS && rc != EXIT_FAILURE) ? leak : rc;
+		rc = (stress_ksm_unmerge_rmap_leak_check(args) != EXIT_SUCCESS) ? EXIT_FAILURE : rc;
 		stress_ksm_unmerge_bugs_metric(args);
 		rc = (stress_ksm_unmerge_reach_check(args) != EXIT_SUCCESS) ? EXIT_FAILURE : rc;
 	}
@@ -6885,7 +7010,8 @@ static void stress_ksm_unmerge_init(const uint32_t instances)
 	sh->knobs_ok = true;
 	stress_ksm_unmerge_iface_selftest(&sh->iface);
 	/* per-process counts self-tested */
-	sh->zero_leak0 = sh->iface.stat_zero ? stress_ksm_unmerge_zero_leak() : -1;
+	sh->zero_leak0 = sh->iface.stat_zero ? stress_ksm_unmerge_unheld("ksm_zero_pages") : -1;
+	sh->rmap_leak0 = stress_ksm_unmerge_unheld("ksm_rmap_items");
 	stress_ksm_unmerge_bugs_probe(sh);
 	stress_ksm_unmerge_zero_pages_off(sh);
 	stress_ksm_unmerge_ksmd_time(sh->ksmd_pid, &sh->ksmd_cpu0, &sh->ksmd_rq0);

@@ -709,7 +709,7 @@ static void test_zero_leak(void **state)
 	(void)memset(&sh, 0, sizeof(sh));
 	stress_ksm_unmerge_shared = &sh;
 	t_knob_put("ksm_zero_pages", "1000000000066\n");
-	assert_int_equal(stress_ksm_unmerge_zero_leak(), 1000000000024LL);
+	assert_int_equal(stress_ksm_unmerge_unheld("ksm_zero_pages"), 1000000000024LL);
 	sh.zero_leak0 = 1000000000024LL;
 	assert_int_equal(stress_ksm_unmerge_zero_leak_check(&args), EXIT_SUCCESS);
 	sh.zero_leak0 = 1000000000030LL;	/* fewer than at the start */
@@ -760,9 +760,9 @@ static void test_zero_leak(void **state)
 	sh.method = 0;
 	sh.bug[KSM_BUG_FORK_ZERO].confirmed = 0;
 	t_knob_put("ksm_zero_pages", "garbled\n");
-	assert_int_equal(stress_ksm_unmerge_zero_leak(), -1);
+	assert_int_equal(stress_ksm_unmerge_unheld("ksm_zero_pages"), -1);
 	assert_int_equal(unlink(KSM_SYSFS "/ksm_zero_pages"), 0);
-	assert_int_equal(stress_ksm_unmerge_zero_leak(), -1);
+	assert_int_equal(stress_ksm_unmerge_unheld("ksm_zero_pages"), -1);
 	stress_ksm_unmerge_shared = NULL;
 	t_real_proc();
 }

@@ -471,6 +471,41 @@ static void test_leak_judge(void **state)
 	assert_int_equal(stress_ksm_unmerge_leak_judge(0, fewer, 1), 10);
 }
 
+/*
+ *  test_rmap_judge()
+ *	rmap_items no live process has: a leak only when the last three readings
+ *	(two full scans apart) agree on 64 or more above the start's excess
+ */
+static void test_rmap_judge(void **state)
+{
+	const int64_t leaked[] = { 8204, 8204, 8204 };
+	const int64_t settled[] = { 8204, 8204, 0 };
+	const int64_t moving[] = { 8204, 8200, 8200 };
+	const int64_t late[] = { 900, 8200, 8200, 8200 };
+	const int64_t small[] = { 63, 63, 63 };
+	const int64_t edge[] = { 64, 64, 64 };
+	const int64_t unread[] = { -1, -1, -1 };
+
+	(void)state;
+	assert_int_equal(stress_ksm_unmerge_rmap_judge(0, leaked, 1), 0);
+	assert_int_equal(stress_ksm_unmerge_rmap_judge(0, leaked, 2), 0);
+	assert_int_equal(stress_ksm_unmerge_rmap_judge(0, leaked, 3), 8204);
+	assert_int_equal(stress_ksm_unmerge_rmap_judge(0, settled, 3), 0);
+	assert_int_equal(stress_ksm_unmerge_rmap_judge(0, moving, 3), 0);
+	assert_int_equal(stress_ksm_unmerge_rmap_judge(0, late, 3), 0);
+	assert_int_equal(stress_ksm_unmerge_rmap_judge(0, late, 4), 8200);
+	assert_int_equal(stress_ksm_unmerge_rmap_judge(0, small, 3), 0);
+	assert_int_equal(stress_ksm_unmerge_rmap_judge(0, edge, 3), 64);
+	assert_int_equal(stress_ksm_unmerge_rmap_judge(0, unread, 3), 0);
+	/* an excess the run found at its start is not its leak; 64 more is */
+	assert_int_equal(stress_ksm_unmerge_rmap_judge(8204, leaked, 3), 0);
+	assert_int_equal(stress_ksm_unmerge_rmap_judge(8141, leaked, 3), 0);
+	assert_int_equal(stress_ksm_unmerge_rmap_judge(8140, leaked, 3), 64);
+	/* unknown (-1) or below 0 (a vfork child counted twice): from 0 */
+	assert_int_equal(stress_ksm_unmerge_rmap_judge(-1, edge, 3), 64);
+	assert_int_equal(stress_ksm_unmerge_rmap_judge(-300, edge, 3), 64);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -487,6 +522,7 @@ int main(void)
 		cmocka_unit_test(test_fork_zero_judge),
 		cmocka_unit_test(test_fork_zero_probe_judge),
 		cmocka_unit_test(test_leak_judge),
+		cmocka_unit_test(test_rmap_judge),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
