@@ -253,6 +253,7 @@ typedef struct {
 	uint64_t fresh, fresh_flags;	/* a written page KSM never saw */
 	int merged;			/* probe merge: 1 merged, 0 not, -1 not run */
 	uint64_t mg[2], mg_flags[2];	/* two identical pages after the probe merge */
+	uint64_t mg_after[2];		/* the same two pages right after the probe unmerge */
 	bool zp_valid;			/* a zero-filled page was merged (use_zero_pages=1) */
 	uint64_t zp, zp_flags;		/* that page */
 	/* KSM zero pages merged; ksm_stat's count before, merged, unmerged */
@@ -278,7 +279,7 @@ typedef struct {
 	char why[KSM_IFACES][160];	/* the kernel behaviour, when not trusted */
 	char use[KSM_IFACES][160];	/* what is used (instead) */
 	bool zero_kept;			/* the probe unmerge left its KSM zero page */
-	char broken[320];		/* the kernel failed the probe unmerge: fail line */
+	char broken[640];		/* the kernel failed the probe unmerge: fail line */
 	char disagree[320];		/* one signal said so, the other not: info line */
 } stress_ksm_unmerge_iface_t;
 
@@ -519,6 +520,8 @@ struct stress_ksm_unmerge_ctx {
 	struct {
 		uint64_t cycle, ksm, zero;
 		size_t present, swapped;
+		uint64_t firm;		/* KSM pages by a pfn shared in the region or KPF_KSM */
+		int64_t cow, swapin;	/* stress_ksm_unmerge_vmstat() read before the scan */
 	} last;				/* the merge wait's last region scan */
 };
 
@@ -613,6 +616,19 @@ static int64_t stress_ksm_unmerge_field(const char *path, const char *name)
 	    stress_ksm_unmerge_counter(buf, name, &v) != KSM_COUNTER_OK)
 		return -1;
 	return v;
+}
+
+/* cow_ksm and pages swapped in (pswpin + zswpin) from one /proc/vmstat read; -1 absent */
+static void stress_ksm_unmerge_vmstat(int64_t *cow, int64_t *swapin)
+{
+	char buf[16384];
+	int64_t v = 0, z = 0;
+	const bool ok = stress_fs_file_read("/proc/vmstat", buf, sizeof(buf)) > 0;
+
+	*cow = (ok && stress_ksm_unmerge_counter(buf, "cow_ksm", &v) == KSM_COUNTER_OK) ? v : -1;
+	*swapin = (ok && stress_ksm_unmerge_counter(buf, "pswpin", &v) == KSM_COUNTER_OK) ? v : 0;
+	if (ok && stress_ksm_unmerge_counter(buf, "zswpin", &z) == KSM_COUNTER_OK)
+		*swapin += z;
 }
 
 /* pagemap entries of n pages from addr into out */
@@ -1176,13 +1192,11 @@ static void stress_ksm_unmerge_iface_kept(const stress_ksm_unmerge_obs_t *o,
 
 /*
  *  stress_ksm_unmerge_iface_counters()
- *	pure: ksm_stat fields (fallback field by field) and cow_ksm
+ *	pure: ksm_stat fields (fallback field by field)
  */
 static void stress_ksm_unmerge_iface_counters(
 	const stress_ksm_unmerge_obs_t *o, stress_ksm_unmerge_iface_t *ifc)
 {
-	const int64_t delta =
-		(o->cow_before >= 0 && o->cow_after >= 0) ? o->cow_after - o->cow_before : -1;
 	char why[160] = "";
 
 	ifc->stat_merging = o->stat && o->stat_merging;
@@ -1212,21 +1226,73 @@ static void stress_ksm_unmerge_iface_counters(
 		ifc->stat_zero    ? "ksm_stat" :
 			ifc->pfns ? "pagemap" :
 				    "nothing");
-	ifc->cow_ksm =
-		delta >= 0 && !(o->merged == 1 && o->ksm_pages && (uint64_t)delta < o->ksm_pages);
-	if (delta < 0)
+}
+
+/*
+ *  stress_ksm_unmerge_iface_copied()
+ *	pure: probe pages its unmerge provably copied: on one pfn after the merge (only KSM
+ *	maps a frame twice in a private mapping), now present on a frame of their own
+ */
+static uint64_t stress_ksm_unmerge_iface_copied(const stress_ksm_unmerge_obs_t *o)
+{
+	const uint64_t k = stress_ksm_unmerge_pm_pfn(o->mg[0]);
+	uint64_t n = 0;
+	int i;
+
+	for (i = 0; i < 2 && o->merged == 1 && o->ksm_pages >= 2 && k; i++) {
+		const uint64_t e = o->mg_after[i], other = o->mg_after[!i];
+		const uint64_t pfn = stress_ksm_unmerge_pm_pfn(e);
+
+		n += (e & PM_PRESENT) && pfn && pfn != k &&
+			!((other & PM_PRESENT) && stress_ksm_unmerge_pm_pfn(other) == pfn);
+	}
+	return n;
+}
+
+/*
+ *  stress_ksm_unmerge_iface_cow()
+ *	pure: every kernel with cow_ksm (6.1+, VM event counters) counts each copy of a KSM
+ *	page in do_wp_page(), write or unshare: fewer than the probe's copies is the kernel
+ *	failing. Off only without the counter, or with no provable copy and no growth:
+ *	swapped out (unmerge skips it, a swap-in may copy it uncounted) or still shared
+ *	(the cycles' page checks judge that)
+ */
+static void stress_ksm_unmerge_iface_cow(
+	const stress_ksm_unmerge_obs_t *o, stress_ksm_unmerge_iface_t *ifc)
+{
+	const int64_t delta =
+		(o->cow_before >= 0 && o->cow_after >= 0) ? o->cow_after - o->cow_before : -1;
+	const uint64_t copied = stress_ksm_unmerge_iface_copied(o);
+	const size_t len = strlen(ifc->broken);
+
+	ifc->cow_ksm = delta >= 0;
+	if (delta < 0) {
 		stress_ksm_unmerge_iface_set(ifc, KSM_IFACE_COW_KSM, "no cow_ksm in /proc/vmstat",
 			"pagemap checks only (the cow_ksm check is off)");
-	else if (!ifc->cow_ksm)
+	} else if ((uint64_t)delta < copied) {
+		(void)snprintf(ifc->broken + len, sizeof(ifc->broken) - len, "%sthe self-test's "
+			"probe unmerge copied %" PRIu64 " KSM pages (pfn %#" PRIx64 " mapped "
+			"twice; now %#" PRIx64 " and %#" PRIx64 ", present) but /proc/vmstat "
+			"cow_ksm grew by %" PRId64 ": the kernel no longer counts the copy of a "
+			"KSM page (do_wp_page, 6.1+)", len ? "; " : "", copied,
+			stress_ksm_unmerge_pm_pfn(o->mg[0]),
+			stress_ksm_unmerge_pm_pfn(o->mg_after[0]),
+			stress_ksm_unmerge_pm_pfn(o->mg_after[1]), delta);
+		stress_ksm_unmerge_iface_set(ifc, KSM_IFACE_COW_KSM, NULL,
+			"cow_ksm (grew by %" PRId64 " for %" PRIu64 " copied KSM pages: a kernel "
+			"failure)", delta, copied);
+	} else if (o->merged == 1 && !copied && (uint64_t)delta < o->ksm_pages) {
+		ifc->cow_ksm = false;
 		stress_ksm_unmerge_iface_set(ifc, KSM_IFACE_COW_KSM,
-			"cow_ksm grew less than the pages the probe "
-			"unshared",
+			"cow_ksm grew less than the probe's KSM pages, which its unmerge did "
+			"not provably copy (swapped out or still shared)",
 			"pagemap checks only (the cow_ksm check is off): %" PRId64 " < %" PRIu64,
 			delta, o->ksm_pages);
-	else
+	} else {
 		stress_ksm_unmerge_iface_set(ifc, KSM_IFACE_COW_KSM, NULL,
 			"cow_ksm (grew by %" PRId64 " for %" PRIu64 " unshared KSM pages)", delta,
-			o->merged == 1 ? o->ksm_pages : 0);
+			o->merged != 1 ? 0 : (uint64_t)delta < o->ksm_pages ? copied : o->ksm_pages);
+	}
 }
 
 /* pure: which signals the verdicts may use, from the self-test's observations */
@@ -1250,6 +1316,7 @@ static void stress_ksm_unmerge_iface_judge(
 	stress_ksm_unmerge_iface_kpf_ksm(o, ifc);
 	stress_ksm_unmerge_iface_kept(o, ifc);
 	stress_ksm_unmerge_iface_counters(o, ifc);
+	stress_ksm_unmerge_iface_cow(o, ifc);
 }
 
 /* pure: what a page is (KSM_PAGE_*), from the self-tested signals only */
@@ -1361,6 +1428,7 @@ static void stress_ksm_unmerge_iface_merge(const int pm_fd, const int kpf_fd, co
 	const double t0 = stress_time_now();
 	const uint64_t salt = stress_mwc64() | 1;
 	uint8_t *p = mmap(NULL, 3 * ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint64_t flags;
 	size_t w;
 
 	o->merged = -1;
@@ -1399,6 +1467,8 @@ static void stress_ksm_unmerge_iface_merge(const int pm_fd, const int kpf_fd, co
 			o->zp_pages = 0;
 		}
 		o->cow_after = stress_ksm_unmerge_field("/proc/vmstat", "cow_ksm");
+		stress_ksm_unmerge_iface_entry(pm_fd, -1, p, ps, &o->mg_after[0], &flags);
+		stress_ksm_unmerge_iface_entry(pm_fd, -1, p + ps, ps, &o->mg_after[1], &flags);
 		o->zp_stat[2] = stress_ksm_unmerge_field(KSM_STAT, "ksm_zero_pages");
 		o->zp_global[1] = stress_ksm_unmerge_field(KSM_SYSFS "/ksm_zero_pages", NULL);
 		stress_ksm_unmerge_iface_entry(pm_fd, kpf_fd, p + 2 * ps, ps, &o->zp_after,
@@ -1603,9 +1673,10 @@ static void stress_ksm_unmerge_count_page(stress_ksm_unmerge_ctx_t *ctx, void *a
 	(void)arg;
 	(void)i;
 	(void)e;
-	(void)sharers;
-	(void)flags;
 	ctx->last.ksm += (what == KSM_PAGE_KSM);
+	/* firm: only KSM maps one frame twice in a private mapping; or KPF_KSM, trusted */
+	ctx->last.firm += (what == KSM_PAGE_KSM) &&
+		(sharers > 1 || (ctx->iface->kpf_ksm && (flags & KPF_KSM)));
 	ctx->last.zero += (what == KSM_PAGE_KZERO);
 	ctx->last.present +=
 		(what == KSM_PAGE_KSM || what == KSM_PAGE_PRIVATE || what == KSM_PAGE_HOLE);
@@ -1616,6 +1687,8 @@ static void stress_ksm_unmerge_count_page(stress_ksm_unmerge_ctx_t *ctx, void *a
 static int stress_ksm_unmerge_region_count(stress_ksm_unmerge_ctx_t *ctx)
 {
 	(void)shim_memset(&ctx->last, 0, sizeof(ctx->last));
+	/* before the scan: a KSM page it sees copied later is in a delta from here */
+	stress_ksm_unmerge_vmstat(&ctx->last.cow, &ctx->last.swapin);
 	if (stress_ksm_unmerge_scan(ctx, false, stress_ksm_unmerge_count_page, NULL) < 0) {
 		(void)shim_memset(&ctx->last, 0, sizeof(ctx->last));
 		return -1;
@@ -1830,6 +1903,7 @@ typedef struct {
 	stress_ksm_unmerge_suspect_t sus[KSM_SUSPECTS];
 	size_t nsus, zero_page;
 	uint64_t zero, total, kpf_pages;
+	uint64_t copies;		/* private order-0 pages, present on a frame of their own */
 } stress_ksm_unmerge_pfns_t;
 
 /* scan consumer after the unmerge: KSM zero pages left, and suspect KSM pages */
@@ -1841,6 +1915,8 @@ static void stress_ksm_unmerge_pfns_page(stress_ksm_unmerge_ctx_t *ctx, void *ar
 	const bool mapping = sharers > 1 || (ctx->iface->excl && !(e & PM_EXCLUSIVE));
 
 	p->kpf_pages += !!(flags & KPF_KSM);
+	p->copies += what == KSM_PAGE_PRIVATE && (e & PM_PRESENT) && sharers == 1 &&
+		!(flags & (KPF_THP | KPF_HEAD | KPF_TAIL));
 	if (what == KSM_PAGE_KZERO) {
 		p->zero_page = p->zero ? p->zero_page : i;
 		p->zero++;
@@ -1892,15 +1968,17 @@ static void FORMAT(printf, 2, 3)
  *	no KSM zero page or KSM page left, a KSM page judged by two signals that agree
  */
 static int stress_ksm_unmerge_verify_pfns(stress_ksm_unmerge_ctx_t *ctx, const uint64_t ksm_before,
-	const int64_t cow_delta)
+	const int64_t cow_delta, uint64_t *copies)
 {
 	stress_ksm_unmerge_pfns_t p;
 	int64_t merging, zero;
 	size_t k;
 
 	(void)shim_memset(&p, 0, sizeof(p));
+	*copies = 0;
 	if (stress_ksm_unmerge_scan(ctx, !ctx->verify, stress_ksm_unmerge_pfns_page, &p) < 0)
 		return 0;
+	*copies = p.copies;	/* a scan cut short counts none: nothing is owed then */
 	if (p.zero && ctx->iface->zero_unshare) {
 		pr_fail("%s: page %zu still maps the KSM zero page after unmerge (%" PRIu64
 			" such pages)\n",
@@ -1963,6 +2041,33 @@ static int stress_ksm_unmerge_verify_data(stress_ksm_unmerge_ctx_t *ctx)
 }
 
 /*
+ *  stress_ksm_unmerge_verify_cow()
+ *	the merge scan's firm KSM pages (read after cow_ksm), less the region pages not
+ *	private copies now (cow, swapin read now), became private: only do_wp_page()'s
+ *	counted copy does that. Not judged where something else could: a layout racer's
+ *	discard, a swap-in (copies a KSM page uncounted), an unknown zero page; no THP
+ *	collapse in a NOHUGEPAGE region, and a THP page is no copy
+ */
+static int stress_ksm_unmerge_verify_cow(stress_ksm_unmerge_ctx_t *ctx, const uint64_t copies,
+	const int64_t cow, const int64_t swapin)
+{
+	const uint64_t elsewhere = ctx->npages - STRESS_MINIMUM(copies, (uint64_t)ctx->npages);
+	const uint64_t firm = ctx->last.cycle == ctx->cycle ? ctx->last.firm : 0;
+	const uint64_t copied = firm > elsewhere ? firm - elsewhere : 0;
+
+	if (!copied || ctx->disturb_layout || !ctx->iface->cow_ksm || ctx->last.cow < 0 ||
+	    !(ctx->iface->zero_pfn || ctx->iface->kpf_zero) || cow < 0 ||
+	    swapin != ctx->last.swapin || cow - ctx->last.cow >= (int64_t)copied)
+		return 0;
+	pr_fail("%s: cow_ksm grew by %" PRId64 " while at least %" PRIu64 " of %" PRIu64 " KSM "
+		"pages (a frame shared in the region%s) became private pages of their own in the "
+		"unmerge: the kernel copied KSM pages without counting them in /proc/vmstat "
+		"cow_ksm\n", ctx->args->name, cow - ctx->last.cow, copied, firm,
+		ctx->iface->kpf_ksm ? " or KPF_KSM" : "");
+	return -1;
+}
+
+/*
  *  stress_ksm_unmerge_verify_unmerge()
  *	pages unshared, data intact, VMA flags kept, counters agreeing with the pages
  */
@@ -1970,11 +2075,15 @@ static int stress_ksm_unmerge_verify_unmerge(
 	stress_ksm_unmerge_ctx_t *ctx, const uint64_t ksm_before, const int64_t cow_delta)
 {
 	const char *name = ctx->args->name;
-	int64_t merging, zero;
+	int64_t merging, zero, cow, swapin;
+	uint64_t copies;
 	char vmflags[256];
 
-	if (stress_ksm_unmerge_verify_pfns(ctx, ksm_before, cow_delta) < 0 ||
+	if (stress_ksm_unmerge_verify_pfns(ctx, ksm_before, cow_delta, &copies) < 0 ||
 	    stress_ksm_unmerge_verify_data(ctx) < 0)
+		return -1;
+	stress_ksm_unmerge_vmstat(&cow, &swapin);
+	if (stress_ksm_unmerge_verify_cow(ctx, copies, cow, swapin) < 0)
 		return -1;
 	stress_ksm_unmerge_counters(&merging, &zero);
 	/* the pages were judged above: a counter alone is a disagreement */

@@ -129,6 +129,8 @@ static void t_dump_load(const char *name, t_dump_t *d)
 	d->o.mg[1] = d->merged[1];
 	d->o.mg_flags[0] = d->merged_flags[0];
 	d->o.mg_flags[1] = d->merged_flags[1];
+	d->o.mg_after[0] = d->unmerged[0];
+	d->o.mg_after[1] = d->unmerged[1];
 	d->o.merged = stress_ksm_unmerge_pm_pfn(d->merged[0]) &&
 		stress_ksm_unmerge_pm_pfn(d->merged[0]) == stress_ksm_unmerge_pm_pfn(d->merged[1]);
 	d->o.zp = d->merged[64];
@@ -370,6 +372,12 @@ static void test_kernel_broken(void **state)
 	assert_string_equal(ifc.broken, "the self-test's probe KSM zero page is still mapped (pfn 0x3b32) and "
 		"still charged (ksm_stat's ksm_zero_pages +64 after its unmerge) after MADV_UNMERGEABLE: the "
 		"kernel no longer unshares KSM zero pages (6.4+)");
+	/* and cow_ksm not counting the copies too: one fail line says both */
+	d2.o.cow_after = d2.o.cow_before;
+	stress_ksm_unmerge_iface_judge(&d2.o, &ifc);
+	assert_non_null(strstr(ifc.broken, "(6.4+); the self-test's probe unmerge copied 2 KSM pages"));
+	d2.o.cow_after = d.o.cow_after;
+	stress_ksm_unmerge_iface_judge(&d2.o, &ifc);
 	/* the counter agrees with the pages: trusted, so fork-zero still runs */
 	assert_true(ifc.stat_zero && ifc.trusted[KSM_IFACE_KSM_STAT]);
 	assert_true(ifc.trusted[KSM_IFACE_COW_KSM]);
@@ -439,10 +447,39 @@ static void test_iface_broken(void **state)
 	d2.o.merging_pages = false;
 	d2.o.kver = stress_kernel_release(6, 3, 0);
 	stress_ksm_unmerge_iface_judge(&d2.o, &ifc);
-	assert_false(ifc.cow_ksm || ifc.kpf_ksm || ifc.zero_unshare || ifc.trusted[KSM_IFACE_KSM_STAT]);
+	assert_false(ifc.kpf_ksm || ifc.zero_unshare || ifc.trusted[KSM_IFACE_KSM_STAT]);
+	/* cow_ksm still: the probe's pages copied (new frames of their own), not counted: the kernel's failure */
+	assert_true(ifc.cow_ksm && ifc.trusted[KSM_IFACE_COW_KSM]);
+	assert_string_equal(ifc.broken, "the self-test's probe unmerge copied 2 KSM pages (pfn 0x171512 mapped twice; "
+		"now 0x16c4f4 and 0x16c3f9, present) but /proc/vmstat cow_ksm grew by 0: the kernel no longer counts "
+		"the copy of a KSM page (do_wp_page, 6.1+)");
+	assert_string_equal(t_line(&ifc, KSM_IFACE_COW_KSM), "ksm-unmerge: interface cow_ksm: trusted: cow_ksm (grew "
+		"by 0 for 2 copied KSM pages: a kernel failure)");
+	/* one copied, one still on the KSM frame (or swapped out): the one copy is owed */
+	d2.o.mg_after[1] = d.merged[1];
+	stress_ksm_unmerge_iface_judge(&d2.o, &ifc);
+	assert_non_null(strstr(ifc.broken, "probe unmerge copied 1 KSM pages"));
+	d2.o.cow_after = d2.o.cow_before + 1;
+	stress_ksm_unmerge_iface_judge(&d2.o, &ifc);
+	assert_string_equal(ifc.broken, "");
+	assert_true(ifc.cow_ksm && ifc.trusted[KSM_IFACE_COW_KSM]);
+	/* nothing provably copied, the counter did not grow: swapped out (no swap-in yet) or still shared */
+	d2.o.cow_after = d2.o.cow_before;
+	d2.o.mg_after[0] = PM_SWAP | 0x1234;
+	d2.o.mg_after[1] = PM_SWAP | 0x1235;
+	stress_ksm_unmerge_iface_judge(&d2.o, &ifc);
+	assert_string_equal(ifc.broken, "");
+	assert_false(ifc.cow_ksm || ifc.trusted[KSM_IFACE_COW_KSM]);
 	assert_string_equal(t_line(&ifc, KSM_IFACE_COW_KSM), "ksm-unmerge: interface cow_ksm: unreliable (cow_ksm "
-		"grew less than the pages the probe unshared); using pagemap checks only (the cow_ksm check is off): "
-		"0 < 64 instead");
+		"grew less than the probe's KSM pages, which its unmerge did not provably copy (swapped out or still "
+		"shared)); using pagemap checks only (the cow_ksm check is off): 0 < 64 instead");
+	d2.o.mg_after[0] = d2.o.mg_after[1] = d.merged[0];
+	stress_ksm_unmerge_iface_judge(&d2.o, &ifc);
+	assert_false(ifc.cow_ksm || ifc.broken[0]);
+	/* both copies on one frame: not two copies */
+	d2.o.mg_after[0] = d2.o.mg_after[1] = d.unmerged[0];
+	stress_ksm_unmerge_iface_judge(&d2.o, &ifc);
+	assert_false(ifc.cow_ksm || ifc.broken[0]);
 	assert_non_null(strstr(t_line(&ifc, KSM_IFACE_KPF_KSM), "unreliable (a page the probe merged (pfn "
 		"0x171512, shared) lacks KPF_KSM); using pfn sharing within the region, the pagemap exclusive bit 56"));
 	assert_string_equal(t_line(&ifc, KSM_IFACE_KSM_STAT), "ksm-unmerge: interface ksm_stat: unreliable "
@@ -985,6 +1022,82 @@ static void test_fork_zero_count(void **state)
 	t_scan_free(t);
 }
 
+/*
+ *  test_verify_cow()
+ *	the cycles' cow_ksm check: the firm KSM pages before the unmerge, less every page not a private copy
+ *	now, are owed to cow_ksm; short of them is a failure, unless something besides the kernel explains it
+ */
+static void test_verify_cow(void **state)
+{
+	t_scan_t *t = t_scan_new(KSM_PATTERN_MIXED);
+
+	(void)state;
+	t->ifc.cow_ksm = true;
+	t->ctx.npages = 64;
+	t->ctx.cycle = 9;
+	t->ctx.last.cycle = 9;
+	t->ctx.last.firm = 32;
+	t->ctx.last.cow = 1000;
+	t->ctx.last.swapin = -1;
+	assert_int_equal(stress_ksm_unmerge_verify_cow(&t->ctx, 64, 1032, -1), 0);	/* counted */
+	assert_int_equal(stress_ksm_unmerge_verify_cow(&t->ctx, 64, 1040, -1), 0);	/* others' copies too */
+	assert_int_equal(stress_ksm_unmerge_verify_cow(&t->ctx, 64, 1031, -1), -1);	/* one uncounted */
+	assert_int_equal(stress_ksm_unmerge_verify_cow(&t->ctx, 64, 1000, -1), -1);	/* m23: none counted */
+	/* 16 region pages not private copies now (swapped out, discarded, KSM): 16 firm ones owed only */
+	assert_int_equal(stress_ksm_unmerge_verify_cow(&t->ctx, 48, 1016, -1), 0);
+	assert_int_equal(stress_ksm_unmerge_verify_cow(&t->ctx, 48, 1015, -1), -1);
+	assert_int_equal(stress_ksm_unmerge_verify_cow(&t->ctx, 32, 1000, -1), 0);	/* nothing owed */
+	/* what else explains it: a swap-in, a layout racer, no counter, an unknown zero page, an old scan */
+	t->ctx.last.swapin = 5;
+	assert_int_equal(stress_ksm_unmerge_verify_cow(&t->ctx, 64, 1000, 6), 0);
+	assert_int_equal(stress_ksm_unmerge_verify_cow(&t->ctx, 64, 1000, 5), -1);
+	t->ctx.disturb_layout = true;
+	assert_int_equal(stress_ksm_unmerge_verify_cow(&t->ctx, 64, 1000, 5), 0);
+	t->ctx.disturb_layout = false;
+	assert_int_equal(stress_ksm_unmerge_verify_cow(&t->ctx, 64, -1, 5), 0);
+	t->ifc.cow_ksm = false;
+	assert_int_equal(stress_ksm_unmerge_verify_cow(&t->ctx, 64, 1000, 5), 0);
+	t->ifc.cow_ksm = true;
+	t->ifc.zero_pfn = 0;
+	t->ifc.kpf_zero = false;
+	assert_int_equal(stress_ksm_unmerge_verify_cow(&t->ctx, 64, 1000, 5), 0);
+	t->ifc.kpf_zero = true;
+	assert_int_equal(stress_ksm_unmerge_verify_cow(&t->ctx, 64, 1000, 5), -1);
+	t->ctx.last.cycle = 8;
+	assert_int_equal(stress_ksm_unmerge_verify_cow(&t->ctx, 64, 1000, 5), 0);
+	t_scan_free(t);
+}
+
+/*
+ *  test_firm_count()
+ *	the merge scan's firm KSM pages: a frame shared in the region, or KPF_KSM where trusted; never the zero page
+ */
+static void test_firm_count(void **state)
+{
+	t_scan_t *t = t_scan_new(KSM_PATTERN_MIXED);
+	const uint64_t p = PM_PRESENT, x = PM_PRESENT | PM_EXCLUSIVE;
+	const uint64_t pm[] = { p | 0xa0, p | 0xa0, p | 0xb0, x | 0xc0, p | 0x777, p | 0x777, PM_SWAP | 5, 0 };
+	uint64_t pfns[2] = { 0xb0, 0xc0 }, flags[2] = { KPF_KSM | KPF_ANON, KPF_ANON };
+
+	(void)state;
+	t->ctx.pagemap_fd = shim_memfd_create("t-pagemap", 0);
+	assert_true(t->ctx.pagemap_fd >= 0);
+	assert_int_equal(pwrite(t->ctx.pagemap_fd, pm, sizeof(pm), (off_t)(T_BASE * sizeof(uint64_t))),
+		(ssize_t)sizeof(pm));
+	t->ctx.kpageflags_fd = t_kpf_file(pfns, flags, 2);
+	t->ctx.region = (uint8_t *)(uintptr_t)(T_BASE * T_PAGE);
+	t->ctx.npages = SIZEOF_ARRAY(pm);
+	assert_int_equal(stress_ksm_unmerge_region_count(&t->ctx), 0);
+	/* KPF_KSM not trusted: pages 0 and 1 only (page 2, alone and not exclusive, is a KSM page, not firm) */
+	assert_int_equal(t->ctx.last.firm, 2);
+	assert_int_equal(t->ctx.last.ksm, 3);
+	t->ifc.kpf_ksm = true;
+	assert_int_equal(stress_ksm_unmerge_region_count(&t->ctx), 0);
+	assert_int_equal(t->ctx.last.firm, 1);	/* 0xa0 lacks KPF_KSM in the fake file: not a KSM page */
+	assert_int_equal(t->ctx.last.ksm, 1);
+	t_scan_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1000,6 +1113,8 @@ int main(void)
 		cmocka_unit_test(test_region_count),
 		cmocka_unit_test(test_verify_merge),
 		cmocka_unit_test(test_fork_zero_count),
+		cmocka_unit_test(test_verify_cow),
+		cmocka_unit_test(test_firm_count),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
