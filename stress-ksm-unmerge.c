@@ -173,7 +173,8 @@ static const stress_opt_t opts[] = {
 #define KSM_JUDGE_CYCLES	(4)		/* fewer verified cycles: reach not judged */
 #define KSM_MAX_FAILURES	(5)
 #define KSM_HANG_SECS		(60.0)		/* a kernel step stuck this long is a hang */
-#define KSM_STOP_SECS		(10.0)		/* a worker must end this soon after the stop */
+#define KSM_STOP_SECS		(10.0)		/* a worker idle this long after the stop is stuck */
+#define KSM_STOP_CAP_SECS	(60.0)		/* ...and one still busy in the kernel this long */
 #define KSM_TEARDOWN_RATE	(3.0 * GB)	/* bytes/s unmapped at exit, measured low end */
 #define KSM_DRAIN_SECS		(2.0)		/* end of run: ksmd's last full scan, bound */
 #define KSM_RMAP_LEAK		(64)		/* rmap_items no live process has: a leak */
@@ -6392,6 +6393,50 @@ static void stress_ksm_unmerge_stacks(const char *name, const pid_t pid, const c
 		(void)closedir(dir);
 }
 
+/* pure: utime + stime (all threads, clock ticks) of a /proc/PID/stat line, -1 unparsable */
+static int64_t stress_ksm_unmerge_stat_ticks(const char *buf)
+{
+	unsigned long long ut, st;
+	const char *p = shim_strrchr(buf, ')');
+
+	/* after the command: state ppid pgrp session tty tpgid flags 4 fault counts, then these */
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+			 &ut, &st) != 2)
+		return -1;
+	return (int64_t)(ut + st);
+}
+
+/* the worker's CPU time in ticks, -1 unread */
+static int64_t stress_ksm_unmerge_cpu_ticks(const pid_t pid)
+{
+	char path[64], buf[1024];
+
+	(void)snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (stress_fs_file_read(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	return stress_ksm_unmerge_stat_ticks(buf);
+}
+
+/*
+ *  stress_ksm_unmerge_stopped_late()
+ *	after the stop request: a worker that used no CPU for KSM_STOP_SECS (plus what the
+ *	sparse walk is excused) is stuck; one still using CPU is still working in the kernel
+ *	(a whole-node compaction the thp racer started, an smaps walk of the sparse range:
+ *	tens of seconds under emulation) and is stuck only past KSM_STOP_CAP_SECS
+ */
+static bool stress_ksm_unmerge_stopped_late(const pid_t pid, const double now,
+	const double stop_at, const double allow, int64_t *ticks, double *busy_at)
+{
+	const int64_t t = stress_ksm_unmerge_cpu_ticks(pid);
+
+	if (t >= 0 && t != *ticks) {
+		*ticks = t;
+		*busy_at = now;
+	}
+	return now - *busy_at > KSM_STOP_SECS + allow ||
+		now - stop_at > KSM_STOP_CAP_SECS + allow;
+}
+
 /*
  *  stress_ksm_unmerge_supervise()
  *	the instance: pass the stop on, report a hang with stacks, judge the worker's end
@@ -6399,9 +6444,10 @@ static void stress_ksm_unmerge_stacks(const char *name, const pid_t pid, const c
 static int stress_ksm_unmerge_supervise(stress_args_t *args, const pid_t pid)
 {
 	const stress_ksm_unmerge_instance_t *st = &stress_ksm_unmerge_shared->inst[args->instance];
-	double stop_at = 0.0;
+	double stop_at = 0.0, busy_at = 0.0;
 	bool hung = false, killed = false, stopping = false;
 	int status = 0;
+	int64_t ticks = -1;
 
 	for (;;) {
 		const pid_t ret = shim_waitpid(pid, &status, WNOHANG);
@@ -6417,7 +6463,8 @@ static int stress_ksm_unmerge_supervise(stress_args_t *args, const pid_t pid)
 		}
 		if (!stress_continue(args) && !stopping) {
 			stopping = true;
-			stop_at = now;
+			stop_at = busy_at = now;
+			ticks = stress_ksm_unmerge_cpu_ticks(pid);
 			(void)shim_kill(pid, SIGALRM);
 		}
 		if (!hung && (st->phase == KSM_PHASE_UNMERGING || st->phase == KSM_PHASE_VERIFY) &&
@@ -6429,10 +6476,14 @@ static int stress_ksm_unmerge_supervise(stress_args_t *args, const pid_t pid)
 					"stuck in the verification (racers parking) for longer "
 					"than the hang bound");
 		}
-		if (stopping && !killed && now - stop_at > KSM_STOP_SECS + st->hang_allow) {
-			stress_ksm_unmerge_stacks(args->name, pid,
-				"did not stop within 10 secs of the stop request "
-				"and is killed");
+		if (stopping && !killed && stress_ksm_unmerge_stopped_late(pid, now, stop_at,
+				st->hang_allow, &ticks, &busy_at)) {
+			char why[128];
+
+			(void)snprintf(why, sizeof(why), "did not stop within %.0f secs of the "
+				"stop request (%.0f secs with no CPU time used) and is killed",
+				now - stop_at, now - busy_at);
+			stress_ksm_unmerge_stacks(args->name, pid, why);
 			(void)stress_kill_pid(pid);
 			killed = true;
 		}

@@ -902,6 +902,18 @@ static void test_report_spread(void **state)
 	free(sh);
 }
 
+/* the stop deadline's CPU clock: utime + stime after the command, whatever the command holds */
+static void test_stat_ticks(void **state)
+{
+	(void)state;
+	assert_int_equal(stress_ksm_unmerge_stat_ticks(
+		"1768 (stress-ng) S 1766 76 76 0 -1 4194624 20 0 0 0 150 2345 0 0 20 0 5"), 2495);
+	assert_int_equal(stress_ksm_unmerge_stat_ticks(
+		"1768 (a) b) c) R 1 2 3 4 5 6 7 8 9 10 11 12 13"), 23);
+	assert_int_equal(stress_ksm_unmerge_stat_ticks("1768 (stress-ng) S 1766 76"), -1);
+	assert_int_equal(stress_ksm_unmerge_stat_ticks("garbage"), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -923,6 +935,7 @@ int main(void)
 		cmocka_unit_test(test_wait_judge),
 		cmocka_unit_test(test_share),
 		cmocka_unit_test(test_report_width),
+		cmocka_unit_test(test_stat_ticks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
