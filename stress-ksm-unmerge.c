@@ -2780,20 +2780,26 @@ static bool stress_ksm_unmerge_racers_quiesce(stress_ksm_unmerge_ctx_t *ctx)
 /* enter a cycle phase: the racers' phase hooks run; shared compaction lock while verifying */
 static void stress_ksm_unmerge_phase_set(stress_ksm_unmerge_ctx_t *ctx, const int phase)
 {
+	const bool sh = (phase == KSM_PHASE_MERGED || phase == KSM_PHASE_VERIFY);
 	size_t i;
 
 	ctx->phase = phase;
 	ctx->st->phase = phase;
 	ctx->st->phase_since = stress_time_now();
 	ctx->st->hang_allow = 0.0;
+#if defined(HAVE_SYS_FILE_H)
+	/*
+	 * migration entries and reused pfns would read as lost or shared pages: locked shared
+	 * after the hooks (the thp one joins its compaction first), unlocked before them
+	 */
+	while (ctx->compact_fd >= 0 && !sh && flock(ctx->compact_fd, LOCK_UN) < 0 && errno == EINTR)
+		;
+#endif
 	for (i = 0; i < KSM_RACERS; i++)
 		if ((ctx->racers & STRESS_BIT_ULL(i)) && ctx->run[i].r->phase)
 			ctx->run[i].r->phase(ctx, &ctx->run[i], phase);
 #if defined(HAVE_SYS_FILE_H)
-	/* migration entries and reused pfns would read as lost or shared pages */
-	while (ctx->compact_fd >= 0 && flock(ctx->compact_fd,
-	    (phase == KSM_PHASE_MERGED || phase == KSM_PHASE_VERIFY) ? LOCK_SH : LOCK_UN) < 0 &&
-	    errno == EINTR)
+	while (ctx->compact_fd >= 0 && sh && flock(ctx->compact_fd, LOCK_SH) < 0 && errno == EINTR)
 		;
 #endif
 	if (phase == KSM_PHASE_IDLE)
@@ -4343,6 +4349,8 @@ typedef struct {
 	uint64_t compacted;		/* cycle compaction ran in */
 	int compact_fd;			/* compact_memory, locked exclusive while compacting */
 	volatile bool compacting;	/* the compaction thread has not returned */
+	pthread_t helper;		/* the compaction thread the UNMERGING hook started */
+	bool hooked;			/* ... and has not joined yet */
 	uint64_t thps;
 	uint64_t zero;			/* zero slots of the chunk last read mapping the zero page */
 } stress_ksm_unmerge_thp_t;
@@ -4409,7 +4417,18 @@ static int64_t stress_ksm_unmerge_thp_ksm(
 	return stress_ksm_unmerge_thp_count(ctx->iface, t->pm, t->flags, per, &t->zero);
 }
 
-/* fill n pages at chunk start p (per pages a chunk): the same page, zero slots written 0 */
+/*
+ * page k's template: the slots that are not zero take turns over the first templates, so each
+ * KSM page is mapped all over the region and an unmerge keeps meeting every one of them: a KSM
+ * page compaction migrates while the region unmerges is met in its migration entries
+ */
+static inline const uint8_t *stress_ksm_unmerge_thp_template(
+	const stress_ksm_unmerge_ctx_t *ctx, const size_t k)
+{
+	return ctx->templates + (k % KSM_THP_ZERO_EVERY) * ctx->page_size;
+}
+
+/* fill n pages at chunk start p (per pages a chunk): templates, zero slots written 0 */
 static void stress_ksm_unmerge_thp_fill(
 	const stress_ksm_unmerge_ctx_t *ctx, uint8_t *p, const size_t n, const size_t per)
 {
@@ -4419,7 +4438,8 @@ static void stress_ksm_unmerge_thp_fill(
 		if (stress_ksm_unmerge_thp_zero_slot(k % per))
 			(void)shim_memset(p + k * ctx->page_size, 0, ctx->page_size);
 		else
-			(void)shim_memcpy(p + k * ctx->page_size, ctx->templates, ctx->page_size);
+			(void)shim_memcpy(p + k * ctx->page_size,
+				stress_ksm_unmerge_thp_template(ctx, k), ctx->page_size);
 }
 
 /* first of n pages at chunk start p (per pages a chunk) not holding its fill, -1 if all do */
@@ -4431,7 +4451,8 @@ static ssize_t stress_ksm_unmerge_thp_check(
 	for (k = 0; k < n; k++)
 		if (stress_ksm_unmerge_thp_zero_slot(k % per) ?
 		    !stress_ksm_unmerge_all_zero(p + k * ctx->page_size, ctx->page_size) :
-		    !!shim_memcmp(p + k * ctx->page_size, ctx->templates, ctx->page_size))
+		    !!shim_memcmp(p + k * ctx->page_size, stress_ksm_unmerge_thp_template(ctx, k),
+			    ctx->page_size))
 			return (ssize_t)k;
 	return -1;
 }
@@ -4458,13 +4479,106 @@ static void stress_ksm_unmerge_thp_park(
 		stress_ksm_unmerge_racer_fail(run, "THP region page %zd lost its data after "
 			"unmerge (expected %s)", bad,
 			stress_ksm_unmerge_thp_zero_slot((size_t)bad % per) ? "zeros" :
-			"the same page");
+			"its template");
 	for (c = 0; c < t->chunks && bad < 0; c++)
 		if (stress_ksm_unmerge_thp_ksm(ctx, t, c) > 0) {
 			stress_ksm_unmerge_racer_fail(
 				run, "THP region chunk %zu still has KSM pages after unmerge", c);
 			break;
 		}
+}
+
+/* compaction thread: one write to compact_memory (it returns when every zone is compacted) */
+static void *stress_ksm_unmerge_thp_compact(void *arg)
+{
+	stress_ksm_unmerge_thp_t *t = (stress_ksm_unmerge_thp_t *)arg;
+
+	if (write(t->compact_fd, "1", 1) != 1)
+		pr_dbg("ksm-unmerge: thp racer: compact_memory write failed, errno=%d (%s)\n",
+			errno, strerror(errno));
+	t->compacting = false;
+	return NULL;
+}
+
+/* with compact_memory locked exclusive: start the compaction thread, true if it runs */
+static bool stress_ksm_unmerge_thp_compaction(stress_ksm_unmerge_ctx_t *ctx,
+	stress_ksm_unmerge_run_t *run, stress_ksm_unmerge_thp_t *t, pthread_t *helper)
+{
+	t->compacting = true;
+	if (pthread_create(helper, NULL, stress_ksm_unmerge_thp_compact, t) != 0) {
+		pr_dbg("%s: thp racer: pthread_create failed, errno=%d (%s): no compaction\n",
+			ctx->args->name, errno, strerror(errno));
+		t->compacting = false;
+		(void)flock(t->compact_fd, LOCK_UN);
+		return false;
+	}
+	t->compacted = ctx->cycle;
+	run->rs->detail[KSM_D_THP_COMPACTIONS]++;
+	return true;
+}
+
+/*
+ *  stress_ksm_unmerge_thp_unmerge()
+ *	the region in pieces, visited with a stride of 7 (coprime with their count: chunks <=
+ *	KSM_THP_MAX < 7 times a power of two), 4 ms apart while compaction runs: the unmerge keeps
+ *	coming back to every KSM page, so one that compaction migrates meets an unshare in one of
+ *	its migration entries (break_ksm() must retry after it)
+ */
+static void stress_ksm_unmerge_thp_unmerge(
+	stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, stress_ksm_unmerge_thp_t *t)
+{
+	const size_t pieces = t->chunks * STRESS_MINIMUM(t->pmd / ctx->page_size, (size_t)32);
+	const size_t len = t->size / pieces;
+	size_t i, off;
+
+	t->unmerged = ctx->cycle;
+	for (i = 0; i < pieces; i++) {
+		const bool during = t->compacting;
+
+		off = ((i * 7) % pieces) * len;
+		if (stress_ksm_unmerge_unmerge_retried(ctx, t->thp + off, len) < 0 &&
+		    stress_continue(ctx->args))
+			stress_ksm_unmerge_racer_fail(run, "MADV_UNMERGEABLE on THP region offset "
+				"%zu failed, errno=%d (%s)", off, errno, strerror(errno));
+		run->rs->detail[KSM_D_THP_IN_COMPACTION] += during;
+		if (t->compacting && i + 1 < pieces && stress_continue(ctx->args))
+			(void)shim_nanosleep_uint64(4000000);
+	}
+	run->rs->ops++;
+}
+
+/*
+ *  stress_ksm_unmerge_thp_hook()
+ *	main thread, before the region unmerges: that unmerge holds the mmap lock as long as a
+ *	compaction runs under TCG, so the racer's thread unmerged the chunks only after it. Here
+ *	compaction starts and the chunks unmerge first; the compaction goes on under the region's
+ *	unmerge and is joined at the next phase (before verification locks compaction out)
+ */
+static void stress_ksm_unmerge_thp_hook(
+	stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, stress_ksm_unmerge_thp_t *t,
+	const int phase)
+{
+	const uint64_t before = t->unmerged;
+	bool locked = false;
+	int tries;
+
+	if (phase != KSM_PHASE_UNMERGING && t->hooked) {
+		(void)pthread_join(t->helper, NULL);
+		(void)flock(t->compact_fd, LOCK_UN);
+		t->hooked = false;
+	}
+	if (phase != KSM_PHASE_UNMERGING || t->compact_fd < 0 || t->compacted == ctx->cycle)
+		return;
+	t->unmerged = ctx->cycle;	/* keeps the racer's thread out meanwhile */
+	/* other instances verifying hold it shared: a short try, the racer's thread polls on */
+	for (tries = 0; tries < 20 && !(locked = (flock(t->compact_fd, LOCK_EX | LOCK_NB) == 0));
+	     tries++)
+		(void)shim_nanosleep_uint64(1000000);
+	t->hooked = locked && stress_ksm_unmerge_thp_compaction(ctx, run, t, &t->helper);
+	if (t->hooked)
+		stress_ksm_unmerge_thp_unmerge(ctx, run, t);
+	else
+		t->unmerged = before;
 }
 
 /*
@@ -4482,6 +4596,7 @@ static void stress_ksm_unmerge_thp_phase(
 		0;
 	size_t c;
 
+	stress_ksm_unmerge_thp_hook(ctx, run, t, phase);
 	if (phase == KSM_PHASE_PARK)
 		stress_ksm_unmerge_thp_park(ctx, run, t);
 	if (phase == KSM_PHASE_STOP && !t->thps && !run->rs->reason[0])
@@ -4536,23 +4651,10 @@ static void stress_ksm_unmerge_thp_phase(
 	}
 }
 
-/* compaction thread: one write to compact_memory (it returns when every zone is compacted) */
-static void *stress_ksm_unmerge_thp_compact(void *arg)
-{
-	stress_ksm_unmerge_thp_t *t = (stress_ksm_unmerge_thp_t *)arg;
-
-	if (write(t->compact_fd, "1", 1) != 1)
-		pr_dbg("ksm-unmerge: thp racer: compact_memory write failed, errno=%d (%s)\n",
-			errno, strerror(errno));
-	t->compacting = false;
-	return NULL;
-}
-
 /*
  *  stress_ksm_unmerge_thp_op()
- *	during the main unmerge: compact memory from a thread of its own and meanwhile unmerge
- *	the chunks one by one, so every cycle's unmerges meet KSM pages under migration
- *	(break_ksm() must retry on a migration entry)
+ *	where the UNMERGING hook got no compaction: during the region's unmerge, compact memory
+ *	from a thread of its own and meanwhile unmerge the chunks
  */
 static bool stress_ksm_unmerge_thp_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
 {
@@ -4560,7 +4662,6 @@ static bool stress_ksm_unmerge_thp_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_
 	const uint64_t cycle = ctx->cycle;
 	pthread_t helper;
 	bool locked = false, started = false;
-	size_t c;
 
 	if (ctx->phase != KSM_PHASE_UNMERGING || t->unmerged == cycle)
 		return false;
@@ -4570,34 +4671,12 @@ static bool stress_ksm_unmerge_thp_op(stress_ksm_unmerge_ctx_t *ctx, stress_ksm_
 	       !ctx->quiesce && stress_continue(ctx->args) &&
 	       !(locked = (flock(t->compact_fd, LOCK_EX | LOCK_NB) == 0)))
 		(void)shim_nanosleep_uint64(1000000);
-	t->compacting = locked;
-	if (locked && pthread_create(&helper, NULL, stress_ksm_unmerge_thp_compact, t) != 0) {
-		pr_dbg("%s: thp racer: pthread_create failed, errno=%d (%s): no compaction\n",
-			ctx->args->name, errno, strerror(errno));
-		t->compacting = false;
-	}
-	started = t->compacting;
-	run->rs->detail[KSM_D_THP_COMPACTIONS] += started;
-	t->unmerged = cycle;
-	for (c = 0; c < t->chunks; c++) {
-		const bool during = t->compacting;
-
-		if (stress_ksm_unmerge_unmerge_retried(ctx, t->thp + c * t->pmd, t->pmd) < 0 &&
-		    stress_continue(ctx->args))
-			stress_ksm_unmerge_racer_fail(run, "MADV_UNMERGEABLE on THP chunk %zu "
-				"failed, errno=%d (%s)", c, errno, strerror(errno));
-		run->rs->detail[KSM_D_THP_IN_COMPACTION] += during;
-		/* spread the chunks over the compaction */
-		if (t->compacting && c + 1 < t->chunks)
-			(void)shim_nanosleep_uint64(1000000);
-	}
-	if (started)
+	started = locked && stress_ksm_unmerge_thp_compaction(ctx, run, t, &helper);
+	stress_ksm_unmerge_thp_unmerge(ctx, run, t);
+	if (started) {
 		(void)pthread_join(helper, NULL);
-	if (locked) {
 		(void)flock(t->compact_fd, LOCK_UN);
-		t->compacted = cycle;
 	}
-	run->rs->ops++;
 	return true;
 }
 
