@@ -4520,7 +4520,7 @@ static bool stress_ksm_unmerge_thp_compaction(stress_ksm_unmerge_ctx_t *ctx,
 /*
  *  stress_ksm_unmerge_thp_unmerge()
  *	the region in pieces, visited with a stride of 7 (coprime with their count: chunks <=
- *	KSM_THP_MAX < 7 times a power of two), 4 ms apart while compaction runs: the unmerge keeps
+ *	KSM_THP_MAX < 7 times a power of two), 1 ms apart while compaction runs: the unmerge keeps
  *	coming back to every KSM page, so one that compaction migrates meets an unshare in one of
  *	its migration entries (break_ksm() must retry after it)
  */
@@ -4542,7 +4542,7 @@ static void stress_ksm_unmerge_thp_unmerge(
 				"%zu failed, errno=%d (%s)", off, errno, strerror(errno));
 		run->rs->detail[KSM_D_THP_IN_COMPACTION] += during;
 		if (t->compacting && i + 1 < pieces && stress_continue(ctx->args))
-			(void)shim_nanosleep_uint64(4000000);
+			(void)shim_nanosleep_uint64(1000000);
 	}
 	run->rs->ops++;
 }
