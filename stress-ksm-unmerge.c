@@ -217,6 +217,7 @@ enum {
 	KSM_PHASE_PARK,
 	KSM_PHASE_RESTORE,	/* every racer parked */
 	KSM_PHASE_STOP,		/* the racer ends (also after a failed start) */
+	KSM_PHASE_RETRY,	/* the timed unmerge returned EINTR, before its retry (KSM_RF_WP) */
 };
 
 /* what one page is, from the self-tested signals */
@@ -419,7 +420,7 @@ enum { KSM_D_VMSPLICE_HELD = 0, KSM_D_VMSPLICE_HELD_KSM, KSM_D_VMSPLICE_COPIED }
 enum { KSM_D_GUP_ODIRECT = 0, KSM_D_GUP_ODIRECT_KSM, KSM_D_GUP_LONGTERM, KSM_D_GUP_LONGTERM_KSM,
 	KSM_D_GUP_READV, KSM_D_GUP_READV_KSM };
 enum { KSM_D_UFFD_WP_AT_UNMERGE = 0, KSM_D_UFFD_WP_KEPT, KSM_D_UFFD_WP_KEPT_KSM,
-	KSM_D_UFFD_WP_LOST_PINNED };
+	KSM_D_UFFD_WP_LOST_PINNED, KSM_D_UFFD_WP_LOST_HOLE, KSM_D_UFFD_WP_LOST_RETRY };
 enum { KSM_D_MRELEASE_REAPS = 0, KSM_D_MRELEASE_ESRCH, KSM_D_MRELEASE_VICTIM_KSM };
 enum { KSM_D_SPARSE_WALKED = 0, KSM_D_SPARSE_CHECKED };
 enum { KSM_D_THP_PMD = 0, KSM_D_THP_MTHP, KSM_D_THP_COMPACTIONS, KSM_D_THP_IN_COMPACTION,
@@ -508,6 +509,7 @@ struct stress_ksm_unmerge_ctx {
 	bool disturb_counts, disturb_layout;
 	size_t touch_npages;		/* racers reading/writing pages stay below this */
 	volatile uint32_t *ro_pinned;	/* per page: cycle of its last read-only pin (uffd-wp) */
+	volatile uint8_t *holes;	/* per page: discarded since the last restore (dontneed) */
 	pthread_t main_thread;
 	stress_ksm_unmerge_run_t run[KSM_RACERS];
 	bool stopped;
@@ -3360,7 +3362,7 @@ typedef struct {
 	bool tid;			/* faults carry the faulting thread id */
 	pid_t main_tid;			/* the thread that unmerges */
 	bool snap_valid;
-	uint8_t *snap;			/* per page: KSM and protected at unmerge start */
+	uint64_t *snap;			/* per page: its KSM pfn if protected at unmerge start, or 0 */
 	volatile uint32_t *touched;	/* per page: the cycle it was unprotected in */
 	uint64_t *pm;
 } stress_ksm_unmerge_uffd_wp_t;
@@ -3471,7 +3473,11 @@ static bool stress_ksm_unmerge_uffd_wp_op(
 
 /*
  *  stress_ksm_unmerge_uffd_wp_phase()
- *	protect half when merged; what was KSM and protected must keep WP and unshare
+ *	protect half when merged; what was KSM and protected must keep WP and unshare.
+ *	A page is judged once, at the first read after the walk reached it (its pfn moved),
+ *	or at the end.  A read before an EINTR retry cannot judge a lost bit: ksmd may have
+ *	merged the copy again (the bug below) in the gap; a page the walk had not reached
+ *	is judged later
  */
 static void stress_ksm_unmerge_uffd_wp_phase(
 	stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
@@ -3492,39 +3498,50 @@ static void stress_ksm_unmerge_uffd_wp_phase(
 		stress_ksm_unmerge_uffd_wp_range(run,
 			stress_mwc32modn((uint32_t)(ctx->npages / 2 + 1)), (ctx->npages + 1) / 2,
 			true);
-	if ((phase != KSM_PHASE_UNMERGING && (phase != KSM_PHASE_VERIFY || !u->snap_valid)) ||
-		!ctx->have_pfns ||
+	if ((phase != KSM_PHASE_UNMERGING && ((phase != KSM_PHASE_VERIFY &&
+		phase != KSM_PHASE_RETRY) || !u->snap_valid)) || !ctx->have_pfns ||
 		stress_ksm_unmerge_pagemap_read(
 			ctx->pagemap_fd, ctx->region, ctx->npages, ctx->page_size, u->pm) < 0)
 		return;
 	for (i = 0; i < ctx->npages; i++) {
-		const int what = (u->pm[i] & PM_UFFD_WP) ?
-			stress_ksm_unmerge_page_state(
-				ctx, u->pm[i], 0, stress_ksm_unmerge_page_kind(ctx->pattern, i)) :
-			KSM_PAGE_ABSENT;
+		const uint64_t pfn = stress_ksm_unmerge_pm_pfn(u->pm[i]);
+		const bool wp = !!(u->pm[i] & PM_UFFD_WP);
+		int what;
 
+		if (phase != KSM_PHASE_UNMERGING && (!u->snap[i] || u->touched[i] == cycle ||
+			(phase == KSM_PHASE_RETRY && pfn == u->snap[i] && wp)))
+			continue;	/* not judged, or not reached yet */
+		what = wp ? stress_ksm_unmerge_page_state(ctx, u->pm[i], 0,
+				stress_ksm_unmerge_page_kind(ctx->pattern, i)) : KSM_PAGE_ABSENT;
 		if (phase == KSM_PHASE_UNMERGING) {
-			u->snap[i] = stress_ksm_unmerge_is_ksm(what);
-			run->rs->detail[KSM_D_UFFD_WP_AT_UNMERGE] += u->snap[i];
-		} else if (u->snap[i] && u->touched[i] != cycle && !(u->pm[i] & PM_UFFD_WP)) {
+			u->snap[i] = stress_ksm_unmerge_is_ksm(what) ? pfn : 0;
+			run->rs->detail[KSM_D_UFFD_WP_AT_UNMERGE] += !!u->snap[i];
+			continue;
+		}
+		if (!wp) {
 			if (ctx->ro_pinned && ctx->ro_pinned[i] == cycle)
 				pinned++;	/* a pin unshared it, ksmd merged the copy: below */
+			else if (ctx->holes && ctx->holes[i])	/* an anonymous zap drops it */
+				run->rs->detail[KSM_D_UFFD_WP_LOST_HOLE]++;
+			else if (phase == KSM_PHASE_RETRY)
+				run->rs->detail[KSM_D_UFFD_WP_LOST_RETRY]++;
 			else
 				first_lost = lost++ ? first_lost : i;
-		} else if (u->snap[i] && u->touched[i] != cycle) {
+		} else {
 			kept++;
 			run->rs->evidence += (what == KSM_PAGE_PRIVATE);
 			still += stress_ksm_unmerge_is_ksm(what);
 		}
+		u->snap[i] = 0;
 	}
-	u->snap_valid = (phase == KSM_PHASE_UNMERGING);
+	u->snap_valid = (phase != KSM_PHASE_VERIFY);
 	run->rs->detail[KSM_D_UFFD_WP_KEPT] += kept;
 	run->rs->detail[KSM_D_UFFD_WP_KEPT_KSM] += still;
 	if (pinned && !run->rs->detail[KSM_D_UFFD_WP_LOST_PINNED])	/* once per instance */
 		pr_inf("%s: uffd-wp racer: %" PRIu64 " pages a read-only pin unshared lost the uffd-wp "
 		       "bit, not judged: ksmd's merge of the copy drops it\n", ctx->args->name, pinned);
 	run->rs->detail[KSM_D_UFFD_WP_LOST_PINNED] += pinned;
-	if (lost && !stress_ksm_unmerge_others_run(ctx, NULL, KSM_RF_LAYOUT))
+	if (lost)
 		stress_ksm_unmerge_racer_fail(run,
 			"%" PRIu64 " KSM pages lost their uffd-wp bit across the unmerge "
 			"(first: page %zu, pagemap %#" PRIx64 ")",
@@ -3541,7 +3558,7 @@ static int stress_ksm_unmerge_uffd_wp_start(
 	uint32_t *pinned = stress_ksm_unmerge_keep(run, calloc(ctx->npages, sizeof(uint32_t)), 0);
 
 	u->main_tid = (pid_t)shim_gettid();
-	u->snap = stress_ksm_unmerge_keep(run, calloc(ctx->npages, 1), 0);
+	u->snap = stress_ksm_unmerge_keep(run, calloc(ctx->npages, sizeof(uint64_t)), 0);
 	u->touched = stress_ksm_unmerge_keep(run, calloc(ctx->npages, sizeof(uint32_t)), 0);
 	u->pm = stress_ksm_unmerge_keep(run, calloc(ctx->npages, sizeof(uint64_t)), 0);
 	u->uffd = stress_ksm_unmerge_keep_fd(run,
@@ -4132,6 +4149,8 @@ static bool stress_ksm_unmerge_dontneed_op(
 	n = stress_ksm_unmerge_random_range(ctx, KSM_OP_PAGES, &first);
 	(void)stress_ksm_unmerge_pages_state(ctx, ctx->region + first * ctx->page_size, n,
 		stress_ksm_unmerge_page_kind(ctx->pattern, first), st);
+	(void)shim_memset(d->holes + first, 1, n);	/* before the discard: uffd-wp sees it */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (shim_madvise(ctx->region + first * ctx->page_size, n * ctx->page_size, MADV_DONTNEED) <
 		0) {
 		stress_ksm_unmerge_racer_fail(run,
@@ -4139,10 +4158,8 @@ static bool stress_ksm_unmerge_dontneed_op(
 			first + n - 1, errno, strerror(errno));
 		return true;
 	}
-	for (j = 0; j < n; j++) {
-		d->holes[first + j] = 1;
+	for (j = 0; j < n; j++)
 		run->rs->evidence += stress_ksm_unmerge_is_ksm(st[j]);
-	}
 	d->ranges++;
 	run->rs->ops++;
 	return true;
@@ -4155,6 +4172,8 @@ static void stress_ksm_unmerge_dontneed_phase(
 	stress_ksm_unmerge_dontneed_t *d = (stress_ksm_unmerge_dontneed_t *)run->priv;
 	size_t i;
 
+	if (phase == KSM_PHASE_STOP)
+		ctx->holes = NULL;
 	for (i = 0; i < ctx->npages && phase == KSM_PHASE_RESTORE; i++) {
 		if (d->holes[i])
 			stress_ksm_unmerge_page_fill(ctx, i, ctx->region + i * ctx->page_size);
@@ -4169,6 +4188,7 @@ static int stress_ksm_unmerge_dontneed_start(
 	stress_ksm_unmerge_dontneed_t *d = (stress_ksm_unmerge_dontneed_t *)run->priv;
 
 	d->holes = stress_ksm_unmerge_keep(run, calloc(ctx->npages, 1), 0);
+	ctx->holes = d->holes;
 	return d->holes ? 0 :
 			  stress_ksm_unmerge_racer_reason(run, "out of memory for the hole map");
 }
@@ -4790,12 +4810,19 @@ static int stress_ksm_unmerge_signal_call(stress_ksm_unmerge_ctx_t *ctx,
 {
 	stress_ksm_unmerge_signal_t *s = (stress_ksm_unmerge_signal_t *)run->priv;
 	int ret, err, tries = 0;
+	size_t i;
 
 	s->sent = 0;
 	s->window = true;
+
 	while ((ret = stress_ksm_unmerge_switch(ctx, sw, off, len, false)) < 0 &&
-		(err = errno) == EINTR && stress_continue(ctx->args) && tries++ < 256)
+		(err = errno) == EINTR && stress_continue(ctx->args) && tries++ < 256) {
 		run->rs->evidence++;
+		for (i = 0; i < KSM_RACERS; i++)	/* uffd-wp reads the pages the walk reached */
+			if ((ctx->racers & STRESS_BIT_ULL(i)) && ctx->run[i].r->phase &&
+				(ctx->run[i].r->flags & KSM_RF_WP))
+				ctx->run[i].r->phase(ctx, &ctx->run[i], KSM_PHASE_RETRY);
+	}
 	err = errno;
 	(void)pthread_mutex_lock(&s->lock);
 	s->window = false;
@@ -5716,8 +5743,10 @@ static const stress_ksm_unmerge_racer_t stress_ksm_unmerge_racers[KSM_RACERS] = 
 	  .details = { [KSM_D_UFFD_WP_AT_UNMERGE] = "wp-ksm-pages-at-unmerge",
 		[KSM_D_UFFD_WP_KEPT] = "wp-bits-kept",
 		[KSM_D_UFFD_WP_KEPT_KSM] = "wp-kept-still-ksm",
-		[KSM_D_UFFD_WP_LOST_PINNED] = "wp-lost-after-pin" },
-	  .flags = KSM_RF_WP, .page_bytes = 1 + 2 * sizeof(uint32_t) + sizeof(uint64_t),
+		[KSM_D_UFFD_WP_LOST_PINNED] = "wp-lost-after-pin",
+		[KSM_D_UFFD_WP_LOST_HOLE] = "wp-lost-in-hole",
+		[KSM_D_UFFD_WP_LOST_RETRY] = "wp-lost-before-retry" },
+	  .flags = KSM_RF_WP, .page_bytes = 2 * sizeof(uint32_t) + 2 * sizeof(uint64_t),
 	  KSM_PRIV(stress_ksm_unmerge_uffd_wp_t), .start = stress_ksm_unmerge_uffd_wp_start,
 	  .op = stress_ksm_unmerge_uffd_wp_op, .phase = stress_ksm_unmerge_uffd_wp_phase },
 	{ .name = "mrelease", .evidence = "ksm-victims-killed",
