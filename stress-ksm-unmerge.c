@@ -4582,7 +4582,8 @@ static void stress_ksm_unmerge_thp_hook(
 	bool locked = false;
 	int tries;
 
-	if (phase != KSM_PHASE_UNMERGING && t->hooked) {
+	/* the main thread's phases only: PARK comes from the racer's thread */
+	if (phase != KSM_PHASE_UNMERGING && phase != KSM_PHASE_PARK && t->hooked) {
 		(void)pthread_join(t->helper, NULL);
 		(void)flock(t->compact_fd, LOCK_UN);
 		t->hooked = false;
