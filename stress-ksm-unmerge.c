@@ -426,6 +426,7 @@ enum { KSM_D_SPARSE_WALKED = 0, KSM_D_SPARSE_CHECKED };
 enum { KSM_D_THP_PMD = 0, KSM_D_THP_MTHP, KSM_D_THP_COMPACTIONS, KSM_D_THP_IN_COMPACTION,
 	KSM_D_THP_ZERO };
 enum { KSM_D_MREMAP_CUT = 0, KSM_D_MREMAP_COPIED };
+enum { KSM_D_PRCTL_ANY_KEPT = 0 };
 enum {
 	KSM_D_FORK_ZERO_DURING = 0,
 	KSM_D_FORK_ZERO_UNCOPIED,
@@ -5217,6 +5218,93 @@ static int stress_ksm_unmerge_prctl_exec_vmas(
 }
 
 /*
+ *  stress_ksm_unmerge_prctl_any_child()
+ *	a merge-any child with no mergeable VMA left: after two full scans ksmd has dropped its
+ *	slot, but merge-any is the process's prctl setting and must stay, a new mapping mergeable
+ *	(and the mm back on ksmd's list). xu xin's fix 590c03ca6a3f made it so: ksmd clearing
+ *	the flag lost it for any mm without mergeable VMAs yet, such as one mid-exec. Exit 0
+ *	kept, 1 lost (all signals agree), 2 no verdict. No allocation before the mmap: a new
+ *	VMA would itself be mergeable.
+ */
+static int stress_ksm_unmerge_prctl_any_child(const size_t ps)
+{
+	const int64_t scans = stress_ksm_unmerge_field(KSM_SYSFS "/full_scans", NULL);
+	const double deadline = stress_time_now() + 60.0;
+	char buf[1024], flags[256];
+	int ret, get, any = -1;
+	uint8_t *g, *p;
+
+	/* one call over the whole address space: ENOMEM only says it has holes */
+	while ((ret = shim_madvise(NULL, ~(size_t)0 & ~(ps - 1), MADV_UNMERGEABLE)) < 0 &&
+	       (errno == EINTR || errno == EAGAIN))
+		;
+	if ((ret < 0 && errno != ENOMEM) || scans < 0)
+		return 2;
+	/* a lost flag shows at ksmd's first pass; a kept one needs two full scans */
+	while ((get = prctl(PR_GET_MEMORY_MERGE, 0UL, 0UL, 0UL, 0UL)) == 1 &&
+	       stress_ksm_unmerge_field(KSM_SYSFS "/full_scans", NULL) < scans + 2)
+		if (stress_time_now() > deadline || shim_nanosleep_uint64(50000000) < 0)
+			return 2;	/* ksmd did not pass it: not reached */
+	if (stress_fs_file_read("/proc/self/ksm_stat", buf, sizeof(buf)) > 0 &&
+	    shim_strstr(buf, "ksm_merge_any"))
+		any = shim_strstr(buf, "ksm_merge_any: yes") ? 1 : 0;
+	/* PROT_NONE on both sides: 6.12 skips ksm_add_vma() for a mapping merged into a neighbour */
+	g = mmap(NULL, 3 * ps, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	p = (g == MAP_FAILED) ? MAP_FAILED : mmap(g + ps, ps, PROT_READ | PROT_WRITE,
+		MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	if (p == MAP_FAILED || get < 0 || stress_ksm_unmerge_vmflags(p, flags, sizeof(flags), false))
+		return 2;
+	if (get == 1 && any != 0 && stress_ksm_unmerge_has_flag(flags, "mg"))
+		return 0;
+	return (get == 0 && any != 1 && !stress_ksm_unmerge_has_flag(flags, "mg")) ? 1 : 2;
+}
+
+/* the merge-any child: judged once it has exited, else a new one started */
+static void stress_ksm_unmerge_prctl_any(
+	stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const pid_t parent)
+{
+	pid_t *pid = (pid_t *)run->priv, w;
+	int status = 0;
+
+	if (*pid > 0) {
+		w = shim_waitpid(*pid, &status, WNOHANG);
+		if (w == 0 || (w < 0 && errno == EINTR))
+			return;
+		*pid = 0;
+		if (w > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+			run->rs->detail[KSM_D_PRCTL_ANY_KEPT]++;
+		else if (w > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 1)
+			stress_ksm_unmerge_racer_fail(run,
+				"a merge-any child that made all its VMAs unmergeable lost "
+				"merge-any after ksmd passed it twice: PR_GET_MEMORY_MERGE 0, "
+				"ksm_stat not ksm_merge_any yes, a new mapping not mergeable: ksmd "
+				"cleared MMF_VM_MERGE_ANY (xu xin's \"mm/ksm: fix exec/fork "
+				"inheritance support for prctl\")");
+		return;
+	}
+	*pid = fork();
+	if (*pid == 0) {
+		if (stress_ksm_unmerge_child_init(ctx, parent) < 0 ||
+			munmap((void *)ctx->region, ctx->region_size) < 0 ||
+			prctl(PR_SET_MEMORY_MERGE, 1UL, 0UL, 0UL, 0UL) < 0)
+			_exit(2);
+		_exit(stress_ksm_unmerge_prctl_any_child(ctx->page_size));
+	}
+}
+
+/* stop: the merge-any child killed and reaped */
+static void stress_ksm_unmerge_prctl_exec_phase(
+	stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run, const int phase)
+{
+	pid_t *pid = (pid_t *)run->priv;
+
+	(void)ctx;
+	if (phase == KSM_PHASE_STOP && *pid > 0)
+		(void)stress_kill_pid_wait(*pid, NULL);
+	*pid = (phase == KSM_PHASE_STOP) ? 0 : *pid;
+}
+
+/*
  *  stress_ksm_unmerge_prctl_exec_op()
  *	a merge-any child execs under ptrace: its new mm must be merge-any at the exec stop
  */
@@ -5233,6 +5321,7 @@ static bool stress_ksm_unmerge_prctl_exec_op(
 
 	if (!stress_ksm_unmerge_active(ctx) || !stress_proc_self_exe_get(exe, sizeof(exe)))
 		return false;
+	stress_ksm_unmerge_prctl_any(ctx, run, parent);
 	pid = fork();
 	if (pid == 0) {
 		/*
@@ -5294,6 +5383,7 @@ static int stress_ksm_unmerge_prctl_exec_supported(char *reason, const size_t le
 #define KSM_PRCTL_EXEC_NOT_BUILT	"ptrace missing (HAVE_PTRACE)"
 #define stress_ksm_unmerge_prctl_exec_supported	NULL
 #define stress_ksm_unmerge_prctl_exec_op		NULL
+#define stress_ksm_unmerge_prctl_exec_phase		NULL
 #endif
 
 /* ---- fork-zero: a forked child charged KSM zero pages it does not map ---- */
@@ -5808,9 +5898,12 @@ static const stress_ksm_unmerge_racer_t stress_ksm_unmerge_racers[KSM_RACERS] = 
 	  .phase = stress_ksm_unmerge_uffd_minor_phase },
 	{ .name = "prctl-exec", .evidence = "execs-mergeable",
 	  .not_built = KSM_PRCTL_EXEC_NOT_BUILT,
-	  .desc = "PR_SET_MEMORY_MERGE kept across fork and exec, the exec's VMAs mergeable",
-	  .flags = KSM_RF_FORKS, .supported = stress_ksm_unmerge_prctl_exec_supported,
-	  .op = stress_ksm_unmerge_prctl_exec_op },
+	  .desc = "PR_SET_MEMORY_MERGE kept across fork and exec, the exec's VMAs mergeable, "
+		  "and when ksmd drops an mm with no mergeable VMA",
+	  .details = { [KSM_D_PRCTL_ANY_KEPT] = "merge-any-kept" },
+	  .flags = KSM_RF_FORKS, KSM_PRIV(pid_t),
+	  .supported = stress_ksm_unmerge_prctl_exec_supported,
+	  .op = stress_ksm_unmerge_prctl_exec_op, .phase = stress_ksm_unmerge_prctl_exec_phase },
 	{ .name = "fork-zero", .evidence = "zero-page-forks",
 	  .desc = "ksm_zero_pages of children forked while KSM zero pages merge, unmerge, take "
 		  "write faults or sit in DONTFORK/WIPEONFORK VMAs",
