@@ -2791,10 +2791,7 @@ static void stress_ksm_unmerge_phase_set(stress_ksm_unmerge_ctx_t *ctx, const in
 	ctx->st->phase_since = stress_time_now();
 	ctx->st->hang_allow = 0.0;
 #if defined(HAVE_SYS_FILE_H)
-	/*
-	 * migration entries and reused pfns would read as lost or shared pages: locked shared
-	 * after the hooks (the thp one joins its compaction first), unlocked before them
-	 */
+	/* migration entries, reused pfns: locked shared after the hooks (thp joins compaction) */
 	while (ctx->compact_fd >= 0 && !sh && flock(ctx->compact_fd, LOCK_UN) < 0 && errno == EINTR)
 		;
 #endif
@@ -2804,6 +2801,8 @@ static void stress_ksm_unmerge_phase_set(stress_ksm_unmerge_ctx_t *ctx, const in
 #if defined(HAVE_SYS_FILE_H)
 	while (ctx->compact_fd >= 0 && sh && flock(ctx->compact_fd, LOCK_SH) < 0 && errno == EINTR)
 		;
+#else
+	(void)sh;	/* no compaction lock to take */
 #endif
 	if (phase == KSM_PHASE_IDLE)
 		ctx->quiesce = 0;
