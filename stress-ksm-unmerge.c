@@ -59,6 +59,9 @@
 #if defined(HAVE_POLL_H)
 #include <poll.h>
 #endif
+#if defined(HAVE_SCHED_H)
+#include <sched.h>
+#endif
 #if defined(HAVE_SYS_UIO_H)
 #include <sys/uio.h>
 #endif
@@ -168,7 +171,7 @@ static const stress_opt_t opts[] = {
 #define KSM_CHUNK		(4096)		/* pages read from pagemap at a time */
 #define KSM_FEW_TEMPLATES	(8)
 #define KSM_LAT_SAMPLES		(4096)
-#define KSM_DETAILS		(6)		/* named counters a racer may add */
+#define KSM_DETAILS		(7)		/* named counters a racer may add */
 #define KSM_SUSPECTS		(4)		/* pages confirmed by a write, per cycle */
 #define KSM_JUDGE_CYCLES	(4)		/* fewer verified cycles: reach not judged */
 #define KSM_MAX_FAILURES	(5)
@@ -431,7 +434,10 @@ enum {
 	KSM_D_FORK_ZERO_DURING = 0,
 	KSM_D_FORK_ZERO_UNCOPIED,
 	KSM_D_FORK_ZERO_UNMERGING,
-	KSM_D_FORK_ZERO_UNDER
+	KSM_D_FORK_ZERO_UNDER,
+	KSM_D_FORK_ZERO_ZAPS,
+	KSM_D_FORK_ZERO_ZAPS_REACHED,
+	KSM_D_FORK_ZERO_ZAPS_LOST
 };
 
 /* one racer: a row of the racer table, the only list of racers */
@@ -5409,6 +5415,7 @@ typedef struct {
 	/* fork while merging (0) or unmerging (1): cycle to, cycle did */
 	volatile uint64_t go[2], done[2];
 	volatile double unmerge_t[2];	/* the zero range's unmerge: start, end */
+	pid_t zapper;			/* the concurrent-zap check's child, 0 none */
 } stress_ksm_unmerge_fork_zero_t;
 
 /* pure: KSM zero pages charged beyond those mapped, split by cause */
@@ -5602,6 +5609,208 @@ static bool stress_ksm_unmerge_fork_zero_op(
 	return true;
 }
 
+/* fork-zero's concurrent-zap check: ksm_zero_pages against two zaps at once, in a child */
+
+#define KSM_ZAP_HALF	(32 * MB)	/* each zap thread's half: 1-13 ms of zap under TCG */
+
+/* one zap thread: its half, pinned to its own CPU */
+typedef struct {
+	uint8_t *p;
+	int cpu;			/* -1: not pinned */
+	int ret, err;			/* madvise()'s */
+	pthread_barrier_t *bar;
+	double t[2];			/* the zap's start, end */
+} stress_ksm_unmerge_zap_t;
+
+/* zap thread: MADV_DONTNEED of its half, together with the other thread */
+static void *stress_ksm_unmerge_zap_half(void *arg)
+{
+	stress_ksm_unmerge_zap_t *h = (stress_ksm_unmerge_zap_t *)arg;
+#if defined(HAVE_SCHED_SETAFFINITY)
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	if (h->cpu >= 0) {
+		CPU_SET(h->cpu, &set);
+		(void)sched_setaffinity(0, sizeof(set), &set);
+	}
+#endif
+	(void)pthread_barrier_wait(h->bar);
+	h->t[0] = stress_time_now();
+	h->ret = shim_madvise(h->p, KSM_ZAP_HALF, MADV_DONTNEED);
+	h->err = errno;
+	h->t[1] = stress_time_now();
+	return NULL;
+}
+
+/*
+ * ksm_stat's ksm_zero_pages, the KSM zero PTEs in the halves and in all VMAs (pagemap), read
+ * while the count stood still (ksmd merges meanwhile); -1 none in 10 tries
+ */
+static int stress_ksm_unmerge_zap_read(const stress_ksm_unmerge_ctx_t *ctx, const int pm_fd,
+	const uint8_t *p, int64_t v[3])
+{
+	int i;
+
+	for (i = 0; i < 10; i++) {
+		v[0] = stress_ksm_unmerge_field(KSM_STAT, "ksm_zero_pages");
+		v[1] = stress_ksm_unmerge_fork_zero_count(ctx, pm_fd, (uintptr_t)p,
+			2 * KSM_ZAP_HALF / ctx->page_size);
+		v[2] = stress_ksm_unmerge_kzero_mapped(ctx->iface, pm_fd, ctx->kpageflags_fd,
+			ctx->page_size);
+		if (v[0] >= 0 && v[1] >= 0 && v[2] >= 0 &&
+			stress_ksm_unmerge_field(KSM_STAT, "ksm_zero_pages") == v[0])
+			return 0;
+	}
+	return -1;
+}
+
+/*
+ * pure: ksm_stat's count beyond (+) or short of (-) the KSM zero pages mapped, as it moved from
+ * before[] to after[] (zap_read()'s), where the halves alone and all VMAs agree; else 0
+ */
+static int64_t stress_ksm_unmerge_zap_judge(const int64_t before[3], const int64_t after[3])
+{
+	const int64_t halves = (after[0] - after[1]) - (before[0] - before[1]);
+	const int64_t all = (after[0] - after[2]) - (before[0] - before[2]);
+
+	if (!halves || !all || (halves > 0) != (all > 0))
+		return 0;
+	return (halves > 0) ? STRESS_MINIMUM(halves, all) : STRESS_MAXIMUM(halves, all);
+}
+
+/*
+ *  stress_ksm_unmerge_zap_round()
+ *	the halves written with zeros, merged by ksmd into KSM zero pages (10 s at most), then
+ *	zapped by two threads at once: ksm_stat must drop by what they unmapped; false: stop
+ */
+static bool stress_ksm_unmerge_zap_round(stress_ksm_unmerge_ctx_t *ctx,
+	stress_ksm_unmerge_run_t *run, const int pm_fd, uint8_t *p, const int cpu[2])
+{
+	const size_t ps = ctx->page_size, n = KSM_ZAP_HALF / ps;
+	const double t0 = stress_time_now();
+	stress_ksm_unmerge_zap_t h[2];
+	pthread_barrier_t bar;
+	pthread_t tid;
+	int64_t before[3], after[3], half[2] = { 0, 0 }, lost;
+	char buf[512];
+	size_t i;
+	int ret;
+
+	for (i = 0; i < 2 * n; i++)
+		((volatile uint8_t *)p)[i * ps] = 0;
+	while (half[0] + half[1] < (int64_t)(2 * n * 9 / 10) && stress_time_now() - t0 < 10.0) {
+		(void)shim_nanosleep_uint64(20000000);
+		half[0] = stress_ksm_unmerge_fork_zero_count(ctx, pm_fd, (uintptr_t)p, n);
+		half[1] = stress_ksm_unmerge_fork_zero_count(ctx, pm_fd, (uintptr_t)p + n * ps, n);
+	}
+	ret = stress_ksm_unmerge_zap_read(ctx, pm_fd, p, before);
+	for (i = 0; i < 2; i++)
+		h[i] = (stress_ksm_unmerge_zap_t){ .p = p + i * n * ps, .cpu = cpu[i], .bar = &bar };
+	if (pthread_barrier_init(&bar, NULL, 2) != 0)
+		return false;
+	if (pthread_create(&tid, NULL, stress_ksm_unmerge_zap_half, &h[1]) != 0) {
+		(void)pthread_barrier_destroy(&bar);
+		return false;
+	}
+	(void)stress_ksm_unmerge_zap_half(&h[0]);
+	(void)pthread_join(tid, NULL);
+	(void)pthread_barrier_destroy(&bar);
+	if (h[0].ret < 0 || h[1].ret < 0) {
+		stress_ksm_unmerge_racer_fail(run, "MADV_DONTNEED of a zap half failed, errno=%d (%s)",
+			h[h[0].ret >= 0].err, strerror(h[h[0].ret >= 0].err));
+		return false;
+	}
+	if (ret < 0 || stress_ksm_unmerge_zap_read(ctx, pm_fd, p, after) < 0)
+		return true;	/* no verdict */
+	run->rs->detail[KSM_D_FORK_ZERO_ZAPS]++;
+	run->rs->detail[KSM_D_FORK_ZERO_ZAPS_REACHED] += half[0] >= (int64_t)n / 4 &&
+		half[1] >= (int64_t)n / 4 && STRESS_MAXIMUM(h[0].t[0], h[1].t[0]) <
+		STRESS_MINIMUM(h[0].t[1], h[1].t[1]);
+	lost = stress_ksm_unmerge_zap_judge(before, after);
+	if (!lost)
+		return true;
+	(void)snprintf(buf, sizeof(buf),
+		"a child that never forks reads ksm_zero_pages %" PRId64 " in ksm_stat after two "
+		"threads on two CPUs zapped its %" PRId64 " + %" PRId64 " KSM zero pages at once: "
+		"%+" PRId64 " against the KSM zero pages it maps (pagemap: %" PRId64 " in the zapped "
+		"range, %" PRId64 " in all VMAs; before: %" PRId64 " charged, %" PRId64 ", %" PRId64
+		" mapped); the kernel lost count of KSM zero pages (c2dc78b86e08)",
+		after[0], half[0], half[1], lost, after[1], after[2], before[0], before[1], before[2]);
+	if (run->rs->detail[KSM_D_FORK_ZERO_ZAPS_LOST]++ || !run->rs->failures) {
+		stress_ksm_unmerge_racer_fail(run, "%s", buf);	/* a repeat, or the first */
+	} else {
+		/* its own line, also where the fork verdicts (the known bug) had the racer's */
+		run->rs->failures++;
+		pr_fail("%s: %s racer: %s\n", ctx->args->name, run->r->name, buf);
+	}
+	return true;
+}
+
+/* the check's child: alone with its halves (no mergeable range of the worker), round on round */
+static void NORETURN stress_ksm_unmerge_zap_child(stress_ksm_unmerge_ctx_t *ctx,
+	stress_ksm_unmerge_run_t *run, const pid_t parent, const int cpu[2])
+{
+	const stress_ksm_unmerge_fork_zero_t *z = (const stress_ksm_unmerge_fork_zero_t *)run->priv;
+	const int pm_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	const size_t ps = ctx->page_size;
+	uint8_t *p;
+
+	if (stress_ksm_unmerge_child_init(ctx, parent) < 0 || pm_fd < 0)
+		_exit(1);
+	/* ksmd then merges no zero page of ours but in the halves (both measures see that) */
+	(void)munmap(ctx->region, ctx->region_size);
+	(void)munmap(z->zero, z->nzero * ps);
+	if (z->wipe)
+		(void)munmap(z->wipe, z->nother * ps);
+	(void)prctl(PR_SET_MEMORY_MERGE, 0UL, 0UL, 0UL, 0UL);
+	p = stress_ksm_unmerge_map(2 * KSM_ZAP_HALF, 0, "ksm-unmerge-zap", false);
+	if (!p || shim_madvise(p, 2 * KSM_ZAP_HALF, MADV_MERGEABLE) < 0)
+		_exit(1);
+	while (stress_continue(ctx->args) && stress_ksm_unmerge_zap_round(ctx, run, pm_fd, p, cpu))
+		;
+	_exit(0);
+}
+
+/*
+ *  stress_ksm_unmerge_zap_start()
+ *	instance 0 forks the check's child (it never forks: its count is exact), or says once
+ *	why not (one CPU)
+ */
+static void stress_ksm_unmerge_zap_start(
+	stress_ksm_unmerge_ctx_t *ctx, stress_ksm_unmerge_run_t *run)
+{
+	stress_ksm_unmerge_fork_zero_t *z = (stress_ksm_unmerge_fork_zero_t *)run->priv;
+	const pid_t parent = getpid();
+	int cpu[2] = { -1, -1 }, i, j = 0;
+#if defined(HAVE_SCHED_SETAFFINITY)
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	(void)sched_getaffinity(0, sizeof(set), &set);
+	for (i = 0; i < CPU_SETSIZE && j < 2; i++)
+		if (CPU_ISSET(i, &set))
+			cpu[j++] = i;
+#else
+	(void)i;
+	j = (int)STRESS_MINIMUM(sysconf(_SC_NPROCESSORS_ONLN), 2L);
+#endif
+	/* use_zero_pages=0 (zero_pages_off()) only where this racer steps aside */
+	if (!stress_instance_zero(ctx->args) || j < 2) {
+		if (j < 2 && !ctx->restarts)
+			pr_inf("%s: fork-zero racer: concurrent-zap check of ksm_zero_pages not "
+			       "run: one CPU, no two zaps at once\n", ctx->args->name);
+		return;
+	}
+	z->zapper = fork();
+	if (z->zapper == 0)
+		stress_ksm_unmerge_zap_child(ctx, run, parent, cpu);
+	if (z->zapper < 0 && stress_continue(ctx->args))
+		stress_ksm_unmerge_racer_fail(run,
+			"fork of the concurrent-zap check's child failed, errno=%d (%s)", errno,
+			strerror(errno));
+}
+
 /* madvise the zero ranges (the main one too if asked) */
 static void stress_ksm_unmerge_fork_zero_ranges(
 	stress_ksm_unmerge_run_t *run, const int advice, const bool main_range)
@@ -5629,6 +5838,8 @@ static void stress_ksm_unmerge_fork_zero_phase(
 	const double deadline = stress_time_now() + 3.0;
 	size_t i;
 
+	if (phase == KSM_PHASE_STOP && z->zapper > 0)
+		(void)stress_kill_pid_wait(z->zapper, NULL);
 	/* stepped aside: no more KSM zero pages merged, the last ones unmerged */
 	if (stress_ksm_unmerge_bug_aside(KSM_BUG_FORK_ZERO) && phase != KSM_PHASE_VERIFY)
 		return;
@@ -5713,6 +5924,7 @@ static int stress_ksm_unmerge_fork_zero_start(
 	(void)shim_memset(z->dontfork, 0, z->nother * ps);
 	if (z->wipe)
 		(void)shim_memset(z->wipe, 0, z->nother * ps);
+	stress_ksm_unmerge_zap_start(ctx, run);
 	return 0;
 }
 
@@ -5909,7 +6121,9 @@ static const stress_ksm_unmerge_racer_t stress_ksm_unmerge_racers[KSM_RACERS] = 
 	  .details = { [KSM_D_FORK_ZERO_DURING] = "forks-during-unmerge",
 		[KSM_D_FORK_ZERO_UNCOPIED] = "overcharged-uncopied",
 		[KSM_D_FORK_ZERO_UNMERGING] = "overcharged-unmerging",
-		[KSM_D_FORK_ZERO_UNDER] = "undercharged" },
+		[KSM_D_FORK_ZERO_UNDER] = "undercharged", [KSM_D_FORK_ZERO_ZAPS] = "zap-rounds",
+		[KSM_D_FORK_ZERO_ZAPS_REACHED] = "zero-zaps-reached",
+		[KSM_D_FORK_ZERO_ZAPS_LOST] = "zap-counts-lost" },
 	  .flags = KSM_RF_PFNS | KSM_RF_PARTIAL | KSM_RF_FORKS,
 	  KSM_PRIV(stress_ksm_unmerge_fork_zero_t), .start = stress_ksm_unmerge_fork_zero_start,
 	  .op = stress_ksm_unmerge_fork_zero_op, .phase = stress_ksm_unmerge_fork_zero_phase },

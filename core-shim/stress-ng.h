@@ -127,6 +127,12 @@
 #if !defined(STRESS_NO_HAVE_LOCKF)
 #define HAVE_LOCKF		(1)
 #endif
+#if !defined(STRESS_NO_HAVE_SCHED_H)
+#define HAVE_SCHED_H		(1)
+#endif
+#if !defined(STRESS_NO_HAVE_SCHED_SETAFFINITY)
+#define HAVE_SCHED_SETAFFINITY	(1)
+#endif
 
 /* core-attribute.h */
 #define WARN_UNUSED	__attribute__((warn_unused_result))

@@ -65,6 +65,11 @@ check_extra() {
 			check [ "$v" = "0 0" ] || fail "fork-zero: overcharges counted ($v) but the run passed"
 		fi
 		echo "    overcharged (uncopied, unmerging): $v"
+		# the concurrent-zap check judged rounds (instance 0's child, 2 CPUs)
+		v=$(echo "$line" | sed -n 's/.*zap-rounds=\([0-9]*\),zero-zaps-reached=\([0-9]*\).*/\1 \2/p')
+		check [ -n "$v" ] || fail "fork-zero: no zap counters in '$line'"
+		[ "$(nproc)" -lt 2 ] || { checked; [ "${v% *}" -gt 0 ] || fail "fork-zero: no zap round judged: '$line'"; }
+		echo "    zap rounds (judged, reached): $v"
 		;;
 	mremap)
 		# the moves' frame check ran: KSM pages moved arrived in new frames (a move

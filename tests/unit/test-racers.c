@@ -382,6 +382,30 @@ static void test_sparse_allow(void **state)
 }
 
 /*
+ *  test_zap_judge()
+ *	the concurrent-zap check: a count left behind only where the zapped range and all VMAs agree
+ */
+static void test_zap_judge(void **state)
+{
+	/* ksm_stat, KSM zero PTEs in the zapped halves, in all VMAs; a constant offset of 128 */
+	const int64_t before[3] = { 15000, 14800, 14872 };
+	const int64_t ok[3] = { 200, 0, 72 }, lost[3] = { 257, 0, 72 }, gained[3] = { 190, 0, 72 };
+	/* ksmd merged 5 elsewhere meanwhile, a zero page gone elsewhere, both */
+	const int64_t elsewhere[3] = { 205, 0, 77 }, hole[3] = { 200, 0, 71 }, both[3] = { 205, 0, 76 };
+
+	(void)state;
+	assert_int_equal(stress_ksm_unmerge_zap_judge(before, ok), 0);
+	/* m18: 57 decrements lost */
+	assert_int_equal(stress_ksm_unmerge_zap_judge(before, lost), 57);
+	assert_int_equal(stress_ksm_unmerge_zap_judge(before, gained), -10);
+	/* one measure alone moved: no verdict */
+	assert_int_equal(stress_ksm_unmerge_zap_judge(before, elsewhere), 0);
+	assert_int_equal(stress_ksm_unmerge_zap_judge(before, hole), 0);
+	/* both moved the same way: the smaller one */
+	assert_int_equal(stress_ksm_unmerge_zap_judge(before, both), 1);
+}
+
+/*
  *  test_fork_zero_judge()
  *	a child charged beyond what it maps: the excess split by cause; none on correct or unread values
  */
@@ -519,6 +543,7 @@ int main(void)
 		cmocka_unit_test(test_thp_count),
 		cmocka_unit_test(test_sparse_layout),
 		cmocka_unit_test(test_sparse_allow),
+		cmocka_unit_test(test_zap_judge),
 		cmocka_unit_test(test_fork_zero_judge),
 		cmocka_unit_test(test_fork_zero_probe_judge),
 		cmocka_unit_test(test_leak_judge),

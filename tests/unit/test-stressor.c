@@ -659,7 +659,7 @@ static void test_report(void **state)
 	assert_non_null(strstr(out, "ksm-unmerge: racer sparse skipped: not started\n"));
 	assert_non_null(strstr(out, "ksm-unmerge: racer fork-zero reached: ops=3 zero-page-forks=3,failures=2,"
 		"forks-during-unmerge=0,overcharged-uncopied=0,overcharged-unmerging=1,undercharged=0,"
-		"instances-reached=1,instances-running=1\n"));
+		"zap-rounds=0,zero-zaps-reached=0,zap-counts-lost=0,instances-reached=1,instances-running=1\n"));
 	assert_non_null(strstr(out, "ksm-unmerge: merge waits: merged=0,partial=0,starved=0,slow=0,stuck=0\n"));
 	assert_non_null(strstr(out, ",verified-cycles-min=5,verified-cycles-mean=6.0,worker-rss-kb-mean=0,"
 		"worker-rss-kb-max=0,ksm-managed-bytes=0\n"));
