@@ -10,7 +10,8 @@
 #
 # Not part of make test (about 90 minutes on a 2-vCPU machine).  Needs
 # qemu-system-x86, busybox-static, cpio (the guests), flex, bison, bc,
-# libelf-dev, libssl-dev (the kernels), liburing-dev (cow).
+# libelf-dev, libssl-dev (the kernels), liburing-dev (cow), rsync
+# (headers_install).
 
 MUTANTS_OUT ?= build/mutants
 MUTANT ?=
