@@ -5855,6 +5855,25 @@ static void stress_ksm_unmerge_fork_zero_ranges(
 }
 
 /*
+ * the zap child ends with the run: a signal of its own (not the stop's SIGKILL) is a failure,
+ * with its own line also where the fork verdicts (the known bug) had the racer's
+ */
+static void stress_ksm_unmerge_zapper_reap(stress_ksm_unmerge_run_t *run,
+	stress_ksm_unmerge_fork_zero_t *z)
+{
+	int status = 0;
+
+	if (stress_kill_pid_wait(z->zapper, &status) == z->zapper && WIFSIGNALED(status) &&
+	    WTERMSIG(status) != SIGKILL) {
+		pr_fail("%s: %s racer: the concurrent-zap check's child died of signal %d (%s)\n",
+			run->ctx->args->name, run->r->name, WTERMSIG(status),
+			strsignal(WTERMSIG(status)));
+		run->rs->failures++;
+	}
+	z->zapper = 0;
+}
+
+/*
  *  stress_ksm_unmerge_fork_zero_phase()
  *	zero ranges merged, the main one unmerged while the thread forks
  */
@@ -5866,7 +5885,7 @@ static void stress_ksm_unmerge_fork_zero_phase(
 	size_t i;
 
 	if (phase == KSM_PHASE_STOP && z->zapper > 0)
-		(void)stress_kill_pid_wait(z->zapper, NULL);
+		stress_ksm_unmerge_zapper_reap(run, z);
 	/* stepped aside: no more KSM zero pages merged, the last ones unmerged */
 	if (stress_ksm_unmerge_bug_aside(KSM_BUG_FORK_ZERO) && phase != KSM_PHASE_VERIFY)
 		return;

@@ -138,5 +138,41 @@ for n in ${RACER_IT_INSTANCES:-2}; do
 	check_extra "$log"
 done
 done
+
+# zapper_pid: the concurrent-zap check's child, the one process of the run
+# with a 64 MiB anonymous mapping (its two zap halves)
+zapper_pid() {
+	local p range path _
+	for p in $(ours); do
+		while read -r range _ _ _ _ path; do
+			[ -z "$path" ] && [ $((16#${range#*-} - 16#${range%-*})) = 67108864 ] &&
+				{ echo "$p"; break; }
+		done < "/proc/$p/maps" 2>/dev/null
+	done
+}
+
+# the zap child killed by a signal of its own (not the stop's SIGKILL)
+# fails the run with a line that says so (2 CPUs: the check runs)
+if [ "$RACER" = fork-zero ] && [ "$(nproc)" -ge 2 ]; then
+	log=$TMPD/zap-signal.log
+	(cd "$RUNDIR" && exec "$BIN" --ksm-unmerge 2 -t 8 --verify --ksm-unmerge-bytes 16M \
+		--ksm-unmerge-method fork-zero) >"$log" 2>&1 &
+	pid=$!
+	z=""
+	for _ in $(seq 50); do
+		sleep 0.1
+		z=$(zapper_pid)
+		[ -n "$z" ] && break
+	done
+	check [ -n "$z" ] || fail "fork-zero: no concurrent-zap child found within 5 s"
+	kill -SEGV "$z"
+	wait $pid
+	rc=$?
+	checked; [ "$rc" = 2 ] || { cat "$log"; fail "fork-zero: zap child killed: exit $rc, not 2"; }
+	check grep -q "concurrent-zap check's child died of signal 11" "$log" ||
+		{ cat "$log"; fail "fork-zero: zap child killed by SIGSEGV: no line says so"; }
+	check [ "$(knobs)" = "$before" ] || fail "fork-zero: KSM knobs changed after the zap child's kill"
+	echo "ok fork-zero: the zap child killed by SIGSEGV fails the run (exit $rc)"
+fi
 checks_done
 exit 0
